@@ -1,0 +1,87 @@
+# ptleak - find memory and descriptor leaks from the outside with ptrace.
+#
+#   make deps     install the Debian packages ptleak needs (root)
+#   make          build build/ptleak
+#   make demo     run build/ptleak on the bundled leaky example
+#   make check    unit and integration tests; ends "N passed, M failed"
+#   make bench    benchmarks (never part of check)
+
+ARCH ?= $(shell uname -m)
+B := build
+
+PKGS := libdw libelf libunwind-ptrace libunwind-generic capstone
+DEPS_DEB := gcc g++ make pkg-config python3 libdw-dev libelf-dev \
+	libunwind-dev libcapstone-dev libcmocka-dev valgrind
+
+CC ?= cc
+CFLAGS ?= -O2 -g
+WARN := -Wall -Wextra -Wshadow -Wno-unused-parameter
+PKG_CFLAGS = $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
+PKG_LIBS = $(shell pkg-config --libs $(PKGS) 2>/dev/null)
+CPPFLAGS += -Iinclude -Iarch/$(ARCH) -D_GNU_SOURCE
+ALL_CFLAGS = -std=gnu11 $(WARN) $(CFLAGS) $(PKG_CFLAGS)
+LIBS = $(PKG_LIBS) -lstdc++
+
+SRC := $(filter-out src/main.c,$(wildcard src/*.c)) $(wildcard arch/$(ARCH)/*.c)
+OBJ := $(patsubst %.c,$(B)/obj/%.o,$(SRC))
+MAIN_OBJ := $(B)/obj/src/main.o
+
+UNIT_SRC := $(wildcard tests/unit/test_*.c)
+UNIT_BIN := $(patsubst tests/unit/%.c,$(B)/tests/%,$(UNIT_SRC))
+
+# Target programs run under ptleak by the integration tests: built with
+# debug info and no optimisation so that source lines are exact.
+TARGET_C := $(wildcard tests/targets/*.c)
+TARGET_CXX := $(wildcard tests/targets/*.cc)
+TARGET_BIN := $(patsubst tests/targets/%.c,$(B)/targets/%,$(TARGET_C)) \
+	$(patsubst tests/targets/%.cc,$(B)/targets/%,$(TARGET_CXX))
+TARGET_CFLAGS := -O0 -g -fno-omit-frame-pointer -pthread
+
+.PHONY: all deps demo check unit integration bench clean
+all: $(B)/ptleak
+
+$(B)/obj/%.o: %.c $(wildcard include/*.h) $(wildcard arch/$(ARCH)/*.h)
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -c -o $@ $<
+
+$(B)/libptleak.a: $(OBJ)
+	@rm -f $@
+	ar rcs $@ $^
+
+$(B)/ptleak: $(MAIN_OBJ) $(B)/libptleak.a
+	$(CC) $(ALL_CFLAGS) -o $@ $^ $(LIBS)
+
+$(B)/tests/%: tests/unit/%.c $(B)/libptleak.a $(wildcard tests/unit/*.h)
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -Itests/unit -o $@ $< $(B)/libptleak.a \
+		$(LIBS) $$(pkg-config --libs cmocka)
+
+# Targets whose name starts with static_ are linked statically.
+$(B)/targets/static_%: tests/targets/static_%.c
+	@mkdir -p $(dir $@)
+	$(CC) $(TARGET_CFLAGS) -static -o $@ $<
+$(B)/targets/%: tests/targets/%.c
+	@mkdir -p $(dir $@)
+	$(CC) $(TARGET_CFLAGS) -o $@ $<
+$(B)/targets/%: tests/targets/%.cc
+	@mkdir -p $(dir $@)
+	$(CXX) $(TARGET_CFLAGS) -o $@ $<
+
+deps:
+	apt-get update -qq
+	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $(DEPS_DEB)
+
+demo: $(B)/ptleak $(B)/targets/demo
+	$(B)/ptleak $(B)/targets/demo
+
+unit: $(UNIT_BIN)
+	@tests/run-unit $(UNIT_BIN)
+
+check: $(B)/ptleak $(UNIT_BIN) $(TARGET_BIN)
+	@tests/run-all $(B) $(UNIT_BIN)
+
+bench: $(B)/ptleak
+	@$(MAKE) -s -C bench B=$(abspath $(B))
+
+clean:
+	rm -rf $(B)

@@ -1,0 +1,38 @@
+/* arch_regs.h - x86-64 registers and the System V calling convention. */
+#ifndef PTLEAK_ARCH_REGS_H
+#define PTLEAK_ARCH_REGS_H
+
+#include <stdint.h>
+#include <sys/user.h>
+
+struct arch_regs {
+	struct user_regs_struct r;
+};
+
+#define ARCH_NAME "x86_64"
+#define ARCH_BP_LEN 1
+#define ARCH_BP_INSN { 0xcc }
+#define ARCH_MAX_INSN_LEN 15
+
+static inline uint64_t arch_pc(const struct arch_regs *r) { return r->r.rip; }
+static inline void arch_set_pc(struct arch_regs *r, uint64_t pc) { r->r.rip = pc; }
+static inline uint64_t arch_sp(const struct arch_regs *r) { return r->r.rsp; }
+static inline uint64_t arch_retval(const struct arch_regs *r) { return r->r.rax; }
+static inline uint64_t arch_entry_ret_slot(const struct arch_regs *r) { return r->r.rsp; }
+/* After an int3 trap the pc is one past the breakpoint byte. */
+static inline uint64_t arch_bp_addr_from_stop_pc(uint64_t pc) { return pc - 1; }
+
+static inline uint64_t arch_arg(const struct arch_regs *r, int n)
+{
+	switch (n) {
+	case 0: return r->r.rdi;
+	case 1: return r->r.rsi;
+	case 2: return r->r.rdx;
+	case 3: return r->r.rcx;
+	case 4: return r->r.r8;
+	case 5: return r->r.r9;
+	}
+	return 0;
+}
+
+#endif

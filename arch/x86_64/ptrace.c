@@ -1,0 +1,226 @@
+/*
+ * ptrace.c - x86-64 register I/O, system call injection and the libunwind
+ * register map.
+ */
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ptrace.h>
+#include <sys/syscall.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <libunwind-x86_64.h>
+
+#include "arch.h"
+#include "util.h"
+
+const long arch_sys_mmap = SYS_mmap;
+const long arch_sys_munmap = SYS_munmap;
+
+int arch_get_regs(pid_t tid, struct arch_regs *r)
+{
+	return ptrace(PTRACE_GETREGS, tid, NULL, &r->r) == -1 ? -1 : 0;
+}
+
+int arch_set_regs(pid_t tid, const struct arch_regs *r)
+{
+	return ptrace(PTRACE_SETREGS, tid, NULL, &r->r) == -1 ? -1 : 0;
+}
+
+/* The thread group of TID, from /proc; 0 if unknown. */
+static pid_t tgid_of(pid_t tid)
+{
+	char path[64], line[256];
+	pid_t tgid = 0;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)tid);
+	f = fopen(path, "r");
+	if (!f)
+		return 0;
+	while (fgets(line, sizeof(line), f))
+		if (!strncmp(line, "Tgid:", 5)) {
+			tgid = (pid_t)strtol(line + 5, NULL, 10);
+			break;
+		}
+	fclose(f);
+	return tgid;
+}
+
+/*
+ * Wait for the single-step trap of TID.  0 when it came; -1 with a message
+ * otherwise.  *SIG gets a signal that stopped the thread first (it was not
+ * delivered and must be queued again), *GONE is set if the thread died.
+ */
+static int wait_step(pid_t tid, int *sig, int *gone)
+{
+	int st;
+
+	for (;;) {
+		pid_t w = waitpid(tid, &st, __WALL);
+
+		if (w == -1) {
+			if (errno == EINTR)
+				continue;
+			return error("cannot wait for thread %d: %s", (int)tid,
+				     strerror(errno));
+		}
+		if (WIFEXITED(st) || WIFSIGNALED(st)) {
+			*gone = 1;
+			return error("thread %d exited during a system call "
+				     "injection", (int)tid);
+		}
+		if (!WIFSTOPPED(st))
+			continue;
+		if (WSTOPSIG(st) == SIGTRAP && (st >> 16) == 0)
+			return 0;
+		if (WSTOPSIG(st) == SIGTRAP && (st >> 16) == PTRACE_EVENT_SECCOMP) {
+			/* seccomp let the tracer look at it: go on */
+			if (ptrace(PTRACE_SINGLESTEP, tid, NULL, NULL) == -1)
+				return error("cannot single-step thread %d: %s",
+					     (int)tid, strerror(errno));
+			continue;
+		}
+		if ((st >> 16) == 0 && WSTOPSIG(st) != SIGTRAP)
+			*sig = WSTOPSIG(st);	/* signal-delivery-stop */
+		return error("thread %d stopped (signal %d%s, event %d) instead "
+			     "of single-stepping a system call", (int)tid,
+			     WSTOPSIG(st), *sig ? ", queued again" : "",
+			     st >> 16);
+	}
+}
+
+int arch_inject_syscall(pid_t tid, long nr, const uint64_t args[6],
+			uint64_t *ret)
+{
+	struct arch_regs saved, regs, after;
+	int step;
+	unsigned long long at;
+	unsigned long word, patched;
+	int shift = 0, sig = 0, gone = 0, rc = 0;
+
+	if (arch_get_regs(tid, &saved))
+		return error("cannot read the registers of thread %d: %s",
+			     (int)tid, strerror(errno));
+
+	/* the syscall instruction (0f 05) goes at the pc */
+	at = saved.r.rip;
+	errno = 0;
+	word = ptrace(PTRACE_PEEKTEXT, tid, (void *)at, NULL);
+	if (errno) {
+		/* the pc may be 2 bytes from the end of its mapping */
+		at = saved.r.rip - 6;
+		shift = 48;
+		errno = 0;
+		word = ptrace(PTRACE_PEEKTEXT, tid, (void *)at, NULL);
+		if (errno)
+			return error("cannot read the code of thread %d at %#llx: "
+				     "%s", (int)tid, saved.r.rip, strerror(errno));
+	}
+	patched = (word & ~(0xffffUL << shift)) | (0x050fUL << shift);
+	if (ptrace(PTRACE_POKETEXT, tid, (void *)at, (void *)patched) == -1)
+		return error("cannot write the code of thread %d at %#llx: %s",
+			     (int)tid, at, strerror(errno));
+
+	regs = saved;
+	regs.r.rax = (unsigned long long)nr;
+	regs.r.rdi = args[0];
+	regs.r.rsi = args[1];
+	regs.r.rdx = args[2];
+	regs.r.r10 = args[3];
+	regs.r.r8 = args[4];
+	regs.r.r9 = args[5];
+	/* no system call restart if the thread was stopped inside one */
+	regs.r.orig_rax = ~0ULL;
+	if (arch_set_regs(tid, &regs)) {
+		rc = error("cannot set the registers of thread %d: %s",
+			   (int)tid, strerror(errno));
+		goto restore;
+	}
+	/*
+	 * A thread stopped on the way out of a system call (an exec event
+	 * stop, for one) reports the single-step trap at that system call's
+	 * exit before executing anything: step again while the pc has not
+	 * moved, with the registers set again.
+	 */
+	for (step = 0; step < 3; step++) {
+		if (ptrace(PTRACE_SINGLESTEP, tid, NULL, NULL) == -1) {
+			rc = error("cannot single-step thread %d: %s", (int)tid,
+				   strerror(errno));
+			goto restore;
+		}
+		if (wait_step(tid, &sig, &gone)) {
+			rc = -1;
+			if (gone)
+				return -1;
+			goto restore;
+		}
+		if (arch_get_regs(tid, &after)) {
+			rc = error("cannot read the registers of thread %d: %s",
+				   (int)tid, strerror(errno));
+			goto restore;
+		}
+		if (after.r.rip != saved.r.rip)
+			break;
+		/* that exit wrote the system call's result into rax: again */
+		if (arch_set_regs(tid, &regs)) {
+			rc = error("cannot set the registers of thread %d: %s",
+				   (int)tid, strerror(errno));
+			goto restore;
+		}
+	}
+	if (after.r.rip != saved.r.rip + 2) {
+		rc = error("system call injection in thread %d ended at %#llx, "
+			   "not %#llx", (int)tid, after.r.rip, saved.r.rip + 2);
+		goto restore;
+	}
+	*ret = after.r.rax;
+
+restore:
+	if (ptrace(PTRACE_POKETEXT, tid, (void *)at, (void *)word) == -1)
+		rc = error("cannot restore the code of thread %d at %#llx: %s",
+			   (int)tid, at, strerror(errno));
+	if (arch_set_regs(tid, &saved))
+		rc = error("cannot restore the registers of thread %d: %s",
+			   (int)tid, strerror(errno));
+	if (sig) {
+		/* give the thread back the signal the step swallowed */
+		pid_t tgid = tgid_of(tid);
+
+		if (!tgid || syscall(SYS_tgkill, tgid, tid, sig) == -1)
+			rc = error("signal %d of thread %d is lost", sig, (int)tid);
+	}
+	return rc;
+}
+
+int arch_unw_reg(const struct arch_regs *r, int regnum, uint64_t *val)
+{
+	const struct user_regs_struct *u = &r->r;
+
+	switch (regnum) {
+	case UNW_X86_64_RAX: *val = u->rax; break;
+	case UNW_X86_64_RDX: *val = u->rdx; break;
+	case UNW_X86_64_RCX: *val = u->rcx; break;
+	case UNW_X86_64_RBX: *val = u->rbx; break;
+	case UNW_X86_64_RSI: *val = u->rsi; break;
+	case UNW_X86_64_RDI: *val = u->rdi; break;
+	case UNW_X86_64_RBP: *val = u->rbp; break;
+	case UNW_X86_64_RSP: *val = u->rsp; break;
+	case UNW_X86_64_R8: *val = u->r8; break;
+	case UNW_X86_64_R9: *val = u->r9; break;
+	case UNW_X86_64_R10: *val = u->r10; break;
+	case UNW_X86_64_R11: *val = u->r11; break;
+	case UNW_X86_64_R12: *val = u->r12; break;
+	case UNW_X86_64_R13: *val = u->r13; break;
+	case UNW_X86_64_R14: *val = u->r14; break;
+	case UNW_X86_64_R15: *val = u->r15; break;
+	case UNW_X86_64_RIP: *val = u->rip; break;
+	default:
+		return -1;
+	}
+	return 0;
+}

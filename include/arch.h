@@ -1,0 +1,133 @@
+/*
+ * arch.h - the architecture contract.
+ *
+ * Generic code (src/) never names a register, an opcode or an ABI detail.
+ * It calls the hooks below, implemented in arch/$(ARCH)/.  The build puts
+ * arch/$(ARCH)/ on the include path; its arch_regs.h defines
+ * struct arch_regs and these static inline accessors:
+ *
+ *   uint64_t arch_pc(const struct arch_regs *r);
+ *   void     arch_set_pc(struct arch_regs *r, uint64_t pc);
+ *   uint64_t arch_sp(const struct arch_regs *r);
+ *   uint64_t arch_arg(const struct arch_regs *r, int n);     n = 0..5
+ *   uint64_t arch_retval(const struct arch_regs *r);
+ *   uint64_t arch_bp_addr_from_stop_pc(uint64_t pc);         int3: pc - 1
+ *   uint64_t arch_entry_ret_slot(const struct arch_regs *r); where the return
+ *            address lies at a function's first instruction (x86-64: sp)
+ *   ARCH_BP_LEN, ARCH_BP_INSN (initializer of the breakpoint bytes)
+ *   ARCH_MAX_INSN_LEN
+ *
+ * Modelled on the kernel's uprobes: a breakpoint's displaced instruction is
+ * analysed once (arch_insn_analyse) into a struct arch_insn whose ops say
+ * how it is executed while the breakpoint stays planted: emulated in the
+ * tracer, or executed out of line (XOL) in a slot of a scratch page mapped
+ * into the target, the slot ending with a jump back so no second stop is
+ * needed.
+ */
+#ifndef PTLEAK_ARCH_H
+#define PTLEAK_ARCH_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "arch_regs.h"
+
+/* Memory seen by the emulator.  Both return 0, or -1 when the access fails. */
+struct arch_mem {
+	int (*read)(void *ctx, uint64_t addr, void *buf, size_t len);
+	int (*write)(void *ctx, uint64_t addr, const void *buf, size_t len);
+	void *ctx;
+};
+
+struct arch_insn;
+
+/* One ops table per class of analysed instruction. */
+struct arch_insn_ops {
+	const char *name;	/* "push", "test", "cmp-rip", "ret", "xol", ... */
+	/*
+	 * Emulate INSN as if the CPU had executed it with registers R and
+	 * memory MEM: on success R's pc is the address of the next
+	 * instruction (or the branch target).  NULL for instructions that are
+	 * executed out of line.  Returns 0, or -1 if a memory access failed.
+	 */
+	int (*emulate)(const struct arch_insn *insn, struct arch_regs *r,
+		       const struct arch_mem *mem);
+};
+
+struct arch_insn {
+	uint64_t addr;			/* where the instruction lives */
+	uint8_t bytes[16];		/* the original bytes */
+	uint8_t len;			/* its length */
+	const struct arch_insn_ops *ops;
+	/* decoded operands, private to the arch code */
+	int reg, reg2;			/* arch register numbers */
+	int size;			/* operand size in bytes */
+	int64_t imm;
+	int64_t disp;
+	uint8_t disp_off, disp_size;	/* where a displacement sits in bytes[] */
+	uint8_t rip_relative;
+	char text[64];			/* "push %r12" style, for logs and errors */
+};
+
+static inline int arch_insn_is_xol(const struct arch_insn *i)
+{
+	return i->ops && !i->ops->emulate;
+}
+
+/*
+ * Decode the instruction at ADDR from CODE (N bytes available, at least
+ * ARCH_MAX_INSN_LEN when the mapping allows).  Returns 0 and fills INSN, or
+ * -1 with a message in ERR when the instruction can neither be emulated
+ * nor executed out of line (e.g. a relative call).
+ */
+int arch_insn_analyse(struct arch_insn *insn, uint64_t addr,
+		      const uint8_t *code, size_t n, char *err, size_t errlen);
+
+/* Size of one out-of-line slot in bytes. */
+#define ARCH_XOL_SLOT_SIZE 32
+
+/*
+ * Build the out-of-line slot for INSN at target address SLOT into BUF
+ * (ARCH_XOL_SLOT_SIZE bytes): the instruction with any pc-relative operand
+ * rewritten for its new place, then a jump back to insn->addr + insn->len.
+ * Returns 0, or -1 with a message in ERR (e.g. a rip-relative target out
+ * of reach from SLOT).
+ */
+int arch_xol_build(const struct arch_insn *insn, uint64_t slot, uint8_t *buf,
+		   char *err, size_t errlen);
+
+/*
+ * A thread stopped with pc inside an out-of-line slot built for INSN at
+ * SLOT: the equivalent pc in the original code (used when detaching).
+ */
+uint64_t arch_xol_fixup_pc(const struct arch_insn *insn, uint64_t slot,
+			   uint64_t pc);
+
+/* The trampoline code a hijacked return lands on (a breakpoint). */
+extern const uint8_t arch_trampoline_code[];
+extern const size_t arch_trampoline_len;
+
+/* Register I/O of a stopped thread.  0 or -1 (errno set). */
+int arch_get_regs(pid_t tid, struct arch_regs *r);
+int arch_set_regs(pid_t tid, const struct arch_regs *r);
+
+/*
+ * Make stopped thread TID execute system call NR with ARGS, using the
+ * instruction bytes at its current pc temporarily (restored after), and a
+ * single step.  Only for set-up (mapping the scratch page) while every
+ * other thread is stopped.  Returns 0 and the raw result in *RET, or -1.
+ */
+int arch_inject_syscall(pid_t tid, long nr, const uint64_t args[6],
+			uint64_t *ret);
+
+/* System call numbers the generic code injects. */
+extern const long arch_sys_mmap, arch_sys_munmap;
+
+/*
+ * libunwind register REGNUM (UNW_* of this arch) from R.  0, or -1 if the
+ * register is not kept in struct arch_regs.
+ */
+int arch_unw_reg(const struct arch_regs *r, int regnum, uint64_t *val);
+
+#endif

@@ -1,0 +1,88 @@
+/*
+ * breakpoint.h - breakpoints that stay planted, and the scratch area.
+ *
+ * A breakpoint replaces the first bytes of an instruction with the arch's
+ * breakpoint instruction.  The displaced instruction is analysed once at
+ * planting; when a thread hits the breakpoint the tracer either emulates
+ * it or sends the thread to its out-of-line slot, so the breakpoint is
+ * never lifted while other threads run.
+ *
+ * The scratch area is memory ptleak maps into the target (an injected
+ * mmap, read+exec): page 0 holds the return trampoline, the rest the
+ * out-of-line slots.  Slots whose instruction is rip-relative must lie
+ * within +-2 GiB of it, so further pages are mapped near such code.
+ */
+#ifndef PTLEAK_BREAKPOINT_H
+#define PTLEAK_BREAKPOINT_H
+
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "arch.h"
+
+enum bp_kind {
+	BP_ALLOC,	/* an allocator entry; fn is an enum alloc_fn */
+	BP_RENDEZVOUS,	/* the dynamic linker's _dl_debug_state */
+	BP_TRAMPOLINE,	/* where hijacked returns land */
+};
+
+struct bp {
+	uint64_t addr;
+	uint64_t end;		/* end of the function (addr if unknown) */
+	enum bp_kind kind;
+	int fn;
+	const char *name;	/* static string */
+	uint8_t orig[ARCH_BP_LEN];
+	struct arch_insn insn;	/* the displaced instruction */
+	uint64_t xol;		/* its out-of-line slot, 0 if emulated */
+};
+
+struct scratch_page {
+	uint64_t addr, size, used;
+};
+
+struct bpset {
+	pid_t pid;
+	int memfd;		/* /proc/PID/mem */
+	struct bp **tab;	/* open addressing by address */
+	unsigned cap, count;
+	struct scratch_page pages[8];
+	unsigned npages;
+	uint64_t trampoline;	/* 0 until the scratch area exists */
+};
+
+/* An empty set for process PID (opens /proc/PID/mem).  0 or -1. */
+int bpset_init(struct bpset *s, pid_t pid);
+/* Forget everything without touching the target (after exec): reopens
+ * /proc/PID/mem for the new image. */
+int bpset_reset(struct bpset *s);
+void bpset_release(struct bpset *s);
+
+/*
+ * Map the scratch area and its trampoline, making stopped thread TID run
+ * the mmap.  Every other thread of the process must be stopped.  0 or -1.
+ */
+int bpset_scratch(struct bpset *s, pid_t tid);
+
+/*
+ * Plant a breakpoint at ADDR (TID: a stopped thread, in case a scratch
+ * page near ADDR must be mapped).  An existing breakpoint at ADDR is
+ * returned as is (aliases share one).  NULL with a message on error.
+ */
+struct bp *bp_plant(struct bpset *s, pid_t tid, uint64_t addr, uint64_t end,
+		    enum bp_kind kind, int fn, const char *name);
+
+struct bp *bp_find(const struct bpset *s, uint64_t addr);
+
+/*
+ * Write the original bytes of every breakpoint into the memory of process
+ * PID (the set's own process, or a forked child that inherited them).
+ * 0, or -1 if any write failed.
+ */
+int bpset_unplant_all(struct bpset *s, pid_t pid);
+
+/* Call FN on every breakpoint. */
+void bpset_foreach(struct bpset *s, void (*fn)(struct bp *bp, void *ctx),
+		   void *ctx);
+
+#endif

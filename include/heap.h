@@ -1,0 +1,100 @@
+/*
+ * heap.h - the table of live heap blocks, totals and peak.
+ *
+ * Knows nothing of ptrace: it is fed events (from breakpoints today, maybe
+ * from an in-process recorder later) and read by the report.  Semantics
+ * are exact and follow glibc:
+ *  - a NULL result is no allocation (callers do not call heap_alloc);
+ *  - free(NULL) is nothing; a free of an unknown address (allocated before
+ *    tracing started) is counted as a free, never an error;
+ *  - realloc is two-phased because another thread may be handed the old
+ *    address as soon as realloc released it, before realloc returns.
+ */
+#ifndef PTLEAK_HEAP_H
+#define PTLEAK_HEAP_H
+
+#include <stdint.h>
+
+/* Allocator functions, in the order breakpoints are resolved.  Aliases at
+ * one address get the first name of this list. */
+enum alloc_fn {
+	AF_MALLOC,
+	AF_CALLOC,
+	AF_REALLOC,
+	AF_REALLOCARRAY,
+	AF_FREE,
+	AF_POSIX_MEMALIGN,
+	AF_ALIGNED_ALLOC,
+	AF_MEMALIGN,
+	AF_VALLOC,
+	AF_PVALLOC,
+	AF_COUNT
+};
+
+/* "malloc", "calloc", ...; NULL for an out-of-range value. */
+const char *alloc_fn_name(enum alloc_fn fn);
+
+struct heap_block {
+	uint64_t addr;
+	uint64_t size;		/* bytes requested (calloc: nmemb * size) */
+	uint64_t time_ns;	/* when it was allocated (now_ns()) */
+	uint32_t stack;		/* interned allocation stack (stacks.h), 0 = none */
+	int32_t tid;		/* allocating thread */
+	uint8_t fn;		/* enum alloc_fn */
+};
+
+struct heap_stats {
+	uint64_t allocs;		/* successful allocations, realloc included */
+	uint64_t frees;			/* free(p != NULL), realloc's release of its old block */
+	uint64_t bytes_allocated;	/* sum of sizes of all allocations */
+	uint64_t in_use_bytes;
+	uint64_t in_use_blocks;
+	uint64_t peak_bytes;		/* maximum of in_use_bytes ever */
+	uint64_t unknown_frees;		/* frees of addresses not in the table */
+};
+
+struct heap;
+
+struct heap *heap_new(void);
+void heap_delete(struct heap *h);
+/* Forget every block and zero the stats (after an exec). */
+void heap_reset(struct heap *h);
+
+/* A successful allocation B (B->addr != 0).  If B->addr is already live
+ * (a missed free), the old block is replaced and counted freed. */
+void heap_alloc(struct heap *h, const struct heap_block *b);
+
+/* free(ADDR).  Returns 1 if ADDR was live, 0 if unknown, -1 for ADDR 0
+ * (nothing counted). */
+int heap_free(struct heap *h, uint64_t addr);
+
+/*
+ * realloc(OLD, SIZE), entry: take OLD out of the live table without
+ * counting anything; *HELD receives it.  Returns 1 if OLD was live, else 0
+ * (also for OLD == 0).
+ */
+int heap_realloc_begin(struct heap *h, uint64_t old, struct heap_block *held);
+
+/*
+ * realloc return.  OLD and WAS_LIVE/HELD as from heap_realloc_begin, SIZE
+ * the requested size, NEWB the result block (NEWB->addr = result, 0 if
+ * NULL was returned; its size is SIZE):
+ *  - result != 0: OLD (if != 0) counts as freed, NEWB is allocated;
+ *  - result == 0, SIZE == 0, OLD != 0: glibc freed OLD; counted freed;
+ *  - result == 0 otherwise: failure, HELD goes back live unchanged.
+ */
+void heap_realloc_end(struct heap *h, uint64_t old, int was_live,
+		      const struct heap_block *held, uint64_t size,
+		      const struct heap_block *newb);
+
+const struct heap_stats *heap_stats(const struct heap *h);
+
+/* Live block at ADDR or NULL. */
+const struct heap_block *heap_lookup(const struct heap *h, uint64_t addr);
+
+/* Call FN for every live block, in no particular order; stops early and
+ * returns FN's value if non-zero. */
+int heap_foreach(const struct heap *h,
+		 int (*fn)(const struct heap_block *b, void *ctx), void *ctx);
+
+#endif

@@ -1,0 +1,34 @@
+/*
+ * memio.h - reading and writing a traced process's memory in bulk.
+ *
+ * Reads use process_vm_readv with one iovec per page, so a range running
+ * past the end of a mapping is read partially instead of failing whole.
+ * Code (read-only text) is written through /proc/PID/mem, which a ptrace
+ * tracer may write into private read-only mappings; process_vm_writev
+ * cannot.
+ */
+#ifndef PTLEAK_MEMIO_H
+#define PTLEAK_MEMIO_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+/* Read up to LEN bytes at ADDR of PID into BUF.  Returns the number of
+ * bytes read from the start of the range (short at an unmapped page), or
+ * -1 if not even the first byte could be read. */
+ssize_t mem_read(pid_t pid, uint64_t addr, void *buf, size_t len);
+
+/* Read exactly LEN bytes: 0, or -1. */
+int mem_read_all(pid_t pid, uint64_t addr, void *buf, size_t len);
+
+/* Write LEN bytes to writable memory (stacks, data): 0 or -1. */
+int mem_write(pid_t pid, uint64_t addr, const void *buf, size_t len);
+
+/* Open /proc/PID/mem read-write; returns the fd or -1 (message printed). */
+int mem_open(pid_t pid);
+
+/* Write LEN bytes through an fd from mem_open (works on text): 0 or -1. */
+int mem_poke(int memfd, uint64_t addr, const void *buf, size_t len);
+
+#endif

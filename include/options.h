@@ -1,0 +1,22 @@
+/* options.h - the command line (see ../shared/SPEC.md and docs/ptleak.1). */
+#ifndef PTLEAK_OPTIONS_H
+#define PTLEAK_OPTIONS_H
+
+#define EXIT_USAGE 64
+
+struct options {
+	unsigned depth;		/* frames kept per stack */
+	const char *output;	/* text report file, NULL = stderr */
+	const char *json;	/* JSON report file or NULL */
+	int quiet;
+	char **argv;		/* PROGRAM ARGS..., NULL-terminated */
+	int argc;
+};
+
+/*
+ * Parse ARGV into O.  Returns 0 to run, 1 when --help or --version was
+ * printed (exit 0), or EXIT_USAGE after printing one "ptleak: ..." line.
+ */
+int options_parse(struct options *o, int argc, char **argv);
+
+#endif

@@ -1,0 +1,47 @@
+/*
+ * report.h - the leak report: text (valgrind-like) and JSON (SPEC.md).
+ *
+ * Input is what the tables hold (heap.h, stacks.h) plus a function that
+ * names a PC; nothing here knows about ptrace, so the report is tested on
+ * synthetic tables.
+ */
+#ifndef PTLEAK_REPORT_H
+#define PTLEAK_REPORT_H
+
+#include <stdint.h>
+#include <stdio.h>
+#include <sys/types.h>
+
+#include "heap.h"
+#include "stacks.h"
+#include "symbols.h"
+
+enum report_reason { REPORT_EXIT, REPORT_SIGNAL, REPORT_DETACH };
+
+/* Names PC into *OUT (see sym_lookup); CALLER as there. */
+typedef void (*report_namer)(void *ctx, uint64_t pc, int caller,
+			     struct frame_info *out);
+
+struct report_input {
+	pid_t pid;
+	char *const *argv;		/* the target's argv, NULL-terminated */
+	enum report_reason reason;
+	int exited;			/* target.exit known */
+	int exit_code;			/* if exited and !exit_signal */
+	int exit_signal;		/* died of this signal (0: exited) */
+	const struct heap *heap;	/* NULL: heap not tracked ("heap": null) */
+	const struct stacks *stacks;
+	unsigned depth;			/* frames shown per stack at most */
+	report_namer namer;
+	void *namer_ctx;
+	const char *unclassified_why;	/* why no reachability scan was made */
+};
+
+/*
+ * Write the text report to TEXT (NULL: none) and, if JSON_PATH, the JSON
+ * report atomically (JSON_PATH.tmp, then rename).  0 or -1 (message).
+ */
+int report_write(const struct report_input *in, FILE *text,
+		 const char *json_path);
+
+#endif

@@ -1,0 +1,62 @@
+/*
+ * symbols.h - names for addresses and addresses for names, with libdw.
+ *
+ * A symbolizer is a libdwfl session over the objects mapped in a process
+ * (dwfl_linux_proc_report).  It serves two purposes:
+ *  - at set-up, find where functions (the allocator) are defined, in the
+ *    order the dynamic linker binds them;
+ *  - at report time only, name the PCs of reported stacks: function,
+ *    source file and line (from the object's own debug info or a separate
+ *    one found by build-id or debuglink), module.
+ * It is never used on the per-allocation path.
+ */
+#ifndef PTLEAK_SYMBOLS_H
+#define PTLEAK_SYMBOLS_H
+
+#include <stdint.h>
+#include <sys/types.h>
+
+struct symbolizer;
+
+/* A session over the objects PID maps now.  NULL with a message on error. */
+struct symbolizer *sym_open(pid_t pid);
+void sym_close(struct symbolizer *s);
+
+struct sym_def {
+	uint64_t addr;		/* 0: not defined in that module */
+	uint64_t size;		/* st_size, may be 0 */
+	const char *module;	/* path of the defining object (symbolizer-owned) */
+};
+
+/*
+ * In the module containing address IN_MODULE, look up global or weak
+ * defined symbols called NAMES[0..N-1] (functions if FUNCS, data objects
+ * otherwise); fills OUT[i] for each name found there, leaves the others
+ * untouched.  Returns the number found, or -1 if no module contains
+ * IN_MODULE.
+ */
+int sym_find_in_module(struct symbolizer *s, uint64_t in_module,
+		       const char *const *names, unsigned n, int funcs,
+		       struct sym_def *out);
+
+/* Start address of the module containing ADDR (0 if none), and its path. */
+uint64_t sym_module_of(struct symbolizer *s, uint64_t addr, const char **path);
+
+struct frame_info {
+	uint64_t pc;
+	const char *function;	/* demangled; NULL if unknown */
+	const char *file;	/* basename of the source file, or NULL */
+	int line;		/* 0 if unknown */
+	const char *module;	/* full path of the object, or NULL */
+	uint64_t module_offset;	/* pc relative to the module's start */
+};
+
+/*
+ * Name PC.  CALLER is non-zero for every frame but the innermost: PC is
+ * then a return address and the line is that of PC - 1 (the call).
+ * Strings are owned by the symbolizer and live until sym_close.
+ */
+void sym_lookup(struct symbolizer *s, uint64_t pc, int caller,
+		struct frame_info *out);
+
+#endif

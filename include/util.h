@@ -1,0 +1,47 @@
+/* util.h - errors, allocation, formatting, time. */
+#ifndef PTLEAK_UTIL_H
+#define PTLEAK_UTIL_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
+
+/*
+ * error(): print "ptleak: MSG" on stderr and return -1, git style:
+ *     return error("cannot open %s: %s", path, strerror(errno));
+ * die() prints the same and exits 1; only main() and option parsing use it.
+ */
+int error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void warning(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void die(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
+/* -q: warnings are not printed */
+extern int util_quiet;
+
+void *xmalloc(size_t n);
+void *xcalloc(size_t n, size_t size);
+void *xrealloc(void *p, size_t n);
+char *xstrdup(const char *s);
+
+/* Grow *P (of *ALLOC elements of SIZE bytes) to hold at least NEED. */
+void grow_array(void **p, size_t *alloc, size_t need, size_t size);
+
+/* "1,234,567" into BUF (at least 32 bytes); returns BUF. */
+char *fmt_thousands(char *buf, uint64_t v);
+
+/* CLOCK_MONOTONIC in nanoseconds. */
+uint64_t now_ns(void);
+
+/* 64-bit mix for hash tables. */
+static inline uint64_t hash64(uint64_t x)
+{
+	x ^= x >> 33;
+	x *= 0xff51afd7ed558ccdULL;
+	x ^= x >> 33;
+	x *= 0xc4ceb9fe1a85ec53ULL;
+	x ^= x >> 33;
+	return x;
+}
+
+#endif

@@ -1,0 +1,18 @@
+/* main.c - ptleak's entry point: options, then a tracing session. */
+#include <stdlib.h>
+
+#include "options.h"
+#include "tracer.h"
+#include "util.h"
+
+int main(int argc, char **argv)
+{
+	struct options o;
+	int ret = options_parse(&o, argc, argv);
+
+	if (ret)
+		return ret == 1 ? 0 : ret;
+	util_quiet = o.quiet;
+	ret = tracer_run(&o);
+	return ret < 0 ? 1 : ret;
+}

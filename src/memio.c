@@ -1,0 +1,77 @@
+/* memio.c - bulk reads and writes of a traced process's memory. */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+#include "memio.h"
+#include "util.h"
+
+#define PAGE 4096ull
+#define MAX_IOV 64
+
+ssize_t mem_read(pid_t pid, uint64_t addr, void *buf, size_t len)
+{
+	size_t done = 0;
+
+	while (done < len) {
+		struct iovec local, remote[MAX_IOV];
+		uint64_t a = addr + done;
+		size_t want = 0, n = 0;
+		ssize_t got;
+
+		/* one remote iovec per page: a short read at an unmapped page */
+		while (n < MAX_IOV && done + want < len) {
+			uint64_t p = a + want;
+			size_t chunk = PAGE - (p & (PAGE - 1));
+
+			if (chunk > len - done - want)
+				chunk = len - done - want;
+			remote[n].iov_base = (void *)(uintptr_t)p;
+			remote[n].iov_len = chunk;
+			want += chunk;
+			n++;
+		}
+		local.iov_base = (char *)buf + done;
+		local.iov_len = want;
+		got = process_vm_readv(pid, &local, 1, remote, n, 0);
+		if (got <= 0)
+			return done ? (ssize_t)done : -1;
+		done += (size_t)got;
+		if ((size_t)got < want)
+			break;
+	}
+	return (ssize_t)done;
+}
+
+int mem_read_all(pid_t pid, uint64_t addr, void *buf, size_t len)
+{
+	return mem_read(pid, addr, buf, len) == (ssize_t)len ? 0 : -1;
+}
+
+int mem_write(pid_t pid, uint64_t addr, const void *buf, size_t len)
+{
+	struct iovec local = { (void *)buf, len };
+	struct iovec remote = { (void *)(uintptr_t)addr, len };
+
+	return process_vm_writev(pid, &local, 1, &remote, 1, 0) == (ssize_t)len ? 0 : -1;
+}
+
+int mem_open(pid_t pid)
+{
+	char path[64];
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%d/mem", (int)pid);
+	fd = open(path, O_RDWR | O_CLOEXEC);
+	if (fd < 0)
+		return error("cannot open %s: %s", path, strerror(errno));
+	return fd;
+}
+
+int mem_poke(int memfd, uint64_t addr, const void *buf, size_t len)
+{
+	return pwrite(memfd, buf, len, (off_t)addr) == (ssize_t)len ? 0 : -1;
+}

@@ -1,0 +1,560 @@
+/*
+ * report.c - the leak report: text (valgrind-like) and JSON (SPEC.md).
+ *
+ * Live blocks are grouped into records by (allocation stack, allocator)
+ * with an open-addressing table, sorted largest first and numbered 1..M.
+ * The text and the JSON are then written in one pass over the records, so
+ * each record's stack is named once and only one stack's frames are held
+ * at a time (a million one-block records must not cost a million stacks'
+ * worth of frame_info).
+ *
+ * No reachability scan exists yet: every block is "unclassified".
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "heap.h"
+#include "json.h"
+#include "report.h"
+#include "stacks.h"
+#include "util.h"
+
+#define GROUP_MIN_SLOTS 1024	/* power of two */
+#define LABEL_WIDTH 18		/* "  total heap usage" */
+
+struct record {
+	uint64_t bytes;
+	uint64_t blocks;
+	uint32_t stack;
+	uint8_t fn;
+};
+
+struct grouping {
+	struct record *recs;
+	size_t nrecs, recs_alloc;
+	uint32_t *slots;	/* record index + 1, 0 = empty */
+	size_t nslots;		/* power of two */
+	size_t mask;
+};
+
+struct rep {
+	const struct report_input *in;
+	FILE *text;		/* NULL: no text */
+	FILE *jf;		/* NULL: no JSON */
+	struct json j;
+	struct record *recs;
+	size_t nrecs;
+	uint64_t uncl_bytes, uncl_blocks;
+	struct frame_info *frames;
+	size_t frames_alloc;
+};
+
+/* ---- grouping ---- */
+
+static size_t group_home(const struct grouping *g, uint32_t stack, uint8_t fn)
+{
+	return (size_t)hash64(((uint64_t)stack << 8) | fn) & g->mask;
+}
+
+static void group_grow(struct grouping *g)
+{
+	size_t n = g->nslots ? g->nslots * 2 : GROUP_MIN_SLOTS;
+	size_t i;
+
+	free(g->slots);
+	g->slots = xcalloc(n, sizeof(*g->slots));
+	g->nslots = n;
+	g->mask = n - 1;
+	for (i = 0; i < g->nrecs; i++) {
+		size_t k = group_home(g, g->recs[i].stack, g->recs[i].fn);
+
+		while (g->slots[k])
+			k = (k + 1) & g->mask;
+		g->slots[k] = (uint32_t)(i + 1);
+	}
+}
+
+static int group_block(const struct heap_block *b, void *ctx)
+{
+	struct grouping *g = ctx;
+	struct record *r;
+	size_t k;
+
+	k = group_home(g, b->stack, b->fn);
+	for (;;) {
+		uint32_t s = g->slots[k];
+
+		if (!s)
+			break;
+		r = &g->recs[s - 1];
+		if (r->stack == b->stack && r->fn == b->fn) {
+			r->bytes += b->size;
+			r->blocks++;
+			return 0;
+		}
+		k = (k + 1) & g->mask;
+	}
+	grow_array((void **)&g->recs, &g->recs_alloc, g->nrecs + 1,
+		   sizeof(*g->recs));
+	r = &g->recs[g->nrecs++];
+	r->stack = b->stack;
+	r->fn = b->fn;
+	r->bytes = b->size;
+	r->blocks = 1;
+	if (g->nrecs * 4 > g->nslots * 3)
+		group_grow(g);	/* re-inserts every record, the new one too */
+	else
+		g->slots[k] = (uint32_t)g->nrecs;
+	return 0;
+}
+
+static int cmp_u64_desc(uint64_t a, uint64_t b)
+{
+	return a > b ? -1 : a < b;
+}
+
+static int cmp_record(const void *pa, const void *pb)
+{
+	const struct record *a = pa, *b = pb;
+	int c;
+
+	if ((c = cmp_u64_desc(a->bytes, b->bytes)))
+		return c;
+	if ((c = cmp_u64_desc(a->blocks, b->blocks)))
+		return c;
+	if (a->stack != b->stack)
+		return a->stack < b->stack ? -1 : 1;
+	return (a->fn > b->fn) - (a->fn < b->fn);
+}
+
+static void collect_records(struct rep *r)
+{
+	struct grouping g;
+	size_t i;
+
+	memset(&g, 0, sizeof(g));
+	group_grow(&g);
+	heap_foreach(r->in->heap, group_block, &g);
+	free(g.slots);
+	if (g.nrecs > 1)
+		qsort(g.recs, g.nrecs, sizeof(*g.recs), cmp_record);
+	r->recs = g.recs;
+	r->nrecs = g.nrecs;
+	for (i = 0; i < g.nrecs; i++) {
+		r->uncl_bytes += g.recs[i].bytes;
+		r->uncl_blocks += g.recs[i].blocks;
+	}
+}
+
+/* ---- frames ---- */
+
+static const char *nonempty(const char *s)
+{
+	return s && *s ? s : NULL;
+}
+
+/*
+ * Name the frames of REC into r->frames; returns how many to show: at
+ * most in->depth, and none below the first "main".  Frame 0 (the
+ * allocator's entry) is named after the allocator whatever the symbol
+ * there is called (__libc_malloc and other aliases).
+ */
+static unsigned name_frames(struct rep *r, const struct record *rec)
+{
+	const struct report_input *in = r->in;
+	const uint64_t *pcs = NULL;
+	unsigned n = 0, i;
+
+	if (in->stacks)
+		n = stacks_get(in->stacks, rec->stack, &pcs);
+	if (n > in->depth)
+		n = in->depth;
+	grow_array((void **)&r->frames, &r->frames_alloc, n, sizeof(*r->frames));
+	for (i = 0; i < n; i++) {
+		struct frame_info *fi = &r->frames[i];
+
+		memset(fi, 0, sizeof(*fi));
+		if (in->namer)
+			in->namer(in->namer_ctx, pcs[i], i != 0, fi);
+		fi->pc = pcs[i];
+		fi->function = nonempty(fi->function);
+		fi->file = nonempty(fi->file);
+		fi->module = nonempty(fi->module);
+		if (i == 0) {
+			const char *a = alloc_fn_name((enum alloc_fn)rec->fn);
+
+			if (a)
+				fi->function = a;
+		}
+		if (fi->function && !strcmp(fi->function, "main"))
+			return i + 1;
+	}
+	return n;
+}
+
+/* ---- text ---- */
+
+static void line(struct rep *r, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+static void line(struct rep *r, const char *fmt, ...)
+{
+	va_list ap;
+
+	fprintf(r->text, "ptleak[%d]: ", (int)r->in->pid);
+	va_start(ap, fmt);
+	vfprintf(r->text, fmt, ap);
+	va_end(ap);
+	putc('\n', r->text);
+}
+
+static void blank(struct rep *r)
+{
+	fprintf(r->text, "ptleak[%d]:\n", (int)r->in->pid);
+}
+
+static const char *blocks_word(uint64_t n)
+{
+	return n == 1 ? "block" : "blocks";
+}
+
+static const char *in_use_label(enum report_reason reason)
+{
+	switch (reason) {
+	case REPORT_SIGNAL:
+		return "in use now";
+	case REPORT_DETACH:
+		return "in use at detach";
+	case REPORT_EXIT:
+	default:
+		return "in use at exit";
+	}
+}
+
+/* "   LABEL: B bytes in N blocks", LABEL right-aligned like valgrind. */
+static void text_count(struct rep *r, const char *label, uint64_t bytes,
+		       uint64_t blocks, const char *why)
+{
+	char b1[32], b2[32];
+
+	line(r, "%*s: %s bytes in %s %s%s%s%s", LABEL_WIDTH, label,
+	     fmt_thousands(b1, bytes), fmt_thousands(b2, blocks),
+	     blocks_word(blocks), why ? " (" : "", why ? why : "",
+	     why ? ")" : "");
+}
+
+static void text_head(struct rep *r)
+{
+	const struct heap_stats *st = heap_stats(r->in->heap);
+	char b1[32], b2[32], b3[32];
+
+	line(r, "HEAP SUMMARY:");
+	text_count(r, in_use_label(r->in->reason), st->in_use_bytes,
+		   st->in_use_blocks, NULL);
+	line(r, "  total heap usage: %s allocs, %s frees, %s bytes allocated",
+	     fmt_thousands(b1, st->allocs), fmt_thousands(b2, st->frees),
+	     fmt_thousands(b3, st->bytes_allocated));
+	line(r, "  peak: %s bytes in use", fmt_thousands(b1, st->peak_bytes));
+	blank(r);
+	if (!r->nrecs)
+		line(r, "All heap blocks were freed -- no leaks are possible");
+}
+
+static const char *base_name(const char *path)
+{
+	const char *s = strrchr(path, '/');
+
+	return s && s[1] ? s + 1 : path;
+}
+
+static void text_frame(struct rep *r, unsigned i, const struct frame_info *fi)
+{
+	const char *verb = i ? "by" : "at";
+	const char *fn = fi->function ? fi->function : "???";
+
+	if (fi->file && fi->line > 0)
+		line(r, "   %s 0x%" PRIx64 ": %s (%s:%d)", verb, fi->pc, fn,
+		     fi->file, fi->line);
+	else if (fi->module && fi->function)
+		line(r, "   %s 0x%" PRIx64 ": %s (%s)", verb, fi->pc, fn,
+		     base_name(fi->module));
+	else if (fi->module)
+		line(r, "   %s 0x%" PRIx64 ": %s (%s+0x%" PRIx64 ")", verb,
+		     fi->pc, fn, base_name(fi->module), fi->module_offset);
+	else
+		line(r, "   %s 0x%" PRIx64 ": %s", verb, fi->pc, fn);
+}
+
+static void text_record(struct rep *r, size_t k, const struct record *rec,
+			unsigned nframes)
+{
+	char b1[32], b2[32], b3[32], b4[32];
+	unsigned i;
+
+	line(r, "%s bytes in %s %s are unclassified in loss record %s of %s",
+	     fmt_thousands(b1, rec->bytes), fmt_thousands(b2, rec->blocks),
+	     blocks_word(rec->blocks), fmt_thousands(b3, k + 1),
+	     fmt_thousands(b4, r->nrecs));
+	for (i = 0; i < nframes; i++)
+		text_frame(r, i, &r->frames[i]);
+	blank(r);
+}
+
+static void text_tail(struct rep *r)
+{
+	if (!r->nrecs)
+		return;
+	line(r, "LEAK SUMMARY:");
+	text_count(r, "definitely lost", 0, 0, NULL);
+	text_count(r, "indirectly lost", 0, 0, NULL);
+	text_count(r, "possibly lost", 0, 0, NULL);
+	text_count(r, "still reachable", 0, 0, NULL);
+	text_count(r, "unclassified", r->uncl_bytes, r->uncl_blocks,
+		   nonempty(r->in->unclassified_why));
+}
+
+/* ---- JSON ---- */
+
+static const char *reason_name(enum report_reason reason)
+{
+	switch (reason) {
+	case REPORT_SIGNAL:
+		return "signal";
+	case REPORT_DETACH:
+		return "detach";
+	case REPORT_EXIT:
+	default:
+		return "exit";
+	}
+}
+
+static void json_count(struct json *j, const char *key, uint64_t bytes,
+		       uint64_t blocks)
+{
+	json_key(j, key);
+	json_object_begin(j);
+	json_key(j, "bytes");
+	json_uint(j, bytes);
+	json_key(j, "blocks");
+	json_uint(j, blocks);
+	json_object_end(j);
+}
+
+static void json_head(struct rep *r)
+{
+	const struct report_input *in = r->in;
+	struct json *j = &r->j;
+	char *const *a;
+
+	json_object_begin(j);
+	json_key(j, "version");
+	json_int(j, 1);
+	json_key(j, "tool");
+	json_string(j, "ptleak");
+	json_key(j, "reason");
+	json_string(j, reason_name(in->reason));
+	json_key(j, "target");
+	json_object_begin(j);
+	json_key(j, "pid");
+	json_int(j, in->pid);
+	json_key(j, "argv");
+	json_array_begin(j);
+	for (a = in->argv; a && *a; a++)
+		json_string(j, *a);
+	json_array_end(j);
+	json_key(j, "exit");
+	if (!in->exited) {
+		json_null(j);
+	} else {
+		json_object_begin(j);
+		if (in->exit_signal) {
+			json_key(j, "signal");
+			json_int(j, in->exit_signal);
+		} else {
+			json_key(j, "code");
+			json_int(j, in->exit_code);
+		}
+		json_object_end(j);
+	}
+	json_object_end(j);
+
+	json_key(j, "heap");
+	if (!in->heap) {
+		json_null(j);
+		return;
+	}
+	{
+		const struct heap_stats *st = heap_stats(in->heap);
+
+		json_object_begin(j);
+		json_count(j, "in_use", st->in_use_bytes, st->in_use_blocks);
+		json_key(j, "totals");
+		json_object_begin(j);
+		json_key(j, "allocs");
+		json_uint(j, st->allocs);
+		json_key(j, "frees");
+		json_uint(j, st->frees);
+		json_key(j, "bytes_allocated");
+		json_uint(j, st->bytes_allocated);
+		json_object_end(j);
+		json_key(j, "peak");
+		json_object_begin(j);
+		json_key(j, "bytes");
+		json_uint(j, st->peak_bytes);
+		json_object_end(j);
+	}
+	json_key(j, "summary");
+	json_object_begin(j);
+	json_count(j, "definitely_lost", 0, 0);
+	json_count(j, "indirectly_lost", 0, 0);
+	json_count(j, "possibly_lost", 0, 0);
+	json_count(j, "still_reachable", 0, 0);
+	json_count(j, "suppressed", 0, 0);
+	json_count(j, "unclassified", r->uncl_bytes, r->uncl_blocks);
+	json_object_end(j);
+	json_key(j, "records");
+	json_array_begin(j);
+}
+
+static void json_record(struct rep *r, const struct record *rec,
+			unsigned nframes)
+{
+	struct json *j = &r->j;
+	char pc[32];
+	unsigned i;
+
+	json_object_begin(j);
+	json_key(j, "kind");
+	json_string(j, "unclassified");
+	json_key(j, "bytes");
+	json_uint(j, rec->bytes);
+	json_key(j, "blocks");
+	json_uint(j, rec->blocks);
+	json_key(j, "direct_bytes");
+	json_uint(j, rec->bytes);
+	json_key(j, "indirect_bytes");
+	json_uint(j, 0);
+	json_key(j, "allocator");
+	json_string(j, alloc_fn_name((enum alloc_fn)rec->fn));
+	json_key(j, "stack");
+	json_array_begin(j);
+	for (i = 0; i < nframes; i++) {
+		const struct frame_info *fi = &r->frames[i];
+
+		json_object_begin(j);
+		snprintf(pc, sizeof(pc), "0x%" PRIx64, fi->pc);
+		json_key(j, "pc");
+		json_string(j, pc);
+		json_key(j, "function");
+		json_string(j, fi->function);
+		json_key(j, "file");
+		json_string(j, fi->file);
+		json_key(j, "line");
+		if (fi->line > 0)
+			json_int(j, fi->line);
+		else
+			json_null(j);
+		json_key(j, "module");
+		json_string(j, fi->module);
+		json_object_end(j);
+	}
+	json_array_end(j);
+	json_object_end(j);
+}
+
+static void json_tail(struct rep *r)
+{
+	struct json *j = &r->j;
+
+	if (r->in->heap) {
+		json_array_end(j);	/* records */
+		json_object_end(j);	/* heap */
+	}
+	json_key(j, "fds");
+	json_null(j);
+	json_object_end(j);
+}
+
+/* ---- driver ---- */
+
+/* Close the JSON temp file TMP and move it onto PATH; -1 (message, temp
+ * file removed) on any failure. */
+static int json_finish(FILE *f, const char *tmp, const char *path)
+{
+	int err = 0;
+
+	if (fflush(f) || ferror(f))
+		err = errno ? errno : EIO;
+	if (fclose(f) && !err)
+		err = errno ? errno : EIO;
+	if (!err && rename(tmp, path))
+		err = errno;
+	if (err) {
+		unlink(tmp);
+		return error("cannot write %s: %s", path, strerror(err));
+	}
+	return 0;
+}
+
+int report_write(const struct report_input *in, FILE *text,
+		 const char *json_path)
+{
+	struct rep r;
+	char *tmp = NULL;
+	int ret = 0;
+	size_t k;
+
+	memset(&r, 0, sizeof(r));
+	r.in = in;
+	r.text = text;
+	if (in->heap)
+		collect_records(&r);
+
+	if (json_path) {
+		if (asprintf(&tmp, "%s.tmp", json_path) < 0)
+			die("out of memory");
+		r.jf = fopen(tmp, "w");
+		if (!r.jf) {
+			ret = error("cannot write %s: %s", json_path,
+				    strerror(errno));
+		} else {
+			json_init(&r.j, r.jf);
+			json_head(&r);
+		}
+	}
+
+	if (r.text && in->heap)
+		text_head(&r);
+	for (k = 0; k < r.nrecs; k++) {
+		unsigned n = name_frames(&r, &r.recs[k]);
+
+		if (r.text)
+			text_record(&r, k, &r.recs[k], n);
+		if (r.jf)
+			json_record(&r, &r.recs[k], n);
+	}
+	if (r.text && in->heap)
+		text_tail(&r);
+	if (r.jf) {
+		json_tail(&r);
+		errno = 0;
+		if (json_finish(r.jf, tmp, json_path))
+			ret = -1;
+	}
+	if (r.text) {
+		errno = 0;
+		if (fflush(r.text) || ferror(r.text))
+			ret = error("cannot write the report: %s",
+				    strerror(errno ? errno : EIO));
+	}
+
+	free(tmp);
+	free(r.frames);
+	free(r.recs);
+	return ret;
+}

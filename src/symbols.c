@@ -1,0 +1,215 @@
+/* symbols.c - libdwfl lookups over a live process's objects. */
+#include <elfutils/libdwfl.h>
+#include <errno.h>
+#include <gelf.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "symbols.h"
+#include "util.h"
+
+char *__cxa_demangle(const char *mangled, char *out, size_t *len, int *status);
+
+struct name_cache {
+	uint64_t pc;
+	int caller;
+	struct frame_info fi;
+};
+
+struct symbolizer {
+	Dwfl *dwfl;
+	/* strings handed out, freed at close */
+	char **strs;
+	size_t nstrs, astrs;
+	/* lookups already made: reports name the same PCs many times */
+	struct name_cache *cache;
+	size_t ncache, acache;
+};
+
+static char *debuginfo_path;
+
+static const Dwfl_Callbacks proc_callbacks = {
+	.find_elf = dwfl_linux_proc_find_elf,
+	.find_debuginfo = dwfl_standard_find_debuginfo,
+	.debuginfo_path = &debuginfo_path,
+};
+
+struct symbolizer *sym_open(pid_t pid)
+{
+	struct symbolizer *s = xcalloc(1, sizeof(*s));
+	int ret;
+
+	s->dwfl = dwfl_begin(&proc_callbacks);
+	if (!s->dwfl) {
+		error("libdw: dwfl_begin: %s", dwfl_errmsg(-1));
+		free(s);
+		return NULL;
+	}
+	dwfl_report_begin(s->dwfl);
+	ret = dwfl_linux_proc_report(s->dwfl, pid);
+	dwfl_report_end(s->dwfl, NULL, NULL);
+	if (ret) {
+		error("cannot read the objects mapped by process %d: %s", (int)pid,
+		      ret > 0 ? strerror(ret) : dwfl_errmsg(-1));
+		sym_close(s);
+		return NULL;
+	}
+	return s;
+}
+
+void sym_close(struct symbolizer *s)
+{
+	size_t i;
+
+	if (!s)
+		return;
+	if (s->dwfl)
+		dwfl_end(s->dwfl);
+	for (i = 0; i < s->nstrs; i++)
+		free(s->strs[i]);
+	free(s->strs);
+	free(s->cache);
+	free(s);
+}
+
+static const char *keep(struct symbolizer *s, char *str)
+{
+	grow_array((void **)&s->strs, &s->astrs, s->nstrs + 1, sizeof(*s->strs));
+	s->strs[s->nstrs++] = str;
+	return str;
+}
+
+static const char *module_path(Dwfl_Module *mod, uint64_t *start)
+{
+	Dwarf_Addr lo;
+	const char *name = dwfl_module_info(mod, NULL, &lo, NULL, NULL, NULL,
+					    NULL, NULL);
+	if (start)
+		*start = lo;
+	return name;
+}
+
+int sym_find_in_module(struct symbolizer *s, uint64_t in_module,
+		       const char *const *names, unsigned n, int funcs,
+		       struct sym_def *out)
+{
+	Dwfl_Module *mod = dwfl_addrmodule(s->dwfl, in_module);
+	int nsyms, i, found = 0;
+	const char *path;
+
+	if (!mod)
+		return -1;
+	path = module_path(mod, NULL);
+	nsyms = dwfl_module_getsymtab(mod);
+	for (i = 1; i < nsyms; i++) {
+		GElf_Sym sym;
+		GElf_Addr addr;
+		GElf_Word shndx;
+		const char *name = dwfl_module_getsym_info(mod, i, &sym, &addr,
+							   &shndx, NULL, NULL);
+		int type, bind;
+		unsigned k;
+
+		if (!name || sym.st_shndx == SHN_UNDEF || !addr)
+			continue;
+		type = GELF_ST_TYPE(sym.st_info);
+		bind = GELF_ST_BIND(sym.st_info);
+		if (bind != STB_GLOBAL && bind != STB_WEAK)
+			continue;
+		if (funcs ? type != STT_FUNC : type != STT_OBJECT)
+			continue;
+		for (k = 0; k < n; k++) {
+			if (out[k].addr || strcmp(name, names[k]))
+				continue;
+			out[k].addr = addr;
+			out[k].size = sym.st_size;
+			out[k].module = path;
+			found++;
+		}
+	}
+	return found;
+}
+
+uint64_t sym_module_of(struct symbolizer *s, uint64_t addr, const char **path)
+{
+	Dwfl_Module *mod = dwfl_addrmodule(s->dwfl, addr);
+	uint64_t start = 0;
+	const char *p;
+
+	if (!mod)
+		return 0;
+	p = module_path(mod, &start);
+	if (path)
+		*path = p;
+	return start;
+}
+
+static const char *base_name(const char *path)
+{
+	const char *slash = strrchr(path, '/');
+
+	return slash ? slash + 1 : path;
+}
+
+void sym_lookup(struct symbolizer *s, uint64_t pc, int caller,
+		struct frame_info *out)
+{
+	Dwfl_Module *mod;
+	uint64_t addr = caller && pc ? pc - 1 : pc;
+	size_t i;
+
+	for (i = 0; i < s->ncache; i++) {
+		if (s->cache[i].pc == pc && s->cache[i].caller == caller) {
+			*out = s->cache[i].fi;
+			return;
+		}
+	}
+
+	memset(out, 0, sizeof(*out));
+	out->pc = pc;
+	mod = dwfl_addrmodule(s->dwfl, addr);
+	if (mod) {
+		GElf_Off off;
+		GElf_Sym sym;
+		uint64_t start;
+		const char *name;
+		Dwfl_Line *line;
+
+		out->module = module_path(mod, &start);
+		out->module_offset = pc - start;
+		name = dwfl_module_addrinfo(mod, addr, &off, &sym, NULL, NULL, NULL);
+		if (name) {
+			int status = -1;
+			char *dem = NULL;
+
+			if (name[0] == '_' && name[1] == 'Z')
+				dem = __cxa_demangle(name, NULL, NULL, &status);
+			if (status == 0 && dem) {
+				out->function = keep(s, dem);
+			} else {
+				/* "_IO_file_overflow@@GLIBC_2.2.5": no version */
+				char *plain = xstrdup(name);
+
+				plain[strcspn(plain, "@")] = '\0';
+				out->function = keep(s, plain);
+			}
+			if (status != 0)
+				free(dem);
+		}
+		line = dwfl_module_getsrc(mod, addr);
+		if (line) {
+			int lineno = 0;
+			const char *file = dwfl_lineinfo(line, NULL, &lineno,
+							 NULL, NULL, NULL);
+			if (file && lineno > 0) {
+				out->file = keep(s, xstrdup(base_name(file)));
+				out->line = lineno;
+			}
+		}
+	}
+	grow_array((void **)&s->cache, &s->acache, s->ncache + 1, sizeof(*s->cache));
+	s->cache[s->ncache].pc = pc;
+	s->cache[s->ncache].caller = caller;
+	s->cache[s->ncache].fi = *out;
+	s->ncache++;
+}

@@ -1,0 +1,1085 @@
+/*
+ * tracer.c - the session: launch, event loop, per-thread state, probes.
+ *
+ * One process is traced (the target); its threads are tasks.  Forked
+ * children are not followed: they get their breakpoints removed and are
+ * detached before they run.  vfork children share the target's memory, so
+ * they stay traced until they exec or exit: their breakpoint hits are
+ * stepped over but not recorded.
+ *
+ * Per allocation the budget is two stops (entry, return through the
+ * trampoline) and one for free; see docs/design.md.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/kcmp.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ptrace.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <elf.h>
+#include <unistd.h>
+
+#include "arch.h"
+#include "breakpoint.h"
+#include "heap.h"
+#include "memio.h"
+#include "report.h"
+#include "stacks.h"
+#include "symbols.h"
+#include "tracer.h"
+#include "unwind.h"
+#include "util.h"
+
+#define TRACE_OPTIONS (PTRACE_O_EXITKILL | PTRACE_O_TRACECLONE | \
+		       PTRACE_O_TRACEEXEC | PTRACE_O_TRACEEXIT | \
+		       PTRACE_O_TRACEFORK | PTRACE_O_TRACEVFORK)
+
+#define MAX_DEPTH 256
+
+enum role {
+	ROLE_UNKNOWN,		/* stopped before its creator's event said what it is */
+	ROLE_THREAD,		/* a thread of the target */
+	ROLE_FORK_CHILD,	/* own memory: unplant and detach */
+	ROLE_VFORK_CHILD,	/* shares the target's memory until exec/exit */
+};
+
+/* A hijacked return: the state of an allocator call in progress. */
+struct pending {
+	uint64_t slot;		/* stack address of the return address */
+	uint64_t real;		/* the real return address */
+	const struct bp *bp;
+	uint64_t arg[3];
+	uint32_t stack;
+	uint64_t time;
+	int held_live;		/* realloc: the old block was live */
+	struct heap_block held;
+};
+
+struct task {
+	pid_t tid;
+	enum role role;
+	int started;		/* its first stop has been seen */
+	int parked;		/* stopped, waiting for its creator's event */
+	int exiting;		/* reached PTRACE_EVENT_EXIT */
+	struct task *creator;	/* for a fork child: the forking thread */
+	struct pending *pend;
+	size_t npend, apend;
+	struct task *next;	/* hash chain */
+};
+
+struct proc {
+	pid_t pid;
+	char *const *argv;
+	struct bpset bps;
+	struct heap *heap;
+	struct stacks *stacks;
+	struct unwinder *unw;
+	unsigned nalive;	/* threads not yet at PTRACE_EVENT_EXIT */
+	uint64_t r_debug;	/* the dynamic linker's struct r_debug, 0 if static */
+	int bound[AF_COUNT];
+	int reported;
+	int exit_known, exit_code, exit_signal;
+};
+
+struct session {
+	const struct options *o;
+	struct proc proc;
+	struct task *tasks[256];
+	int done;
+	int status;		/* final wait status of the target */
+	uint64_t stops;
+};
+
+static const char *const alloc_names[AF_COUNT] = {
+	"malloc", "calloc", "realloc", "reallocarray", "free",
+	"posix_memalign", "aligned_alloc", "memalign", "valloc", "pvalloc",
+};
+
+/* ---- tasks ---------------------------------------------------------- */
+
+static struct task **task_bucket(struct session *S, pid_t tid)
+{
+	return &S->tasks[(unsigned)tid % ARRAY_SIZE(S->tasks)];
+}
+
+static struct task *task_find(struct session *S, pid_t tid)
+{
+	struct task *t;
+
+	for (t = *task_bucket(S, tid); t; t = t->next)
+		if (t->tid == tid)
+			return t;
+	return NULL;
+}
+
+static struct task *task_new(struct session *S, pid_t tid, enum role role)
+{
+	struct task *t = xcalloc(1, sizeof(*t));
+	struct task **b = task_bucket(S, tid);
+
+	t->tid = tid;
+	t->role = role;
+	t->next = *b;
+	*b = t;
+	return t;
+}
+
+static void task_delete(struct session *S, struct task *t)
+{
+	struct task **p;
+	unsigned i;
+
+	for (p = task_bucket(S, t->tid); *p; p = &(*p)->next) {
+		if (*p == t) {
+			*p = t->next;
+			break;
+		}
+	}
+	/* a fork child not yet handled may still point at its creator */
+	for (i = 0; i < ARRAY_SIZE(S->tasks); i++) {
+		struct task *o;
+
+		for (o = S->tasks[i]; o; o = o->next)
+			if (o->creator == t)
+				o->creator = NULL;
+	}
+	free(t->pend);
+	free(t);
+}
+
+static void resume(pid_t tid, int sig)
+{
+	if (ptrace(PTRACE_CONT, tid, 0, (long)sig) < 0 && errno != ESRCH)
+		warning("cannot resume thread %d: %s", (int)tid, strerror(errno));
+}
+
+/* ---- memory writes of one stop, coalesced ------------------------------ */
+
+struct wbuf {
+	pid_t pid;
+	unsigned n;
+	struct {
+		uint64_t addr;
+		uint8_t len;
+		uint8_t data[16];
+	} w[4];
+};
+
+static int wb_read(void *ctx, uint64_t addr, void *buf, size_t len)
+{
+	struct wbuf *wb = ctx;
+
+	return mem_read_all(wb->pid, addr, buf, len);
+}
+
+static int wb_write(void *ctx, uint64_t addr, const void *buf, size_t len)
+{
+	struct wbuf *wb = ctx;
+
+	if (wb->n == ARRAY_SIZE(wb->w) || len > sizeof(wb->w[0].data))
+		return -1;
+	wb->w[wb->n].addr = addr;
+	wb->w[wb->n].len = (uint8_t)len;
+	memcpy(wb->w[wb->n].data, buf, len);
+	wb->n++;
+	return 0;
+}
+
+/* Write what was buffered: one process_vm_writev when the writes are
+ * contiguous (push + return hijack: [sp-8, sp+8)), else one each. */
+static int wb_flush(struct wbuf *wb)
+{
+	uint8_t buf[sizeof(wb->w)];
+	uint64_t lo = UINT64_MAX, hi = 0;
+	unsigned i, total = 0;
+	int ret = 0;
+
+	if (!wb->n)
+		return 0;
+	for (i = 0; i < wb->n; i++) {
+		if (wb->w[i].addr < lo)
+			lo = wb->w[i].addr;
+		if (wb->w[i].addr + wb->w[i].len > hi)
+			hi = wb->w[i].addr + wb->w[i].len;
+		total += wb->w[i].len;
+	}
+	if (hi - lo == total && total <= sizeof(buf)) {
+		for (i = 0; i < wb->n; i++)
+			memcpy(buf + (wb->w[i].addr - lo), wb->w[i].data, wb->w[i].len);
+		ret = mem_write(wb->pid, lo, buf, total);
+	} else {
+		for (i = 0; i < wb->n; i++)
+			ret |= mem_write(wb->pid, wb->w[i].addr, wb->w[i].data,
+					 wb->w[i].len);
+	}
+	wb->n = 0;
+	return ret;
+}
+
+/*
+ * Execute BP's displaced instruction for a thread stopped on it: emulate
+ * it into R (memory writes buffered in WB), or send the thread to its
+ * out-of-line slot.
+ */
+static int step_over(const struct bp *bp, struct arch_regs *r, struct wbuf *wb)
+{
+	struct arch_mem mem = { wb_read, wb_write, wb };
+
+	if (bp->xol) {
+		arch_set_pc(r, bp->xol);
+		return 0;
+	}
+	arch_set_pc(r, bp->addr);
+	return bp->insn.ops->emulate(&bp->insn, r, &mem);
+}
+
+/* ---- process image: auxv, link map, allocator resolution ---------------- */
+
+static int read_auxv(pid_t pid, uint64_t *base, uint64_t *entry)
+{
+	char path[64];
+	uint64_t av[2];
+	int fd;
+
+	*base = *entry = 0;
+	snprintf(path, sizeof(path), "/proc/%d/auxv", (int)pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return error("cannot open %s: %s", path, strerror(errno));
+	while (read(fd, av, sizeof(av)) == sizeof(av) && av[0] != AT_NULL) {
+		if (av[0] == AT_BASE)
+			*base = av[1];
+		else if (av[0] == AT_ENTRY)
+			*entry = av[1];
+	}
+	close(fd);
+	return 0;
+}
+
+/* Plant the allocator breakpoints, each in the first of the objects
+ * ORDER (addresses inside them, link-map order) that defines it. */
+static int bind_allocator(struct proc *P, pid_t tid, const uint64_t *order,
+			  unsigned n)
+{
+	struct sym_def defs[AF_COUNT];
+	struct symbolizer *s;
+	unsigned i;
+	int ret = 0;
+
+	memset(defs, 0, sizeof(defs));
+	s = sym_open(P->pid);
+	if (!s)
+		return -1;
+	for (i = 0; i < n; i++)
+		sym_find_in_module(s, order[i], alloc_names, AF_COUNT, 1, defs);
+	for (i = 0; i < AF_COUNT; i++) {
+		if (P->bound[i] || !defs[i].addr)
+			continue;
+		if (!bp_plant(&P->bps, tid, defs[i].addr,
+			      defs[i].addr + defs[i].size, BP_ALLOC, (int)i,
+			      alloc_names[i])) {
+			ret = -1;
+			break;
+		}
+		P->bound[i] = 1;
+	}
+	sym_close(s);
+	return ret;
+}
+
+/* struct r_debug and struct link_map, as laid out on LP64 */
+#define R_DEBUG_MAP 8
+#define R_DEBUG_STATE 24
+#define LM_LD 16
+#define LM_NEXT 24
+#define RT_CONSISTENT 0
+
+static int on_rendezvous(struct proc *P, pid_t tid)
+{
+	uint64_t map, order[1024];
+	int32_t state;
+	unsigned n = 0, i;
+
+	if (mem_read_all(P->pid, P->r_debug + R_DEBUG_STATE, &state, sizeof(state)) ||
+	    mem_read_all(P->pid, P->r_debug + R_DEBUG_MAP, &map, sizeof(map)))
+		return error("cannot read the dynamic linker's r_debug in process %d",
+			     (int)P->pid);
+	if (state != RT_CONSISTENT)
+		return 0;
+	unwinder_flush(P->unw);
+	for (i = 0; i < AF_COUNT && P->bound[i]; i++)
+		;
+	if (i == AF_COUNT)
+		return 0;
+	while (map && n < ARRAY_SIZE(order)) {
+		uint64_t lm[4];
+
+		if (mem_read_all(P->pid, map, lm, sizeof(lm)))
+			return error("cannot read the link map of process %d",
+				     (int)P->pid);
+		if (lm[LM_LD / 8])
+			order[n++] = lm[LM_LD / 8];
+		map = lm[LM_NEXT / 8];
+	}
+	return bind_allocator(P, tid, order, n);
+}
+
+/* After exec (the launch's included): map the scratch page, then catch
+ * the dynamic linker's rendezvous, or bind a static executable now. */
+static int on_exec(struct session *S, struct task *t)
+{
+	struct proc *P = &S->proc;
+	uint64_t base, entry;
+	struct symbolizer *s;
+	struct sym_def d[2];
+	static const char *const ld_names[] = { "_dl_debug_state" };
+	static const char *const ld_data[] = { "_r_debug" };
+	unsigned i;
+
+	if (bpset_reset(&P->bps))
+		return -1;
+	heap_reset(P->heap);
+	memset(P->bound, 0, sizeof(P->bound));
+	P->r_debug = 0;
+	unwinder_flush(P->unw);
+	for (i = 0; i < ARRAY_SIZE(S->tasks); i++) {
+		struct task *o, *next;
+
+		for (o = S->tasks[i]; o; o = next) {
+			next = o->next;
+			if (o != t && o->role == ROLE_THREAD) {
+				task_delete(S, o);
+				P->nalive--;
+			}
+		}
+	}
+	t->npend = 0;
+
+	if (read_auxv(P->pid, &base, &entry) || bpset_scratch(&P->bps, t->tid))
+		return -1;
+	if (!base)
+		return bind_allocator(P, t->tid, &entry, 1);
+
+	s = sym_open(P->pid);
+	if (!s)
+		return -1;
+	memset(d, 0, sizeof(d));
+	sym_find_in_module(s, base, ld_names, 1, 1, &d[0]);
+	sym_find_in_module(s, base, ld_data, 1, 0, &d[1]);
+	sym_close(s);
+	if (!d[0].addr || !d[1].addr)
+		return error("the dynamic linker of process %d exports no "
+			     "_dl_debug_state/_r_debug: cannot see libraries load",
+			     (int)P->pid);
+	P->r_debug = d[1].addr;
+	return bp_plant(&P->bps, t->tid, d[0].addr, d[0].addr, BP_RENDEZVOUS,
+			-1, "_dl_debug_state") ? 0 : -1;
+}
+
+/* ---- allocator probes ------------------------------------------------- */
+
+static struct pending *push_pending(struct task *t)
+{
+	grow_array((void **)&t->pend, &t->apend, t->npend + 1, sizeof(*t->pend));
+	return &t->pend[t->npend++];
+}
+
+static int is_nested(const struct task *t, uint64_t ret)
+{
+	const struct bp *outer;
+
+	if (!t->npend)
+		return 0;
+	outer = t->pend[t->npend - 1].bp;
+	return ret >= outer->addr && ret < outer->end;
+}
+
+static void on_alloc_entry(struct session *S, struct task *t,
+			   const struct bp *bp, struct arch_regs *r,
+			   struct wbuf *wb)
+{
+	struct proc *P = &S->proc;
+	uint64_t slot = arch_entry_ret_slot(r), ret = 0;
+	uint64_t pcs[MAX_DEPTH];
+	struct ret_fix fixes[16];
+	unsigned nfix = 0, n, i;
+	struct pending *p;
+
+	/* realloc calling malloc inside libc counts once: skip calls made
+	 * from within the allocator call in progress */
+	if (t->npend) {
+		if (mem_read_all(P->pid, slot, &ret, sizeof(ret)))
+			return;
+		if (is_nested(t, ret))
+			return;
+	}
+	if (bp->fn == AF_FREE) {
+		if (arch_arg(r, 0))
+			heap_free(P->heap, arch_arg(r, 0));
+		return;
+	}
+	for (i = t->npend; i > 0 && nfix < ARRAY_SIZE(fixes); i--) {
+		fixes[nfix].slot = t->pend[i - 1].slot;
+		fixes[nfix].real = t->pend[i - 1].real;
+		nfix++;
+	}
+	n = unwind_stack(P->unw, t->tid, r, fixes, nfix, pcs, S->o->depth);
+	/* the return address: from the stack snapshot just taken */
+	if (!t->npend && unwind_snapshot_read(P->unw, slot, &ret) &&
+	    mem_read_all(P->pid, slot, &ret, sizeof(ret)))
+		return;
+	p = push_pending(t);
+	memset(p, 0, sizeof(*p));
+	p->slot = slot;
+	p->real = ret;
+	p->bp = bp;
+	p->arg[0] = arch_arg(r, 0);
+	p->arg[1] = arch_arg(r, 1);
+	p->arg[2] = arch_arg(r, 2);
+	p->stack = stacks_intern(P->stacks, pcs, n);
+	p->time = now_ns();
+	if (bp->fn == AF_REALLOC || bp->fn == AF_REALLOCARRAY)
+		p->held_live = heap_realloc_begin(P->heap, p->arg[0], &p->held);
+	wb_write(wb, slot, &P->bps.trampoline, sizeof(P->bps.trampoline));
+}
+
+static uint64_t requested_size(const struct pending *p, int *overflow)
+{
+	uint64_t a = p->arg[0], b = p->arg[1], c = p->arg[2];
+	unsigned __int128 m;
+
+	*overflow = 0;
+	switch (p->bp->fn) {
+	case AF_MALLOC:
+	case AF_VALLOC:
+	case AF_PVALLOC:
+		return a;
+	case AF_CALLOC:
+		m = (unsigned __int128)a * b;
+		*overflow = m >> 64 != 0;
+		return (uint64_t)m;
+	case AF_REALLOC:
+	case AF_ALIGNED_ALLOC:
+	case AF_MEMALIGN:
+		return b;
+	case AF_REALLOCARRAY:
+		m = (unsigned __int128)b * c;
+		*overflow = m >> 64 != 0;
+		return (uint64_t)m;
+	case AF_POSIX_MEMALIGN:
+		return c;
+	}
+	return 0;
+}
+
+static int on_return(struct session *S, struct task *t, struct arch_regs *r)
+{
+	struct proc *P = &S->proc;
+	uint64_t sp = arch_sp(r), result = arch_retval(r), size;
+	struct heap_block b;
+	struct pending p;
+	int overflow;
+
+	/* the returning call's slot is just below sp; calls whose slots lie
+	 * deeper were left by longjmp or an exception: drop them */
+	while (t->npend && t->pend[t->npend - 1].slot < sp - 8) {
+		struct pending *q = &t->pend[--t->npend];
+
+		if (q->held_live)
+			heap_realloc_end(P->heap, q->arg[0], 1, &q->held, 1, NULL);
+	}
+	if (!t->npend || t->pend[t->npend - 1].slot != sp - 8)
+		return error("thread %d returned to ptleak's trampoline with no "
+			     "call in progress at sp %#llx", (int)t->tid,
+			     (unsigned long long)sp);
+	p = t->pend[--t->npend];
+	arch_set_pc(r, p.real);
+
+	size = requested_size(&p, &overflow);
+	memset(&b, 0, sizeof(b));
+	b.size = size;
+	b.time_ns = p.time;
+	b.stack = p.stack;
+	b.tid = t->tid;
+	b.fn = (uint8_t)p.bp->fn;
+
+	switch (p.bp->fn) {
+	case AF_REALLOC:
+	case AF_REALLOCARRAY:
+		b.addr = result;
+		heap_realloc_end(P->heap, p.arg[0], p.held_live, &p.held,
+				 overflow ? 1 : size, &b);
+		break;
+	case AF_POSIX_MEMALIGN:
+		if (result != 0 || mem_read_all(P->pid, p.arg[0], &b.addr, 8) ||
+		    !b.addr)
+			break;
+		heap_alloc(P->heap, &b);
+		break;
+	default:
+		b.addr = result;
+		if (result)
+			heap_alloc(P->heap, &b);
+	}
+	return 0;
+}
+
+/* ---- reports ----------------------------------------------------------- */
+
+static void namer(void *ctx, uint64_t pc, int caller, struct frame_info *out)
+{
+	if (ctx) {
+		sym_lookup(ctx, pc, caller, out);
+		return;
+	}
+	memset(out, 0, sizeof(*out));
+	out->pc = pc;
+}
+
+static int make_report(struct session *S, enum report_reason reason)
+{
+	struct proc *P = &S->proc;
+	struct symbolizer *s = sym_open(P->pid);
+	struct report_input in;
+	FILE *text = stderr;
+	int ret;
+
+	memset(&in, 0, sizeof(in));
+	in.pid = P->pid;
+	in.argv = P->argv;
+	in.reason = reason;
+	in.exited = P->exit_known;
+	in.exit_code = P->exit_code;
+	in.exit_signal = P->exit_signal;
+	in.heap = P->heap;
+	in.stacks = P->stacks;
+	in.depth = S->o->depth;
+	in.namer = namer;
+	in.namer_ctx = s;
+	in.unclassified_why = "no reachability scan: not implemented yet";
+	if (S->o->output) {
+		text = fopen(S->o->output, "w");
+		if (!text) {
+			sym_close(s);
+			return error("cannot write %s: %s", S->o->output,
+				     strerror(errno));
+		}
+	}
+	if (!s)
+		warning("stacks are shown as addresses only");
+	ret = report_write(&in, text, S->o->json);
+	if (text != stderr && fclose(text))
+		ret = error("cannot write %s: %s", S->o->output, strerror(errno));
+	sym_close(s);
+	return ret;
+}
+
+/* ---- thread and process lifetime ---------------------------------------- */
+
+/* Every other live thread of P is being killed (exit_group or a fatal
+ * signal): SIGKILL pending, or gone. */
+static int others_dying(struct session *S, struct task *self)
+{
+	unsigned i;
+
+	for (i = 0; i < ARRAY_SIZE(S->tasks); i++) {
+		struct task *t;
+
+		for (t = S->tasks[i]; t; t = t->next) {
+			char path[64], line[256];
+			int dying = 1;
+			FILE *f;
+
+			if (t == self || t->role != ROLE_THREAD || t->exiting)
+				continue;
+			snprintf(path, sizeof(path), "/proc/%d/task/%d/status",
+				 (int)S->proc.pid, (int)t->tid);
+			f = fopen(path, "r");
+			if (!f)
+				continue;
+			while (fgets(line, sizeof(line), f)) {
+				unsigned long long pnd;
+
+				if (!strncmp(line, "State:", 6) &&
+				    !strchr(line, 'Z') && !strchr(line, 'X'))
+					dying = 0;
+				if (sscanf(line, "SigPnd: %llx", &pnd) == 1 &&
+				    pnd & (1ull << (SIGKILL - 1))) {
+					dying = 1;
+					break;
+				}
+			}
+			fclose(f);
+			if (!dying)
+				return 0;
+		}
+	}
+	return 1;
+}
+
+static void on_exit_event(struct session *S, struct task *t)
+{
+	struct proc *P = &S->proc;
+	unsigned long msg = 0;
+
+	if (t->role != ROLE_THREAD || t->exiting)
+		return;
+	t->exiting = 1;
+	P->nalive--;
+	if (P->reported || (P->nalive && !others_dying(S, t)))
+		return;
+	ptrace(PTRACE_GETEVENTMSG, t->tid, 0, &msg);
+	P->exit_known = 1;
+	if (msg & 0x7f)
+		P->exit_signal = (int)(msg & 0x7f);
+	else
+		P->exit_code = (int)((msg >> 8) & 0xff);
+	P->reported = 1;
+	make_report(S, REPORT_EXIT);
+}
+
+/* A forked child: its own copy of the breakpoints and of its creator's
+ * hijacked return addresses go, then it runs untraced. */
+static void release_fork_child(struct session *S, struct task *c)
+{
+	struct proc *P = &S->proc;
+	size_t i;
+
+	bpset_unplant_all(&P->bps, c->tid);
+	if (c->creator) {
+		for (i = 0; i < c->creator->npend; i++) {
+			struct pending *p = &c->creator->pend[i];
+
+			if (mem_write(c->tid, p->slot, &p->real, sizeof(p->real)))
+				warning("cannot restore a return address in child %d",
+					(int)c->tid);
+		}
+	}
+	if (ptrace(PTRACE_DETACH, c->tid, 0, 0) < 0 && errno != ESRCH)
+		warning("cannot detach child %d: %s", (int)c->tid, strerror(errno));
+	task_delete(S, c);
+}
+
+/* The first stop of a task whose role is known. */
+static void start_task(struct session *S, struct task *t)
+{
+	t->started = 1;
+	t->parked = 0;
+	switch (t->role) {
+	case ROLE_THREAD:
+		resume(t->tid, 0);
+		break;
+	case ROLE_FORK_CHILD:
+		release_fork_child(S, t);
+		break;
+	case ROLE_VFORK_CHILD:
+		resume(t->tid, 0);
+		break;
+	case ROLE_UNKNOWN:
+		t->parked = 1;
+		break;
+	}
+}
+
+static int read_tgid(pid_t tid)
+{
+	char path[64], line[128];
+	int tgid = -1;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)tid);
+	f = fopen(path, "r");
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "Tgid: %d", &tgid) == 1)
+			break;
+	fclose(f);
+	return tgid;
+}
+
+static void on_new_task(struct session *S, struct task *t, int event)
+{
+	struct proc *P = &S->proc;
+	unsigned long msg = 0;
+	enum role role;
+	struct task *c;
+	pid_t tid;
+
+	if (ptrace(PTRACE_GETEVENTMSG, t->tid, 0, &msg) < 0)
+		return;
+	tid = (pid_t)msg;
+	if (event == PTRACE_EVENT_FORK)
+		role = ROLE_FORK_CHILD;
+	else if (event == PTRACE_EVENT_VFORK)
+		role = ROLE_VFORK_CHILD;
+	else if (read_tgid(tid) == P->pid)
+		role = ROLE_THREAD;
+	else if (syscall(SYS_kcmp, P->pid, tid, KCMP_VM, 0, 0) == 0)
+		role = ROLE_VFORK_CHILD;
+	else
+		role = ROLE_FORK_CHILD;
+
+	c = task_find(S, tid);
+	if (!c)
+		c = task_new(S, tid, role);
+	c->role = role;
+	c->creator = t;
+	if (t->role == ROLE_VFORK_CHILD && role == ROLE_THREAD)
+		c->role = ROLE_VFORK_CHILD;
+	if (c->role == ROLE_THREAD)
+		P->nalive++;
+	if (c->parked)
+		start_task(S, c);
+}
+
+/* ---- the stop dispatcher --------------------------------------------- */
+
+static void on_trap(struct session *S, struct task *t)
+{
+	struct proc *P = &S->proc;
+	struct arch_regs r;
+	struct wbuf wb = { .pid = t->tid };
+	uint64_t addr;
+	struct bp *bp;
+
+	if (arch_get_regs(t->tid, &r)) {
+		resume(t->tid, 0);
+		return;
+	}
+	addr = arch_bp_addr_from_stop_pc(arch_pc(&r));
+	if (P->bps.trampoline && addr == P->bps.trampoline) {
+		if (on_return(S, t, &r)) {
+			/* nowhere to return to: let the target see the trap */
+			resume(t->tid, SIGTRAP);
+			return;
+		}
+	} else if ((bp = bp_find(&P->bps, addr))) {
+		/* the registers as they were at the breakpoint's address */
+		arch_set_pc(&r, addr);
+		if (t->role == ROLE_THREAD) {
+			if (bp->kind == BP_ALLOC)
+				on_alloc_entry(S, t, bp, &r, &wb);
+			else if (bp->kind == BP_RENDEZVOUS)
+				on_rendezvous(P, t->tid);
+		}
+		if (step_over(bp, &r, &wb)) {
+			warning("cannot emulate %s in thread %d", bp->insn.text,
+				(int)t->tid);
+		}
+		if (wb_flush(&wb))
+			warning("cannot write the stack of thread %d", (int)t->tid);
+	} else {
+		resume(t->tid, SIGTRAP);
+		return;
+	}
+	if (arch_set_regs(t->tid, &r))
+		warning("cannot set the registers of thread %d: %s",
+			(int)t->tid, strerror(errno));
+	resume(t->tid, 0);
+}
+
+static int is_stop_signal(int sig)
+{
+	return sig == SIGSTOP || sig == SIGTSTP || sig == SIGTTIN || sig == SIGTTOU;
+}
+
+static void on_stop(struct session *S, pid_t tid, int status)
+{
+	struct task *t = task_find(S, tid);
+	int sig = WSTOPSIG(status), event = status >> 16;
+
+	S->stops++;
+	if (!t) {
+		/* a new task stopped before its creator's event: park it */
+		t = task_new(S, tid, ROLE_UNKNOWN);
+		t->parked = 1;
+		return;
+	}
+	if (!t->started) {
+		start_task(S, t);
+		return;
+	}
+	switch (event) {
+	case PTRACE_EVENT_CLONE:
+	case PTRACE_EVENT_FORK:
+	case PTRACE_EVENT_VFORK:
+		on_new_task(S, t, event);
+		resume(tid, 0);
+		return;
+	case PTRACE_EVENT_EXEC:
+		if (t->role == ROLE_VFORK_CHILD || t->role == ROLE_FORK_CHILD) {
+			/* its own memory now, no breakpoints in it */
+			ptrace(PTRACE_DETACH, tid, 0, 0);
+			task_delete(S, t);
+			return;
+		}
+		if (on_exec(S, t))
+			warning("process %d is no longer traced after its exec",
+				(int)S->proc.pid);
+		resume(tid, 0);
+		return;
+	case PTRACE_EVENT_EXIT:
+		on_exit_event(S, t);
+		resume(tid, 0);
+		return;
+	case PTRACE_EVENT_STOP:
+		if (is_stop_signal(sig)) {
+			/* group-stop: stay stopped until SIGCONT */
+			ptrace(PTRACE_LISTEN, tid, 0, 0);
+			return;
+		}
+		resume(tid, 0);
+		return;
+	case 0:
+		if (sig == SIGTRAP) {
+			on_trap(S, t);
+			return;
+		}
+		resume(tid, sig);
+		return;
+	default:
+		resume(tid, 0);
+	}
+}
+
+static void on_gone(struct session *S, pid_t tid, int status)
+{
+	struct task *t = task_find(S, tid);
+
+	if (t) {
+		if (t->role == ROLE_THREAD && !t->exiting)
+			S->proc.nalive--;
+		task_delete(S, t);
+	}
+	if (tid == S->proc.pid) {
+		S->status = status;
+		S->done = 1;
+	}
+}
+
+/* ---- launch ------------------------------------------------------------ */
+
+/* PROG as execvp would find it, without its fallback to /bin/sh. */
+static char *find_program(const char *prog)
+{
+	const char *path = getenv("PATH");
+	char *dirs, *dir, *save = NULL, *found = NULL;
+
+	if (strchr(prog, '/') || !*prog)
+		return xstrdup(prog);
+	dirs = xstrdup(path && *path ? path : "/usr/local/bin:/bin:/usr/bin");
+	for (dir = strtok_r(dirs, ":", &save); dir; dir = strtok_r(NULL, ":", &save)) {
+		size_t n = strlen(dir) + strlen(prog) + 2;
+		char *cand = xmalloc(n);
+		struct stat st;
+
+		snprintf(cand, n, "%s/%s", *dir ? dir : ".", prog);
+		if (!stat(cand, &st) && S_ISREG(st.st_mode)) {
+			if (!access(cand, X_OK)) {
+				free(found);
+				found = cand;
+				break;
+			}
+			if (!found) {
+				found = cand;	/* EACCES unless a later one runs */
+				continue;
+			}
+		}
+		free(cand);
+	}
+	free(dirs);
+	return found ? found : xstrdup(prog);
+}
+
+static int tracer_of(pid_t pid, char *comm, size_t len)
+{
+	char path[64], line[256];
+	int tracer = 0;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+	f = fopen(path, "r");
+	if (!f)
+		return 0;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "TracerPid: %d", &tracer) == 1)
+			break;
+	fclose(f);
+	comm[0] = '\0';
+	if (tracer > 0) {
+		snprintf(path, sizeof(path), "/proc/%d/comm", tracer);
+		f = fopen(path, "r");
+		if (f) {
+			if (fgets(comm, (int)len, f))
+				comm[strcspn(comm, "\n")] = '\0';
+			fclose(f);
+		}
+	}
+	return tracer;
+}
+
+static pid_t launch(struct session *S)
+{
+	char *const *argv = S->o->argv;
+	char *path = find_program(argv[0]);
+	int go[2], err[2], status, e;
+	pid_t pid;
+
+	if (pipe2(go, O_CLOEXEC) || pipe2(err, O_CLOEXEC)) {
+		free(path);
+		return error("cannot create a pipe: %s", strerror(errno));
+	}
+	pid = fork();
+	if (pid < 0) {
+		free(path);
+		return error("cannot fork: %s", strerror(errno));
+	}
+	if (!pid) {
+		char c;
+
+		signal(SIGPIPE, SIG_DFL);
+		close(go[1]);
+		close(err[0]);
+		/* wait until ptleak has seized us */
+		while (read(go[0], &c, 1) < 0 && errno == EINTR)
+			;
+		execv(path, argv);
+		e = errno;
+		if (write(err[1], &e, sizeof(e)) < 0)
+			_exit(127);
+		_exit(127);
+	}
+	close(go[0]);
+	close(err[1]);
+	if (ptrace(PTRACE_SEIZE, pid, 0, (long)TRACE_OPTIONS) < 0) {
+		char comm[64];
+		int tracer;
+
+		e = errno;
+		tracer = tracer_of(pid, comm, sizeof(comm));
+		kill(pid, SIGKILL);
+		waitpid(pid, &status, 0);
+		close(go[1]);
+		close(err[0]);
+		free(path);
+		if (tracer > 0)
+			return error("cannot trace '%s': ptrace: it is already traced "
+				     "by process %d (%s); a process has one tracer at a time",
+				     argv[0], tracer, comm);
+		if (e == EPERM)
+			return error("cannot trace '%s': ptrace: %s (check "
+				     "kernel.yama.ptrace_scope, or give ptleak CAP_SYS_PTRACE)",
+				     argv[0], strerror(e));
+		return error("cannot trace '%s': ptrace: %s", argv[0], strerror(e));
+	}
+	close(go[1]);
+
+	/* until the exec: the child's exit means execv failed */
+	for (;;) {
+		if (waitpid(pid, &status, __WALL) < 0) {
+			if (errno == EINTR)
+				continue;
+			e = errno;
+			free(path);
+			close(err[0]);
+			return error("waiting for '%s': %s", argv[0], strerror(e));
+		}
+		if (WIFSTOPPED(status)) {
+			int event = status >> 16;
+
+			if (event == PTRACE_EVENT_EXEC)
+				break;
+			resume(pid, event || WSTOPSIG(status) == SIGTRAP ? 0
+								      : WSTOPSIG(status));
+			continue;
+		}
+		e = ENOEXEC;
+		if (read(err[0], &e, sizeof(e)) != sizeof(e))
+			e = ENOEXEC;
+		close(err[0]);
+		error("cannot execute '%s': %s", argv[0], strerror(e));
+		free(path);
+		return -1;
+	}
+	close(err[0]);
+	free(path);
+	return pid;
+}
+
+int tracer_run(const struct options *o)
+{
+	struct session *S = xcalloc(1, sizeof(*S));
+	struct proc *P = &S->proc;
+	struct task *t;
+	int status, ret;
+	pid_t pid;
+
+	S->o = o;
+	signal(SIGPIPE, SIG_IGN);
+	pid = launch(S);
+	if (pid < 0) {
+		free(S);
+		return -1;
+	}
+	/* the terminal's SIGINT and SIGQUIT are for the target; ptleak
+	 * reports when it exits */
+	signal(SIGINT, SIG_IGN);
+	signal(SIGQUIT, SIG_IGN);
+
+	P->pid = pid;
+	P->argv = o->argv;
+	P->heap = heap_new();
+	P->stacks = stacks_new();
+	P->unw = unwinder_new(pid);
+	if (!P->unw || bpset_init(&P->bps, pid)) {
+		kill(pid, SIGKILL);
+		return -1;
+	}
+	t = task_new(S, pid, ROLE_THREAD);
+	t->started = 1;
+	P->nalive = 1;
+	if (on_exec(S, t)) {
+		kill(pid, SIGKILL);
+		waitpid(pid, &status, __WALL);
+		return -1;
+	}
+	resume(pid, 0);
+
+	while (!S->done) {
+		pid_t tid = waitpid(-1, &status, __WALL);
+
+		if (tid < 0) {
+			if (errno == EINTR)
+				continue;
+			if (errno == ECHILD)
+				break;
+			error("waitpid: %s", strerror(errno));
+			break;
+		}
+		if (WIFSTOPPED(status))
+			on_stop(S, tid, status);
+		else if (WIFEXITED(status) || WIFSIGNALED(status))
+			on_gone(S, tid, status);
+	}
+
+	if (!P->reported) {
+		/* never saw the exit event: report what is known */
+		P->exit_known = S->done;
+		if (WIFSIGNALED(S->status))
+			P->exit_signal = WTERMSIG(S->status);
+		else
+			P->exit_code = WEXITSTATUS(S->status);
+		make_report(S, REPORT_EXIT);
+	}
+	if (WIFSIGNALED(S->status))
+		ret = 128 + WTERMSIG(S->status);
+	else
+		ret = WEXITSTATUS(S->status);
+	return ret;
+}

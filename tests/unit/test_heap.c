@@ -1,0 +1,523 @@
+/* test_heap.c - the live-block table, totals and peak. */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "heap.h"
+
+static struct heap_block mk(uint64_t addr, uint64_t size, uint32_t stack,
+			    int32_t tid, enum alloc_fn fn, uint64_t time_ns)
+{
+	struct heap_block b;
+
+	memset(&b, 0, sizeof(b));
+	b.addr = addr;
+	b.size = size;
+	b.stack = stack;
+	b.tid = tid;
+	b.fn = (uint8_t)fn;
+	b.time_ns = time_ns;
+	return b;
+}
+
+static void alloc(struct heap *h, uint64_t addr, uint64_t size)
+{
+	struct heap_block b = mk(addr, size, 1, 100, AF_MALLOC, 1000);
+
+	heap_alloc(h, &b);
+}
+
+static void check_stats(struct heap *h, uint64_t allocs, uint64_t frees,
+			uint64_t bytes_allocated, uint64_t in_use_bytes,
+			uint64_t in_use_blocks, uint64_t peak,
+			uint64_t unknown_frees)
+{
+	const struct heap_stats *st = heap_stats(h);
+
+	assert_int_equal(st->allocs, allocs);
+	assert_int_equal(st->frees, frees);
+	assert_int_equal(st->bytes_allocated, bytes_allocated);
+	assert_int_equal(st->in_use_bytes, in_use_bytes);
+	assert_int_equal(st->in_use_blocks, in_use_blocks);
+	assert_int_equal(st->peak_bytes, peak);
+	assert_int_equal(st->unknown_frees, unknown_frees);
+}
+
+static void assert_block_equal(const struct heap_block *a,
+			       const struct heap_block *b)
+{
+	assert_non_null(a);
+	assert_non_null(b);
+	assert_int_equal(a->addr, b->addr);
+	assert_int_equal(a->size, b->size);
+	assert_int_equal(a->time_ns, b->time_ns);
+	assert_int_equal(a->stack, b->stack);
+	assert_int_equal(a->tid, b->tid);
+	assert_int_equal(a->fn, b->fn);
+}
+
+struct sum {
+	uint64_t blocks, bytes;
+};
+
+static int sum_cb(const struct heap_block *b, void *ctx)
+{
+	struct sum *s = ctx;
+
+	s->blocks++;
+	s->bytes += b->size;
+	return 0;
+}
+
+/* heap_foreach agrees with the in_use stats. */
+static void check_consistent(struct heap *h)
+{
+	struct sum s = { 0, 0 };
+
+	assert_int_equal(heap_foreach(h, sum_cb, &s), 0);
+	assert_int_equal(s.blocks, heap_stats(h)->in_use_blocks);
+	assert_int_equal(s.bytes, heap_stats(h)->in_use_bytes);
+}
+
+static void test_alloc_free_counts(void **state)
+{
+	struct heap *h = heap_new();
+	const struct heap_block *b;
+
+	check_stats(h, 0, 0, 0, 0, 0, 0, 0);
+	alloc(h, 0x1000, 10);
+	alloc(h, 0x2000, 20);
+	alloc(h, 0x3000, 30);
+	check_stats(h, 3, 0, 60, 60, 3, 60, 0);
+	b = heap_lookup(h, 0x2000);
+	assert_non_null(b);
+	assert_int_equal(b->size, 20);
+	assert_int_equal(heap_free(h, 0x2000), 1);
+	assert_null(heap_lookup(h, 0x2000));
+	check_stats(h, 3, 1, 60, 40, 2, 60, 0);
+	assert_int_equal(heap_free(h, 0x1000), 1);
+	assert_int_equal(heap_free(h, 0x3000), 1);
+	check_stats(h, 3, 3, 60, 0, 0, 60, 0);
+	check_consistent(h);
+	heap_delete(h);
+}
+
+static void test_free_null(void **state)
+{
+	struct heap *h = heap_new();
+
+	assert_int_equal(heap_free(h, 0), -1);
+	check_stats(h, 0, 0, 0, 0, 0, 0, 0);
+	alloc(h, 0x1000, 8);
+	assert_int_equal(heap_free(h, 0), -1);
+	check_stats(h, 1, 0, 8, 8, 1, 8, 0);
+	heap_delete(h);
+}
+
+static void test_free_unknown(void **state)
+{
+	struct heap *h = heap_new();
+
+	alloc(h, 0x1000, 8);
+	assert_int_equal(heap_free(h, 0x5000), 0);
+	check_stats(h, 1, 1, 8, 8, 1, 8, 1);
+	assert_non_null(heap_lookup(h, 0x1000));
+	/* a double free: the second one is unknown */
+	assert_int_equal(heap_free(h, 0x1000), 1);
+	assert_int_equal(heap_free(h, 0x1000), 0);
+	check_stats(h, 1, 3, 8, 0, 0, 8, 2);
+	heap_delete(h);
+}
+
+static void test_peak_rise_fall(void **state)
+{
+	struct heap *h = heap_new();
+
+	alloc(h, 0x1000, 100);
+	alloc(h, 0x2000, 200);
+	check_stats(h, 2, 0, 300, 300, 2, 300, 0);
+	heap_free(h, 0x1000);
+	heap_free(h, 0x2000);
+	check_stats(h, 2, 2, 300, 0, 0, 300, 0);
+	alloc(h, 0x3000, 50);
+	check_stats(h, 3, 2, 350, 50, 1, 300, 0);
+	alloc(h, 0x4000, 260);
+	check_stats(h, 4, 2, 610, 310, 2, 310, 0);
+	heap_delete(h);
+}
+
+static void test_alloc_live_address_replaces(void **state)
+{
+	struct heap *h = heap_new();
+	struct heap_block b = mk(0x1000, 20, 3, 7, AF_CALLOC, 5);
+
+	alloc(h, 0x1000, 10);
+	heap_alloc(h, &b);
+	check_stats(h, 2, 1, 30, 20, 1, 20, 0);
+	assert_block_equal(heap_lookup(h, 0x1000), &b);
+	check_consistent(h);
+	heap_delete(h);
+}
+
+static void test_realloc_grow(void **state)
+{
+	struct heap *h = heap_new();
+	struct heap_block a = mk(0xa000, 10, 3, 42, AF_MALLOC, 111);
+	struct heap_block held, nb;
+	int live;
+
+	heap_alloc(h, &a);
+	live = heap_realloc_begin(h, 0xa000, &held);
+	assert_int_equal(live, 1);
+	assert_block_equal(&held, &a);
+	assert_null(heap_lookup(h, 0xa000));
+	/* nothing counted yet */
+	assert_int_equal(heap_stats(h)->allocs, 1);
+	assert_int_equal(heap_stats(h)->frees, 0);
+
+	nb = mk(0xb000, 100, 4, 42, AF_REALLOC, 222);
+	heap_realloc_end(h, 0xa000, live, &held, 100, &nb);
+	check_stats(h, 2, 1, 110, 100, 1, 100, 0);
+	assert_null(heap_lookup(h, 0xa000));
+	assert_block_equal(heap_lookup(h, 0xb000), &nb);
+	check_consistent(h);
+	heap_delete(h);
+}
+
+static void test_realloc_in_place(void **state)
+{
+	struct heap *h = heap_new();
+	struct heap_block held, nb;
+	int live;
+
+	alloc(h, 0xa000, 64);
+	live = heap_realloc_begin(h, 0xa000, &held);
+	nb = mk(0xa000, 32, 5, 1, AF_REALLOCARRAY, 9);
+	heap_realloc_end(h, 0xa000, live, &held, 32, &nb);
+	check_stats(h, 2, 1, 96, 32, 1, 64, 0);
+	assert_block_equal(heap_lookup(h, 0xa000), &nb);
+	check_consistent(h);
+	heap_delete(h);
+}
+
+static void test_realloc_null(void **state)
+{
+	struct heap *h = heap_new();
+	struct heap_block held, nb;
+	int live;
+
+	live = heap_realloc_begin(h, 0, &held);
+	assert_int_equal(live, 0);
+	nb = mk(0xc000, 64, 2, 1, AF_REALLOC, 1);
+	heap_realloc_end(h, 0, live, &held, 64, &nb);
+	check_stats(h, 1, 0, 64, 64, 1, 64, 0);
+	assert_block_equal(heap_lookup(h, 0xc000), &nb);
+	heap_delete(h);
+}
+
+static void test_realloc_null_fails(void **state)
+{
+	struct heap *h = heap_new();
+	struct heap_block held, nb;
+	int live;
+
+	live = heap_realloc_begin(h, 0, &held);
+	nb = mk(0, 1ull << 50, 2, 1, AF_REALLOC, 1);
+	heap_realloc_end(h, 0, live, &held, 1ull << 50, &nb);
+	check_stats(h, 0, 0, 0, 0, 0, 0, 0);
+	heap_delete(h);
+}
+
+static void test_realloc_zero_frees(void **state)
+{
+	struct heap *h = heap_new();
+	struct heap_block held, nb;
+	int live;
+
+	alloc(h, 0xa000, 32);
+	live = heap_realloc_begin(h, 0xa000, &held);
+	assert_int_equal(live, 1);
+	nb = mk(0, 0, 2, 1, AF_REALLOC, 1);
+	heap_realloc_end(h, 0xa000, live, &held, 0, &nb);
+	check_stats(h, 1, 1, 32, 0, 0, 32, 0);
+	assert_null(heap_lookup(h, 0xa000));
+	check_consistent(h);
+	heap_delete(h);
+}
+
+/* An allocator whose realloc(p, 0) returns a minimum-size block. */
+static void test_realloc_zero_returns_block(void **state)
+{
+	struct heap *h = heap_new();
+	struct heap_block held, nb;
+	int live;
+
+	alloc(h, 0xa000, 32);
+	live = heap_realloc_begin(h, 0xa000, &held);
+	nb = mk(0xd000, 0, 2, 1, AF_REALLOC, 1);
+	heap_realloc_end(h, 0xa000, live, &held, 0, &nb);
+	check_stats(h, 2, 1, 32, 0, 1, 32, 0);
+	assert_non_null(heap_lookup(h, 0xd000));
+	heap_delete(h);
+}
+
+static void test_realloc_failure_restores(void **state)
+{
+	struct heap *h = heap_new();
+	struct heap_block a = mk(0xa000, 1000, 9, 77, AF_CALLOC, 12345);
+	struct heap_block held, nb;
+	struct heap_stats before;
+	int live;
+
+	alloc(h, 0x1000, 24);
+	heap_alloc(h, &a);
+	before = *heap_stats(h);
+	live = heap_realloc_begin(h, 0xa000, &held);
+	assert_int_equal(live, 1);
+	nb = mk(0, 1ull << 40, 10, 77, AF_REALLOC, 99999);
+	heap_realloc_end(h, 0xa000, live, &held, 1ull << 40, &nb);
+	assert_memory_equal(heap_stats(h), &before, sizeof(before));
+	check_stats(h, 2, 0, 1024, 1024, 2, 1024, 0);
+	assert_block_equal(heap_lookup(h, 0xa000), &a);
+	check_consistent(h);
+	heap_delete(h);
+}
+
+static void test_realloc_unknown_old(void **state)
+{
+	struct heap *h = heap_new();
+	struct heap_block held, nb;
+	int live;
+
+	live = heap_realloc_begin(h, 0xe000, &held);
+	assert_int_equal(live, 0);
+	nb = mk(0xf000, 40, 1, 1, AF_REALLOC, 1);
+	heap_realloc_end(h, 0xe000, live, &held, 40, &nb);
+	check_stats(h, 1, 1, 40, 40, 1, 40, 1);
+	/* failure on an unknown block: nothing at all */
+	live = heap_realloc_begin(h, 0xe100, &held);
+	nb = mk(0, 80, 1, 1, AF_REALLOC, 1);
+	heap_realloc_end(h, 0xe100, live, &held, 80, &nb);
+	check_stats(h, 1, 1, 40, 40, 1, 40, 1);
+	assert_null(heap_lookup(h, 0xe100));
+	heap_delete(h);
+}
+
+/*
+ * Thread 1 reallocs A; glibc releases A and thread 2's malloc is handed A
+ * before thread 1's realloc returns B.  Both the new A and B are live.
+ */
+static void test_realloc_race(void **state)
+{
+	struct heap *h = heap_new();
+	struct heap_block a = mk(0xa000, 16, 1, 1, AF_MALLOC, 10);
+	struct heap_block a2 = mk(0xa000, 48, 2, 2, AF_MALLOC, 20);
+	struct heap_block b = mk(0xb000, 64, 3, 1, AF_REALLOC, 30);
+	struct heap_block held;
+	int live;
+
+	heap_alloc(h, &a);
+	live = heap_realloc_begin(h, 0xa000, &held);
+	assert_int_equal(live, 1);
+	heap_alloc(h, &a2);
+	/* no missed free: A was out of the table */
+	assert_int_equal(heap_stats(h)->frees, 0);
+	heap_realloc_end(h, 0xa000, live, &held, 64, &b);
+	check_stats(h, 3, 1, 128, 112, 2, 112, 0);
+	assert_block_equal(heap_lookup(h, 0xa000), &a2);
+	assert_block_equal(heap_lookup(h, 0xb000), &b);
+	check_consistent(h);
+	heap_delete(h);
+}
+
+static uint64_t rng_state = 0x123456789abcdefULL;
+
+static uint64_t rnd(void)
+{
+	uint64_t x = rng_state;
+
+	x ^= x << 13;
+	x ^= x >> 7;
+	x ^= x << 17;
+	return rng_state = x;
+}
+
+static void shuffle(uint64_t *a, size_t n)
+{
+	size_t i;
+
+	for (i = n - 1; i > 0; i--) {
+		size_t j = rnd() % (i + 1);
+		uint64_t t = a[i];
+
+		a[i] = a[j];
+		a[j] = t;
+	}
+}
+
+#define NRAND 100000
+
+static void test_random_many(void **state)
+{
+	struct heap *h = heap_new();
+	uint64_t *addrs = malloc(NRAND * sizeof(*addrs));
+	uint64_t total = 0, live_bytes;
+	size_t i;
+
+	assert_non_null(addrs);
+	/* Clustered like real heap addresses: 16-byte aligned, two arenas. */
+	for (i = 0; i < NRAND; i++)
+		addrs[i] = (i & 1 ? 0x7f0000000000ULL : 0x555555000000ULL) +
+			   16 * (i / 2 + 1);
+	shuffle(addrs, NRAND);
+	for (i = 0; i < NRAND; i++) {
+		struct heap_block b = mk(addrs[i], addrs[i] % 1000,
+					 (uint32_t)i, 1, AF_MALLOC, i);
+
+		heap_alloc(h, &b);
+		total += addrs[i] % 1000;
+	}
+	check_stats(h, NRAND, 0, total, total, NRAND, total, 0);
+	check_consistent(h);
+	for (i = 0; i < NRAND; i++) {
+		const struct heap_block *b = heap_lookup(h, addrs[i]);
+
+		assert_non_null(b);
+		assert_int_equal(b->addr, addrs[i]);
+		assert_int_equal(b->size, addrs[i] % 1000);
+	}
+
+	/* Remove half in another random order. */
+	shuffle(addrs, NRAND);
+	live_bytes = total;
+	for (i = 0; i < NRAND / 2; i++) {
+		assert_int_equal(heap_free(h, addrs[i]), 1);
+		live_bytes -= addrs[i] % 1000;
+	}
+	check_stats(h, NRAND, NRAND / 2, total, live_bytes, NRAND / 2,
+		    total, 0);
+	check_consistent(h);
+	for (i = 0; i < NRAND; i++) {
+		const struct heap_block *b = heap_lookup(h, addrs[i]);
+
+		if (i < NRAND / 2) {
+			assert_null(b);
+		} else {
+			assert_non_null(b);
+			assert_int_equal(b->addr, addrs[i]);
+			assert_int_equal(b->size, addrs[i] % 1000);
+		}
+	}
+
+	/* Interleave: re-add the removed ones while removing the rest. */
+	for (i = 0; i < NRAND / 2; i++) {
+		struct heap_block b = mk(addrs[i], 1, 0, 1, AF_MALLOC, 0);
+
+		heap_alloc(h, &b);
+		assert_int_equal(heap_free(h, addrs[NRAND / 2 + i]), 1);
+	}
+	check_stats(h, NRAND + NRAND / 2, NRAND, total + NRAND / 2,
+		    NRAND / 2, NRAND / 2, total, 0);
+	check_consistent(h);
+	for (i = 0; i < NRAND; i++) {
+		if (i < NRAND / 2)
+			assert_non_null(heap_lookup(h, addrs[i]));
+		else
+			assert_null(heap_lookup(h, addrs[i]));
+	}
+	for (i = 0; i < NRAND / 2; i++)
+		assert_int_equal(heap_free(h, addrs[i]), 1);
+	check_stats(h, NRAND + NRAND / 2, NRAND + NRAND / 2,
+		    total + NRAND / 2, 0, 0, total, 0);
+	check_consistent(h);
+	free(addrs);
+	heap_delete(h);
+}
+
+static int stop_cb(const struct heap_block *b, void *ctx)
+{
+	int *n = ctx;
+
+	return ++*n == 3 ? 42 : 0;
+}
+
+static void test_foreach_stops(void **state)
+{
+	struct heap *h = heap_new();
+	int n = 0;
+
+	alloc(h, 0x1000, 1);
+	alloc(h, 0x2000, 1);
+	alloc(h, 0x3000, 1);
+	alloc(h, 0x4000, 1);
+	assert_int_equal(heap_foreach(h, stop_cb, &n), 42);
+	assert_int_equal(n, 3);
+	heap_delete(h);
+}
+
+static void test_reset(void **state)
+{
+	struct heap *h = heap_new();
+	struct sum s = { 0, 0 };
+	uint64_t i;
+
+	for (i = 1; i <= 5000; i++)
+		alloc(h, i * 32, 8);
+	heap_free(h, 32);
+	heap_free(h, 1);
+	heap_reset(h);
+	check_stats(h, 0, 0, 0, 0, 0, 0, 0);
+	assert_null(heap_lookup(h, 64));
+	heap_foreach(h, sum_cb, &s);
+	assert_int_equal(s.blocks, 0);
+	alloc(h, 64, 5);
+	check_stats(h, 1, 0, 5, 5, 1, 5, 0);
+	check_consistent(h);
+	heap_delete(h);
+}
+
+static void test_fn_names(void **state)
+{
+	static const char *const names[] = {
+		"malloc", "calloc", "realloc", "reallocarray", "free",
+		"posix_memalign", "aligned_alloc", "memalign", "valloc",
+		"pvalloc",
+	};
+	int i;
+
+	assert_int_equal(AF_COUNT, 10);
+	for (i = 0; i < AF_COUNT; i++)
+		assert_string_equal(alloc_fn_name((enum alloc_fn)i), names[i]);
+	assert_null(alloc_fn_name(AF_COUNT));
+	assert_null(alloc_fn_name((enum alloc_fn)-1));
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_alloc_free_counts),
+		cmocka_unit_test(test_free_null),
+		cmocka_unit_test(test_free_unknown),
+		cmocka_unit_test(test_peak_rise_fall),
+		cmocka_unit_test(test_alloc_live_address_replaces),
+		cmocka_unit_test(test_realloc_grow),
+		cmocka_unit_test(test_realloc_in_place),
+		cmocka_unit_test(test_realloc_null),
+		cmocka_unit_test(test_realloc_null_fails),
+		cmocka_unit_test(test_realloc_zero_frees),
+		cmocka_unit_test(test_realloc_zero_returns_block),
+		cmocka_unit_test(test_realloc_failure_restores),
+		cmocka_unit_test(test_realloc_unknown_old),
+		cmocka_unit_test(test_realloc_race),
+		cmocka_unit_test(test_random_many),
+		cmocka_unit_test(test_foreach_stops),
+		cmocka_unit_test(test_reset),
+		cmocka_unit_test(test_fn_names),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
