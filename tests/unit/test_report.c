@@ -1,0 +1,1038 @@
+/* test_report.c - the leak report, text and JSON, on synthetic tables. */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+#include <cmocka.h>
+
+#include "heap.h"
+#include "report.h"
+#include "stacks.h"
+#include "symbols.h"
+
+/* ---- a fake symbolizer ---- */
+
+#define LIBC "/usr/lib/x86_64-linux-gnu/libc.so.6"
+#define EXE "/work/h_basic"
+
+#define PC_MALLOC	0x7f3a1c2a5f30ull	/* "malloc", libc, no line */
+#define PC_CALLOC	0x7f3a1c2a6000ull	/* "__libc_calloc", libc */
+#define PC_ANON		0x7f3a1c2a7000ull	/* libc, no function */
+#define PC_GROW		0x55d0c0a01183ull	/* grow_buffer h_basic.c:14 */
+#define PC_MAIN		0x55d0c0a010b4ull	/* main h_basic.c:36 */
+#define PC_START	0x7f3a1c229d90ull	/* __libc_start_call_main, libc */
+#define PC_HELPER	0x55d0c0a01200ull	/* helper, exe, no line */
+#define PC_NOSYM	0x55d0c0a01300ull	/* exe, no function */
+#define PC_UNKNOWN	0x1234ull		/* nothing known */
+#define PC_NOMOD	0x55d0c0a01400ull	/* function only */
+#define PC_LINEONLY	0x55d0c0a01500ull	/* file:line, no function */
+#define PC_MAIN2	0x55d0c0a01600ull	/* "main2": not main */
+#define PC_F(i)		(0x400000ull + 0x10 * (i))	/* f<i> gen.c:<i> */
+
+struct sym {
+	uint64_t pc;
+	const char *function, *file;
+	int line;
+	const char *module;
+	uint64_t offset;
+};
+
+static const struct sym syms[] = {
+	{ PC_MALLOC, "malloc", NULL, 0, LIBC, 0xa5f30 },
+	{ PC_CALLOC, "__libc_calloc", NULL, 0, LIBC, 0xa6000 },
+	{ PC_ANON, NULL, NULL, 0, LIBC, 0xa7000 },
+	{ PC_GROW, "grow_buffer", "h_basic.c", 14, EXE, 0x1183 },
+	{ PC_MAIN, "main", "h_basic.c", 36, EXE, 0x10b4 },
+	{ PC_START, "__libc_start_call_main", NULL, 0, LIBC, 0x29d90 },
+	{ PC_HELPER, "helper", NULL, 0, EXE, 0x1200 },
+	{ PC_NOSYM, NULL, NULL, 0, EXE, 0x1300 },
+	{ PC_NOMOD, "nomod", NULL, 0, NULL, 0 },
+	{ PC_LINEONLY, NULL, "gen.c", 7, NULL, 0 },
+	{ PC_MAIN2, "main2", "h_basic.c", 50, EXE, 0x1600 },
+};
+
+struct call {
+	uint64_t pc;
+	int caller;
+};
+
+struct namer_ctx {
+	struct call calls[64];
+	unsigned ncalls;
+	char fname[64][16];	/* names of PC_F(i), i < 64 */
+};
+
+static void fake_namer(void *vctx, uint64_t pc, int caller,
+		       struct frame_info *out)
+{
+	struct namer_ctx *ctx = vctx;
+	size_t i;
+
+	if (ctx->ncalls < 64) {
+		ctx->calls[ctx->ncalls].pc = pc;
+		ctx->calls[ctx->ncalls].caller = caller;
+	}
+	ctx->ncalls++;
+	memset(out, 0, sizeof(*out));
+	out->pc = pc;
+	for (i = 0; i < sizeof(syms) / sizeof(syms[0]); i++) {
+		if (syms[i].pc == pc) {
+			out->function = syms[i].function;
+			out->file = syms[i].file;
+			out->line = syms[i].line;
+			out->module = syms[i].module;
+			out->module_offset = syms[i].offset;
+			return;
+		}
+	}
+	if (pc >= PC_F(0) && pc < PC_F(64) && (pc - PC_F(0)) % 0x10 == 0) {
+		unsigned k = (unsigned)((pc - PC_F(0)) / 0x10);
+
+		snprintf(ctx->fname[k], sizeof(ctx->fname[k]), "f%u", k);
+		out->function = ctx->fname[k];
+		out->file = "gen.c";
+		out->line = (int)k + 100;
+		out->module = EXE;
+		out->module_offset = pc - 0x400000;
+	}
+}
+
+/* ---- fixture ---- */
+
+struct fx {
+	struct heap *h;
+	struct stacks *s;
+	struct namer_ctx nc;
+	struct report_input in;
+	char dir[64];
+};
+
+static char *const default_argv[] = { "./h_basic", "a \"b\"", NULL };
+
+static int setup(void **state)
+{
+	struct fx *fx = calloc(1, sizeof(*fx));
+
+	if (!fx)
+		return -1;
+	fx->h = heap_new();
+	fx->s = stacks_new();
+	fx->in.pid = 1234;
+	fx->in.argv = default_argv;
+	fx->in.reason = REPORT_EXIT;
+	fx->in.exited = 1;
+	fx->in.exit_code = 0;
+	fx->in.heap = fx->h;
+	fx->in.stacks = fx->s;
+	fx->in.depth = 16;
+	fx->in.namer = fake_namer;
+	fx->in.namer_ctx = &fx->nc;
+	fx->in.unclassified_why = "no reachability scan yet";
+	strcpy(fx->dir, "/tmp/test_report.XXXXXX");
+	if (!mkdtemp(fx->dir))
+		return -1;
+	*state = fx;
+	return 0;
+}
+
+static void rm_in_dir(struct fx *fx, const char *name)
+{
+	char p[256];
+
+	snprintf(p, sizeof(p), "%s/%s", fx->dir, name);
+	unlink(p);
+	rmdir(p);
+}
+
+static int teardown(void **state)
+{
+	struct fx *fx = *state;
+
+	rm_in_dir(fx, "r.json.tmp");
+	rm_in_dir(fx, "r.json");
+	rm_in_dir(fx, "isdir.json");
+	rm_in_dir(fx, "isdir.json.tmp");
+	rmdir(fx->dir);
+	heap_delete(fx->h);
+	stacks_delete(fx->s);
+	free(fx);
+	return 0;
+}
+
+static void path_in_dir(struct fx *fx, const char *name, char *buf, size_t n)
+{
+	snprintf(buf, n, "%s/%s", fx->dir, name);
+}
+
+static uint32_t stack(struct fx *fx, unsigned n, ...)
+{
+	uint64_t pcs[32];
+	va_list ap;
+	unsigned i;
+
+	assert_true(n <= 32);
+	va_start(ap, n);
+	for (i = 0; i < n; i++)
+		pcs[i] = va_arg(ap, uint64_t);
+	va_end(ap);
+	return stacks_intern(fx->s, pcs, n);
+}
+
+static void alloc(struct fx *fx, uint64_t addr, uint64_t size, uint32_t st,
+		  enum alloc_fn fn)
+{
+	struct heap_block b;
+
+	memset(&b, 0, sizeof(b));
+	b.addr = addr;
+	b.size = size;
+	b.stack = st;
+	b.tid = 1234;
+	b.fn = (uint8_t)fn;
+	b.time_ns = 1;
+	heap_alloc(fx->h, &b);
+}
+
+/* The text report of FX (asserts success); caller frees. */
+static char *text_of(struct fx *fx)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+
+	assert_non_null(f);
+	assert_int_equal(report_write(&fx->in, f, NULL), 0);
+	assert_int_equal(fclose(f), 0);
+	assert_int_equal(strlen(buf), len);
+	return buf;
+}
+
+static char *read_all(const char *path)
+{
+	FILE *f = fopen(path, "r");
+	char *buf;
+	long n;
+
+	assert_non_null(f);
+	assert_int_equal(fseek(f, 0, SEEK_END), 0);
+	n = ftell(f);
+	assert_true(n >= 0);
+	rewind(f);
+	buf = malloc((size_t)n + 1);
+	assert_non_null(buf);
+	assert_int_equal(fread(buf, 1, (size_t)n, f), (size_t)n);
+	buf[n] = '\0';
+	fclose(f);
+	return buf;
+}
+
+/* The JSON report of FX, written to a file in FX's directory. */
+static char *json_of(struct fx *fx)
+{
+	char path[256];
+	char *s;
+
+	path_in_dir(fx, "r.json", path, sizeof(path));
+	assert_int_equal(report_write(&fx->in, NULL, path), 0);
+	s = read_all(path);
+	unlink(path);
+	return s;
+}
+
+static void check_text(struct fx *fx, const char *expect)
+{
+	char *got = text_of(fx);
+
+	assert_string_equal(got, expect);
+	free(got);
+}
+
+/* The records part of the text (from after the HEAP SUMMARY's blank line
+ * up to LEAK SUMMARY), with the "ptleak[1234]: " prefixes removed. */
+static char *records_of(struct fx *fx)
+{
+	static const char head[] = "ptleak[1234]:\n";
+	char *t = text_of(fx), *p, *end, *out, *o;
+
+	p = strstr(t, head);
+	assert_non_null(p);
+	p += strlen(head);
+	end = strstr(p, "ptleak[1234]: LEAK SUMMARY:\n");
+	assert_non_null(end);
+	out = o = malloc((size_t)(end - p) + 1);
+	assert_non_null(out);
+	while (p < end) {
+		char *nl = strchr(p, '\n');
+
+		if (!strncmp(p, "ptleak[1234]: ", 14))
+			p += 14;
+		else if (!strncmp(p, "ptleak[1234]:", 13))
+			p += 13;
+		else
+			fail_msg("unprefixed line: %s", p);
+		memcpy(o, p, (size_t)(nl + 1 - p));
+		o += nl + 1 - p;
+		p = nl + 1;
+	}
+	*o = '\0';
+	free(t);
+	return out;
+}
+
+static void check_records(struct fx *fx, const char *expect)
+{
+	char *got = records_of(fx);
+
+	assert_string_equal(got, expect);
+	free(got);
+}
+
+/* Redirect stderr to a file while F runs; returns what was written. */
+struct cap {
+	int saved;
+	FILE *tmp;
+};
+
+static void cap_begin(struct cap *c)
+{
+	fflush(stderr);
+	c->tmp = tmpfile();
+	assert_non_null(c->tmp);
+	c->saved = dup(2);
+	assert_true(c->saved >= 0);
+	assert_true(dup2(fileno(c->tmp), 2) >= 0);
+}
+
+static char *cap_end(struct cap *c)
+{
+	char *buf;
+	long n;
+
+	fflush(stderr);
+	assert_true(dup2(c->saved, 2) >= 0);
+	close(c->saved);
+	n = ftell(c->tmp);
+	assert_true(n >= 0);
+	rewind(c->tmp);
+	buf = malloc((size_t)n + 1);
+	assert_non_null(buf);
+	assert_int_equal(fread(buf, 1, (size_t)n, c->tmp), (size_t)n);
+	buf[n] = '\0';
+	fclose(c->tmp);
+	return buf;
+}
+
+/*
+ * The common small case:
+ *   stack 1 = malloc, grow_buffer, main, __libc_start_call_main
+ *   stack 2 = calloc (named __libc_calloc), helper, ??? in exe, ???
+ * 1,000,000 bytes allocated and freed first (peak), then
+ *   200 on stack 1 by malloc, 1,000 + 2,000 on stack 2 by calloc,
+ *   200 on stack 1 by realloc.
+ */
+static void build_small(struct fx *fx)
+{
+	uint32_t a = stack(fx, 4, PC_MALLOC, PC_GROW, PC_MAIN, PC_START);
+	uint32_t b = stack(fx, 4, PC_CALLOC, PC_HELPER, PC_NOSYM, PC_UNKNOWN);
+
+	assert_int_equal(a, 1);
+	assert_int_equal(b, 2);
+	alloc(fx, 0x9000, 1000000, a, AF_MALLOC);
+	assert_int_equal(heap_free(fx->h, 0x9000), 1);
+	alloc(fx, 0x1000, 200, a, AF_MALLOC);
+	alloc(fx, 0x2000, 1000, b, AF_CALLOC);
+	alloc(fx, 0x3000, 2000, b, AF_CALLOC);
+	alloc(fx, 0x4000, 200, a, AF_REALLOC);
+}
+
+/* ---- tests ---- */
+
+static void test_text_full(void **state)
+{
+	struct fx *fx = *state;
+
+	build_small(fx);
+	check_text(fx,
+"ptleak[1234]: HEAP SUMMARY:\n"
+"ptleak[1234]:     in use at exit: 3,400 bytes in 4 blocks\n"
+"ptleak[1234]:   total heap usage: 5 allocs, 1 frees, 1,003,400 bytes allocated\n"
+"ptleak[1234]:   peak: 1,000,000 bytes in use\n"
+"ptleak[1234]:\n"
+"ptleak[1234]: 3,000 bytes in 2 blocks are unclassified in loss record 1 of 3\n"
+"ptleak[1234]:    at 0x7f3a1c2a6000: calloc (libc.so.6)\n"
+"ptleak[1234]:    by 0x55d0c0a01200: helper (h_basic)\n"
+"ptleak[1234]:    by 0x55d0c0a01300: ??? (h_basic+0x1300)\n"
+"ptleak[1234]:    by 0x1234: ???\n"
+"ptleak[1234]:\n"
+"ptleak[1234]: 200 bytes in 1 block are unclassified in loss record 2 of 3\n"
+"ptleak[1234]:    at 0x7f3a1c2a5f30: malloc (libc.so.6)\n"
+"ptleak[1234]:    by 0x55d0c0a01183: grow_buffer (h_basic.c:14)\n"
+"ptleak[1234]:    by 0x55d0c0a010b4: main (h_basic.c:36)\n"
+"ptleak[1234]:\n"
+"ptleak[1234]: 200 bytes in 1 block are unclassified in loss record 3 of 3\n"
+"ptleak[1234]:    at 0x7f3a1c2a5f30: realloc (libc.so.6)\n"
+"ptleak[1234]:    by 0x55d0c0a01183: grow_buffer (h_basic.c:14)\n"
+"ptleak[1234]:    by 0x55d0c0a010b4: main (h_basic.c:36)\n"
+"ptleak[1234]:\n"
+"ptleak[1234]: LEAK SUMMARY:\n"
+"ptleak[1234]:    definitely lost: 0 bytes in 0 blocks\n"
+"ptleak[1234]:    indirectly lost: 0 bytes in 0 blocks\n"
+"ptleak[1234]:      possibly lost: 0 bytes in 0 blocks\n"
+"ptleak[1234]:    still reachable: 0 bytes in 0 blocks\n"
+"ptleak[1234]:       unclassified: 3,400 bytes in 4 blocks (no reachability scan yet)\n");
+}
+
+#define ZERO "{\"bytes\":0,\"blocks\":0}"
+#define ZERO_SUMMARY \
+	"\"definitely_lost\":" ZERO ",\"indirectly_lost\":" ZERO \
+	",\"possibly_lost\":" ZERO ",\"still_reachable\":" ZERO \
+	",\"suppressed\":" ZERO
+
+static void test_json_full(void **state)
+{
+	struct fx *fx = *state;
+	char *got;
+
+	build_small(fx);
+	got = json_of(fx);
+	assert_string_equal(got,
+"{\"version\":1,\"tool\":\"ptleak\",\"reason\":\"exit\","
+"\"target\":{\"pid\":1234,\"argv\":[\"./h_basic\",\"a \\\"b\\\"\"],\"exit\":{\"code\":0}},"
+"\"heap\":{\"in_use\":{\"bytes\":3400,\"blocks\":4},"
+"\"totals\":{\"allocs\":5,\"frees\":1,\"bytes_allocated\":1003400},"
+"\"peak\":{\"bytes\":1000000},"
+"\"summary\":{" ZERO_SUMMARY ",\"unclassified\":{\"bytes\":3400,\"blocks\":4}},"
+"\"records\":["
+"{\"kind\":\"unclassified\",\"bytes\":3000,\"blocks\":2,\"direct_bytes\":3000,\"indirect_bytes\":0,"
+"\"allocator\":\"calloc\",\"stack\":["
+"{\"pc\":\"0x7f3a1c2a6000\",\"function\":\"calloc\",\"file\":null,\"line\":null,\"module\":\"" LIBC "\"},"
+"{\"pc\":\"0x55d0c0a01200\",\"function\":\"helper\",\"file\":null,\"line\":null,\"module\":\"" EXE "\"},"
+"{\"pc\":\"0x55d0c0a01300\",\"function\":null,\"file\":null,\"line\":null,\"module\":\"" EXE "\"},"
+"{\"pc\":\"0x1234\",\"function\":null,\"file\":null,\"line\":null,\"module\":null}]},"
+"{\"kind\":\"unclassified\",\"bytes\":200,\"blocks\":1,\"direct_bytes\":200,\"indirect_bytes\":0,"
+"\"allocator\":\"malloc\",\"stack\":["
+"{\"pc\":\"0x7f3a1c2a5f30\",\"function\":\"malloc\",\"file\":null,\"line\":null,\"module\":\"" LIBC "\"},"
+"{\"pc\":\"0x55d0c0a01183\",\"function\":\"grow_buffer\",\"file\":\"h_basic.c\",\"line\":14,\"module\":\"" EXE "\"},"
+"{\"pc\":\"0x55d0c0a010b4\",\"function\":\"main\",\"file\":\"h_basic.c\",\"line\":36,\"module\":\"" EXE "\"}]},"
+"{\"kind\":\"unclassified\",\"bytes\":200,\"blocks\":1,\"direct_bytes\":200,\"indirect_bytes\":0,"
+"\"allocator\":\"realloc\",\"stack\":["
+"{\"pc\":\"0x7f3a1c2a5f30\",\"function\":\"realloc\",\"file\":null,\"line\":null,\"module\":\"" LIBC "\"},"
+"{\"pc\":\"0x55d0c0a01183\",\"function\":\"grow_buffer\",\"file\":\"h_basic.c\",\"line\":14,\"module\":\"" EXE "\"},"
+"{\"pc\":\"0x55d0c0a010b4\",\"function\":\"main\",\"file\":\"h_basic.c\",\"line\":36,\"module\":\"" EXE "\"}]}"
+"]},\"fds\":null}\n");
+	free(got);
+}
+
+/* Text and JSON in one call give the same as separately, and the namer
+ * is asked once per shown frame. */
+static void test_text_and_json_together(void **state)
+{
+	struct fx *fx = *state;
+	char path[256], *t1, *j1, *t2, *j2, *buf = NULL;
+	size_t len = 0;
+	FILE *f;
+
+	build_small(fx);
+	t1 = text_of(fx);
+	j1 = json_of(fx);
+	fx->nc.ncalls = 0;
+	path_in_dir(fx, "r.json", path, sizeof(path));
+	f = open_memstream(&buf, &len);
+	assert_non_null(f);
+	assert_int_equal(report_write(&fx->in, f, path), 0);
+	fclose(f);
+	t2 = buf;
+	j2 = read_all(path);
+	assert_string_equal(t1, t2);
+	assert_string_equal(j1, j2);
+	assert_int_equal(fx->nc.ncalls, 4 + 3 + 3);
+	free(t1);
+	free(t2);
+	free(j1);
+	free(j2);
+}
+
+static void test_grouping(void **state)
+{
+	struct fx *fx = *state;
+	uint32_t a = stack(fx, 2, PC_MALLOC, PC_F(1));
+	uint32_t b = stack(fx, 2, PC_MALLOC, PC_F(2));
+
+	/* same stack + fn: one record; same stack, other fn: another */
+	alloc(fx, 0x100, 10, a, AF_MALLOC);
+	alloc(fx, 0x200, 20, a, AF_MALLOC);
+	alloc(fx, 0x300, 40, a, AF_CALLOC);
+	alloc(fx, 0x400, 5, b, AF_MALLOC);
+	check_records(fx,
+"40 bytes in 1 block are unclassified in loss record 1 of 3\n"
+"   at 0x7f3a1c2a5f30: calloc (libc.so.6)\n"
+"   by 0x400010: f1 (gen.c:101)\n"
+"\n"
+"30 bytes in 2 blocks are unclassified in loss record 2 of 3\n"
+"   at 0x7f3a1c2a5f30: malloc (libc.so.6)\n"
+"   by 0x400010: f1 (gen.c:101)\n"
+"\n"
+"5 bytes in 1 block are unclassified in loss record 3 of 3\n"
+"   at 0x7f3a1c2a5f30: malloc (libc.so.6)\n"
+"   by 0x400020: f2 (gen.c:102)\n"
+"\n");
+}
+
+/* bytes desc, then blocks desc, then stack id asc, then fn asc */
+static void test_order_ties(void **state)
+{
+	struct fx *fx = *state;
+	uint32_t s1 = stack(fx, 2, PC_MALLOC, PC_F(1));
+	uint32_t s2 = stack(fx, 2, PC_MALLOC, PC_F(2));
+	uint32_t s3 = stack(fx, 2, PC_MALLOC, PC_F(3));
+	uint32_t s4 = stack(fx, 2, PC_MALLOC, PC_F(4));
+
+	assert_int_equal(s1, 1);
+	assert_int_equal(s4, 4);
+	/* inserted in an order unlike the expected one */
+	alloc(fx, 0x100, 100, s4, AF_MALLOC);		/* 100/1 s4 */
+	alloc(fx, 0x200, 100, s3, AF_CALLOC);		/* 100/1 s3 calloc */
+	alloc(fx, 0x300, 100, s3, AF_MALLOC);		/* 100/1 s3 malloc */
+	alloc(fx, 0x400, 50, s2, AF_MALLOC);		/* 100/2 s2 */
+	alloc(fx, 0x500, 50, s2, AF_MALLOC);
+	alloc(fx, 0x600, 10, s1, AF_MALLOC);		/* 10/1 s1 */
+	alloc(fx, 0x700, 200, s1, AF_REALLOC);	/* 200/1 s1 */
+	check_records(fx,
+"200 bytes in 1 block are unclassified in loss record 1 of 6\n"
+"   at 0x7f3a1c2a5f30: realloc (libc.so.6)\n"
+"   by 0x400010: f1 (gen.c:101)\n"
+"\n"
+"100 bytes in 2 blocks are unclassified in loss record 2 of 6\n"
+"   at 0x7f3a1c2a5f30: malloc (libc.so.6)\n"
+"   by 0x400020: f2 (gen.c:102)\n"
+"\n"
+"100 bytes in 1 block are unclassified in loss record 3 of 6\n"
+"   at 0x7f3a1c2a5f30: malloc (libc.so.6)\n"
+"   by 0x400030: f3 (gen.c:103)\n"
+"\n"
+"100 bytes in 1 block are unclassified in loss record 4 of 6\n"
+"   at 0x7f3a1c2a5f30: calloc (libc.so.6)\n"
+"   by 0x400030: f3 (gen.c:103)\n"
+"\n"
+"100 bytes in 1 block are unclassified in loss record 5 of 6\n"
+"   at 0x7f3a1c2a5f30: malloc (libc.so.6)\n"
+"   by 0x400040: f4 (gen.c:104)\n"
+"\n"
+"10 bytes in 1 block are unclassified in loss record 6 of 6\n"
+"   at 0x7f3a1c2a5f30: malloc (libc.so.6)\n"
+"   by 0x400010: f1 (gen.c:101)\n"
+"\n");
+}
+
+static void test_depth_cut(void **state)
+{
+	struct fx *fx = *state;
+	uint32_t a = stack(fx, 5, PC_MALLOC, PC_F(1), PC_F(2), PC_F(3), PC_F(4));
+	char *t;
+
+	alloc(fx, 0x100, 8, a, AF_MALLOC);
+	fx->in.depth = 3;
+	check_records(fx,
+"8 bytes in 1 block are unclassified in loss record 1 of 1\n"
+"   at 0x7f3a1c2a5f30: malloc (libc.so.6)\n"
+"   by 0x400010: f1 (gen.c:101)\n"
+"   by 0x400020: f2 (gen.c:102)\n"
+"\n");
+	/* frames beyond the depth are not even named */
+	fx->nc.ncalls = 0;
+	free(text_of(fx));
+	assert_int_equal(fx->nc.ncalls, 3);
+
+	fx->in.depth = 1;
+	check_records(fx,
+"8 bytes in 1 block are unclassified in loss record 1 of 1\n"
+"   at 0x7f3a1c2a5f30: malloc (libc.so.6)\n"
+"\n");
+
+	fx->in.depth = 5;
+	t = records_of(fx);
+	assert_non_null(strstr(t, "   by 0x400040: f4 (gen.c:104)\n\n"));
+	free(t);
+
+	/* 0: no frames at all */
+	fx->in.depth = 0;
+	check_records(fx,
+"8 bytes in 1 block are unclassified in loss record 1 of 1\n"
+"\n");
+	t = json_of(fx);
+	assert_non_null(strstr(t, "\"allocator\":\"malloc\",\"stack\":[]}"));
+	free(t);
+}
+
+static void test_cut_after_main(void **state)
+{
+	struct fx *fx = *state;
+	uint32_t a = stack(fx, 6, PC_MALLOC, PC_F(1), PC_MAIN, PC_START,
+			   PC_F(5), PC_F(6));
+	/* "main2" is not "main": no cut */
+	uint32_t b = stack(fx, 4, PC_MALLOC, PC_MAIN2, PC_START, PC_F(7));
+	char *t, *p;
+
+	alloc(fx, 0x100, 20, a, AF_MALLOC);
+	alloc(fx, 0x200, 10, b, AF_MALLOC);
+	check_records(fx,
+"20 bytes in 1 block are unclassified in loss record 1 of 2\n"
+"   at 0x7f3a1c2a5f30: malloc (libc.so.6)\n"
+"   by 0x400010: f1 (gen.c:101)\n"
+"   by 0x55d0c0a010b4: main (h_basic.c:36)\n"
+"\n"
+"10 bytes in 1 block are unclassified in loss record 2 of 2\n"
+"   at 0x7f3a1c2a5f30: malloc (libc.so.6)\n"
+"   by 0x55d0c0a01600: main2 (h_basic.c:50)\n"
+"   by 0x7f3a1c229d90: __libc_start_call_main (libc.so.6)\n"
+"   by 0x400070: f7 (gen.c:107)\n"
+"\n");
+	t = json_of(fx);
+	assert_non_null(strstr(t,
+"{\"pc\":\"0x55d0c0a010b4\",\"function\":\"main\",\"file\":\"h_basic.c\","
+"\"line\":36,\"module\":\"" EXE "\"}]}"));
+	/* only record 2 goes below main2 */
+	p = strstr(t, "\"pc\":\"0x7f3a1c229d90\"");
+	assert_non_null(p);
+	assert_null(strstr(p + 1, "\"pc\":\"0x7f3a1c229d90\""));
+	assert_null(strstr(t, "0x400050"));
+	free(t);
+
+	/* main within the depth and the depth reached at main: same */
+	fx->in.depth = 3;
+	t = records_of(fx);
+	assert_non_null(strstr(t,
+"   by 0x55d0c0a010b4: main (h_basic.c:36)\n"
+"\n10 bytes"));
+	free(t);
+}
+
+static void test_frame0_allocator_name(void **state)
+{
+	struct fx *fx = *state;
+	/* namer gives: a different name (alias), no name (only a module),
+	 * nothing at all */
+	uint32_t a = stack(fx, 2, PC_CALLOC, PC_F(1));
+	uint32_t b = stack(fx, 2, PC_ANON, PC_F(2));
+	uint32_t c = stack(fx, 2, PC_UNKNOWN, PC_F(3));
+	char *t;
+	unsigned i;
+
+	alloc(fx, 0x100, 30, a, AF_MALLOC);
+	alloc(fx, 0x200, 20, b, AF_POSIX_MEMALIGN);
+	alloc(fx, 0x300, 10, c, AF_PVALLOC);
+	check_records(fx,
+"30 bytes in 1 block are unclassified in loss record 1 of 3\n"
+"   at 0x7f3a1c2a6000: malloc (libc.so.6)\n"
+"   by 0x400010: f1 (gen.c:101)\n"
+"\n"
+"20 bytes in 1 block are unclassified in loss record 2 of 3\n"
+"   at 0x7f3a1c2a7000: posix_memalign (libc.so.6)\n"
+"   by 0x400020: f2 (gen.c:102)\n"
+"\n"
+"10 bytes in 1 block are unclassified in loss record 3 of 3\n"
+"   at 0x1234: pvalloc\n"
+"   by 0x400030: f3 (gen.c:103)\n"
+"\n");
+
+	/* frame 0 is named as the innermost frame, the others as callers */
+	fx->nc.ncalls = 0;
+	free(text_of(fx));
+	assert_int_equal(fx->nc.ncalls, 6);
+	for (i = 0; i < 6; i++)
+		assert_int_equal(fx->nc.calls[i].caller, i % 2);
+	assert_int_equal(fx->nc.calls[0].pc, PC_CALLOC);
+	assert_int_equal(fx->nc.calls[1].pc, PC_F(1));
+
+	t = json_of(fx);
+	assert_non_null(strstr(t,
+"\"allocator\":\"malloc\",\"stack\":[{\"pc\":\"0x7f3a1c2a6000\","
+"\"function\":\"malloc\",\"file\":null,\"line\":null,\"module\":\"" LIBC "\"}"));
+	assert_non_null(strstr(t,
+"\"allocator\":\"posix_memalign\",\"stack\":[{\"pc\":\"0x7f3a1c2a7000\","
+"\"function\":\"posix_memalign\",\"file\":null,\"line\":null,\"module\":\"" LIBC "\"}"));
+	assert_non_null(strstr(t,
+"\"allocator\":\"pvalloc\",\"stack\":[{\"pc\":\"0x1234\","
+"\"function\":\"pvalloc\",\"file\":null,\"line\":null,\"module\":null}"));
+	assert_null(strstr(t, "__libc_calloc"));
+	free(t);
+}
+
+/* Frame lines when less is known; "main" is a caller frame name only. */
+static void test_unknown_forms(void **state)
+{
+	struct fx *fx = *state;
+	uint32_t a = stack(fx, 7, PC_MALLOC, PC_GROW, PC_HELPER, PC_NOSYM,
+			   PC_NOMOD, PC_LINEONLY, PC_UNKNOWN);
+	char *t;
+
+	alloc(fx, 0x100, 1, a, AF_MALLOC);
+	check_records(fx,
+"1 bytes in 1 block are unclassified in loss record 1 of 1\n"
+"   at 0x7f3a1c2a5f30: malloc (libc.so.6)\n"
+"   by 0x55d0c0a01183: grow_buffer (h_basic.c:14)\n"
+"   by 0x55d0c0a01200: helper (h_basic)\n"
+"   by 0x55d0c0a01300: ??? (h_basic+0x1300)\n"
+"   by 0x55d0c0a01400: nomod\n"
+"   by 0x55d0c0a01500: ??? (gen.c:7)\n"
+"   by 0x1234: ???\n"
+"\n");
+	t = json_of(fx);
+	assert_non_null(strstr(t,
+"{\"pc\":\"0x55d0c0a01400\",\"function\":\"nomod\",\"file\":null,\"line\":null,\"module\":null},"
+"{\"pc\":\"0x55d0c0a01500\",\"function\":null,\"file\":\"gen.c\",\"line\":7,\"module\":null},"
+"{\"pc\":\"0x1234\",\"function\":null,\"file\":null,\"line\":null,\"module\":null}]}"));
+	free(t);
+
+	/* no namer at all: only addresses (the allocator still named) */
+	fx->in.namer = NULL;
+	check_records(fx,
+"1 bytes in 1 block are unclassified in loss record 1 of 1\n"
+"   at 0x7f3a1c2a5f30: malloc\n"
+"   by 0x55d0c0a01183: ???\n"
+"   by 0x55d0c0a01200: ???\n"
+"   by 0x55d0c0a01300: ???\n"
+"   by 0x55d0c0a01400: ???\n"
+"   by 0x55d0c0a01500: ???\n"
+"   by 0x1234: ???\n"
+"\n");
+}
+
+/* A block with no stack (id 0) is a record with no frames. */
+static void test_no_stack(void **state)
+{
+	struct fx *fx = *state;
+	char *t;
+
+	alloc(fx, 0x100, 64, 0, AF_CALLOC);
+	check_records(fx,
+"64 bytes in 1 block are unclassified in loss record 1 of 1\n"
+"\n");
+	t = json_of(fx);
+	assert_non_null(strstr(t,
+"\"records\":[{\"kind\":\"unclassified\",\"bytes\":64,\"blocks\":1,"
+"\"direct_bytes\":64,\"indirect_bytes\":0,\"allocator\":\"calloc\",\"stack\":[]}]"));
+	free(t);
+}
+
+static void test_singular_block(void **state)
+{
+	struct fx *fx = *state;
+	uint32_t a = stack(fx, 1, PC_MALLOC);
+
+	alloc(fx, 0x100, 1, a, AF_MALLOC);
+	check_text(fx,
+"ptleak[1234]: HEAP SUMMARY:\n"
+"ptleak[1234]:     in use at exit: 1 bytes in 1 block\n"
+"ptleak[1234]:   total heap usage: 1 allocs, 0 frees, 1 bytes allocated\n"
+"ptleak[1234]:   peak: 1 bytes in use\n"
+"ptleak[1234]:\n"
+"ptleak[1234]: 1 bytes in 1 block are unclassified in loss record 1 of 1\n"
+"ptleak[1234]:    at 0x7f3a1c2a5f30: malloc (libc.so.6)\n"
+"ptleak[1234]:\n"
+"ptleak[1234]: LEAK SUMMARY:\n"
+"ptleak[1234]:    definitely lost: 0 bytes in 0 blocks\n"
+"ptleak[1234]:    indirectly lost: 0 bytes in 0 blocks\n"
+"ptleak[1234]:      possibly lost: 0 bytes in 0 blocks\n"
+"ptleak[1234]:    still reachable: 0 bytes in 0 blocks\n"
+"ptleak[1234]:       unclassified: 1 bytes in 1 block (no reachability scan yet)\n");
+
+	/* no reason given: no parenthesis */
+	fx->in.unclassified_why = NULL;
+	{
+		char *t = text_of(fx);
+
+		assert_non_null(strstr(t,
+"ptleak[1234]:       unclassified: 1 bytes in 1 block\n"));
+		free(t);
+	}
+}
+
+static void test_all_freed(void **state)
+{
+	struct fx *fx = *state;
+	uint32_t a = stack(fx, 1, PC_MALLOC);
+	char *t;
+
+	alloc(fx, 0x100, 1500, a, AF_MALLOC);
+	alloc(fx, 0x200, 100, a, AF_CALLOC);
+	heap_free(fx->h, 0x100);
+	heap_free(fx->h, 0x200);
+	check_text(fx,
+"ptleak[1234]: HEAP SUMMARY:\n"
+"ptleak[1234]:     in use at exit: 0 bytes in 0 blocks\n"
+"ptleak[1234]:   total heap usage: 2 allocs, 2 frees, 1,600 bytes allocated\n"
+"ptleak[1234]:   peak: 1,600 bytes in use\n"
+"ptleak[1234]:\n"
+"ptleak[1234]: All heap blocks were freed -- no leaks are possible\n");
+	/* and the namer is never called */
+	assert_int_equal(fx->nc.ncalls, 0);
+
+	fx->in.exited = 0;
+	t = json_of(fx);
+	assert_string_equal(t,
+"{\"version\":1,\"tool\":\"ptleak\",\"reason\":\"exit\","
+"\"target\":{\"pid\":1234,\"argv\":[\"./h_basic\",\"a \\\"b\\\"\"],\"exit\":null},"
+"\"heap\":{\"in_use\":{\"bytes\":0,\"blocks\":0},"
+"\"totals\":{\"allocs\":2,\"frees\":2,\"bytes_allocated\":1600},"
+"\"peak\":{\"bytes\":1600},"
+"\"summary\":{" ZERO_SUMMARY ",\"unclassified\":" ZERO "},"
+"\"records\":[]},\"fds\":null}\n");
+	free(t);
+}
+
+static void test_thousands(void **state)
+{
+	struct fx *fx = *state;
+	uint32_t a = stack(fx, 1, PC_MALLOC);
+	uint32_t b = stack(fx, 1, PC_CALLOC);
+	char *t;
+	uint64_t i;
+
+	alloc(fx, 0x10, 12345678901ull, a, AF_MALLOC);
+	for (i = 0; i < 1234; i++)
+		alloc(fx, 0x100000 + i * 16, 999, b, AF_CALLOC);
+	t = text_of(fx);
+	assert_non_null(strstr(t,
+"ptleak[1234]:     in use at exit: 12,346,911,667 bytes in 1,235 blocks\n"
+"ptleak[1234]:   total heap usage: 1,235 allocs, 0 frees, 12,346,911,667 bytes allocated\n"
+"ptleak[1234]:   peak: 12,346,911,667 bytes in use\n"));
+	assert_non_null(strstr(t,
+"ptleak[1234]: 12,345,678,901 bytes in 1 block are unclassified in loss record 1 of 2\n"));
+	assert_non_null(strstr(t,
+"ptleak[1234]: 1,232,766 bytes in 1,234 blocks are unclassified in loss record 2 of 2\n"));
+	assert_non_null(strstr(t,
+"ptleak[1234]:       unclassified: 12,346,911,667 bytes in 1,235 blocks (no reachability scan yet)\n"));
+	free(t);
+	t = json_of(fx);
+	assert_non_null(strstr(t, "\"in_use\":{\"bytes\":12346911667,\"blocks\":1235}"));
+	free(t);
+}
+
+static void test_reason_labels(void **state)
+{
+	struct fx *fx = *state;
+	uint32_t a = stack(fx, 1, PC_MALLOC);
+	char *t;
+
+	alloc(fx, 0x100, 1, a, AF_MALLOC);
+
+	fx->in.reason = REPORT_SIGNAL;
+	fx->in.exited = 0;
+	t = text_of(fx);
+	assert_non_null(strstr(t,
+"ptleak[1234]: HEAP SUMMARY:\n"
+"ptleak[1234]:         in use now: 1 bytes in 1 block\n"
+"ptleak[1234]:   total heap usage:"));
+	free(t);
+	t = json_of(fx);
+	assert_non_null(strstr(t, "{\"version\":1,\"tool\":\"ptleak\",\"reason\":\"signal\",\"target\":{\"pid\":1234,\"argv\":[\"./h_basic\",\"a \\\"b\\\"\"],\"exit\":null},\"heap\":{"));
+	free(t);
+
+	fx->in.reason = REPORT_DETACH;
+	t = text_of(fx);
+	assert_non_null(strstr(t,
+"ptleak[1234]: HEAP SUMMARY:\n"
+"ptleak[1234]:   in use at detach: 1 bytes in 1 block\n"
+"ptleak[1234]:   total heap usage:"));
+	free(t);
+	t = json_of(fx);
+	assert_non_null(strstr(t, "\"reason\":\"detach\",\"target\""));
+	free(t);
+
+	/* died of a signal */
+	fx->in.reason = REPORT_EXIT;
+	fx->in.exited = 1;
+	fx->in.exit_code = 0;
+	fx->in.exit_signal = 11;
+	fx->in.pid = 42;
+	fx->in.argv = NULL;
+	t = json_of(fx);
+	assert_non_null(strstr(t, "{\"version\":1,\"tool\":\"ptleak\",\"reason\":\"exit\",\"target\":{\"pid\":42,\"argv\":[],\"exit\":{\"signal\":11}},\"heap\":{"));
+	free(t);
+	fx->in.exit_signal = 0;
+	fx->in.exit_code = 3;
+	t = json_of(fx);
+	assert_non_null(strstr(t, "\"exit\":{\"code\":3}},\"heap\":{"));
+	free(t);
+	t = text_of(fx);
+	assert_non_null(strstr(t, "ptleak[42]:     in use at exit: 1 bytes in 1 block\n"));
+	assert_null(strstr(t, "1234"));
+	free(t);
+}
+
+static void test_heap_null(void **state)
+{
+	struct fx *fx = *state;
+	char *t;
+
+	fx->in.heap = NULL;
+	t = text_of(fx);
+	assert_string_equal(t, "");
+	free(t);
+	t = json_of(fx);
+	assert_string_equal(t,
+"{\"version\":1,\"tool\":\"ptleak\",\"reason\":\"exit\","
+"\"target\":{\"pid\":1234,\"argv\":[\"./h_basic\",\"a \\\"b\\\"\"],\"exit\":{\"code\":0}},"
+"\"heap\":null,\"fds\":null}\n");
+	free(t);
+}
+
+static void test_atomic_write(void **state)
+{
+	struct fx *fx = *state;
+	char path[256], tmp[300], *t, *err;
+	struct stat st;
+	struct cap c;
+	FILE *f;
+
+	build_small(fx);
+	path_in_dir(fx, "r.json", path, sizeof(path));
+	snprintf(tmp, sizeof(tmp), "%s.tmp", path);
+
+	/* an existing file is replaced whole */
+	f = fopen(path, "w");
+	assert_non_null(f);
+	fputs("old contents that are longer than nothing at all\n", f);
+	fclose(f);
+	assert_int_equal(report_write(&fx->in, NULL, path), 0);
+	assert_int_equal(stat(tmp, &st), -1);
+	assert_int_equal(errno, ENOENT);
+	t = read_all(path);
+	assert_true(!strncmp(t, "{\"version\":1,", 13));
+	assert_true(strlen(t) > 100 && !strcmp(t + strlen(t) - 12, "\"fds\":null}\n"));
+	free(t);
+
+	/* a directory that does not exist: -1, a message, no file */
+	snprintf(path, sizeof(path), "%s/nonexistent/r.json", fx->dir);
+	cap_begin(&c);
+	assert_int_equal(report_write(&fx->in, NULL, path), -1);
+	err = cap_end(&c);
+	snprintf(tmp, sizeof(tmp), "ptleak: cannot write %s: %s\n", path,
+		 strerror(ENOENT));
+	assert_string_equal(err, tmp);
+	free(err);
+	snprintf(tmp, sizeof(tmp), "%s.tmp", path);
+	assert_int_equal(stat(tmp, &st), -1);
+
+	/* the text is still written when the JSON cannot be */
+	{
+		char *buf = NULL;
+		size_t len = 0;
+
+		f = open_memstream(&buf, &len);
+		cap_begin(&c);
+		assert_int_equal(report_write(&fx->in, f, path), -1);
+		free(cap_end(&c));
+		fclose(f);
+		assert_non_null(strstr(buf, "LEAK SUMMARY:"));
+		free(buf);
+	}
+
+	/* rename fails (the target is a non-empty directory): -1 and the
+	 * temp file is removed */
+	path_in_dir(fx, "isdir.json", path, sizeof(path));
+	assert_int_equal(mkdir(path, 0700), 0);
+	snprintf(tmp, sizeof(tmp), "%s/x", path);
+	f = fopen(tmp, "w");
+	assert_non_null(f);
+	fclose(f);
+	cap_begin(&c);
+	assert_int_equal(report_write(&fx->in, NULL, path), -1);
+	err = cap_end(&c);
+	assert_true(!strncmp(err, "ptleak: cannot write ", 21));
+	assert_non_null(strstr(err, "isdir.json: "));
+	free(err);
+	snprintf(tmp, sizeof(tmp), "%s.tmp", path);
+	assert_int_equal(stat(tmp, &st), -1);
+	assert_int_equal(stat(path, &st), 0);
+	assert_true(S_ISDIR(st.st_mode));
+	snprintf(tmp, sizeof(tmp), "%s/x", path);
+	unlink(tmp);
+}
+
+/* A text stream that fails (disk full) makes the report fail. */
+static void test_text_write_error(void **state)
+{
+	struct fx *fx = *state;
+	struct cap c;
+	char *err;
+	FILE *f = fopen("/dev/full", "w");
+
+	if (!f)
+		skip();
+	build_small(fx);
+	cap_begin(&c);
+	assert_int_equal(report_write(&fx->in, f, NULL), -1);
+	err = cap_end(&c);
+	assert_true(!strncmp(err, "ptleak: cannot write the report: ", 33));
+	free(err);
+	fclose(f);
+}
+
+/* 10^5 blocks in 10^3 stacks x 2 allocators: grouping must not be
+ * quadratic (about a millisecond or two; a quadratic scan takes seconds). */
+static void test_many_blocks(void **state)
+{
+	struct fx *fx = *state;
+	uint32_t ids[1000];
+	struct timespec t0, t1;
+	unsigned i;
+	char *t, *p;
+	int n;
+
+	for (i = 0; i < 1000; i++)
+		ids[i] = stack(fx, 3, PC_MALLOC, 0x500000ull + i * 8, PC_MAIN);
+	for (i = 0; i < 100000; i++)
+		alloc(fx, 0x10000000ull + i * 32ull, 1 + i % 7, ids[i % 1000],
+		      i % 2000 < 1000 ? AF_MALLOC : AF_CALLOC);
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	t = text_of(fx);
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	print_message("report of 100000 blocks / 2000 records: %.1f ms\n",
+		      (t1.tv_sec - t0.tv_sec) * 1e3 +
+		      (t1.tv_nsec - t0.tv_nsec) / 1e6);
+	assert_non_null(strstr(t, "in loss record 2,000 of 2,000\n"));
+	assert_null(strstr(t, "of 2,001"));
+	/* sum of 1 + i % 7 over 100000 blocks */
+	assert_non_null(strstr(t,
+"ptleak[1234]:       unclassified: 399,995 bytes in 100,000 blocks"));
+	for (n = 0, p = t; (p = strstr(p, " blocks are unclassified in loss record")); p++)
+		n++;
+	assert_int_equal(n, 2000);
+	free(t);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_text_full, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_json_full, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_text_and_json_together, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_grouping, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_order_ties, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_depth_cut, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_cut_after_main, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_frame0_allocator_name, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_unknown_forms, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_no_stack, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_singular_block, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_all_freed, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_thousands, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_reason_labels, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_heap_null, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_atomic_write, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_text_write_error, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_many_blocks, setup, teardown),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
