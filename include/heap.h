@@ -5,8 +5,10 @@
  * from an in-process recorder later) and read by the report.  Semantics
  * are exact and follow glibc:
  *  - a NULL result is no allocation (callers do not call heap_alloc);
- *  - free(NULL) is nothing; a free of an unknown address (allocated before
- *    tracing started) is counted as a free, never an error;
+ *  - free(NULL) is nothing; a free of an unknown address is counted in
+ *    unknown_frees, never an error: a block allocated before tracing
+ *    started, or glibc's own recycling (a thread's exit hands every chunk
+ *    of its tcache to free(), chunks the program freed long ago);
  *  - realloc is two-phased because another thread may be handed the old
  *    address as soon as realloc released it, before realloc returns.
  */
@@ -45,12 +47,12 @@ struct heap_block {
 
 struct heap_stats {
 	uint64_t allocs;		/* successful allocations, realloc included */
-	uint64_t frees;			/* free(p != NULL), realloc's release of its old block */
+	uint64_t frees;			/* frees of live blocks, realloc's release of its old block */
 	uint64_t bytes_allocated;	/* sum of sizes of all allocations */
 	uint64_t in_use_bytes;
 	uint64_t in_use_blocks;
 	uint64_t peak_bytes;		/* maximum of in_use_bytes ever */
-	uint64_t unknown_frees;		/* frees of addresses not in the table */
+	uint64_t unknown_frees;		/* frees of addresses not in the table (not in frees) */
 };
 
 struct heap;

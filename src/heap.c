@@ -185,12 +185,12 @@ int heap_free(struct heap *h, uint64_t addr)
 
 	if (!addr)
 		return -1;
-	h->st.frees++;
 	i = find_slot(h, addr);
 	if (!h->slots[i].addr) {
 		h->st.unknown_frees++;
 		return 0;
 	}
+	h->st.frees++;
 	in_use_sub(h, h->slots[i].size);
 	table_remove_at(h, i);
 	return 1;
@@ -221,11 +221,10 @@ void heap_realloc_end(struct heap *h, uint64_t old, int was_live,
 	if (result || (size == 0 && old)) {
 		/* OLD was released (its bytes already left in_use at begin;
 		 * its address may be live again, handed to another thread). */
-		if (old) {
+		if (old && was_live)
 			h->st.frees++;
-			if (!was_live)
-				h->st.unknown_frees++;
-		}
+		else if (old)
+			h->st.unknown_frees++;
 		if (result) {
 			struct heap_block b = *newb;
 

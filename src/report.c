@@ -401,6 +401,8 @@ static void json_head(struct rep *r)
 		json_uint(j, st->frees);
 		json_key(j, "bytes_allocated");
 		json_uint(j, st->bytes_allocated);
+		json_key(j, "unknown_frees");
+		json_uint(j, st->unknown_frees);
 		json_object_end(j);
 		json_key(j, "peak");
 		json_object_begin(j);

@@ -982,6 +982,45 @@ static void test_xol_rip_out_of_range(void **state)
 					buf, err, sizeof(err)), -1);
 }
 
+/* run slots on this CPU: the rewritten instruction, then the jump back */
+static void test_xol_executes(void **state)
+{
+	/* mov 0x1000-7(%rip),%rax; ret  and  lea 0x1000-7(%rip),%rax; ret */
+	static const uint8_t mov[] = { 0x48, 0x8b, 0x05, 0xf9, 0x0f, 0x00, 0x00,
+				       0xc3 };
+	static const uint8_t lea[] = { 0x48, 0x8d, 0x05, 0xf9, 0x0f, 0x00, 0x00,
+				       0xc3 };
+	const uint8_t *const codes[] = { mov, lea };
+	long pg = sysconf(_SC_PAGESIZE);
+	uint8_t *map, *code, *slot;
+	struct arch_insn insn;
+	uint64_t (*fn)(void);
+	int k;
+
+	/* code page, data page, slot page */
+	map = mmap(NULL, 3 * pg, PROT_READ | PROT_WRITE,
+		   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	assert_true(map != MAP_FAILED);
+	code = map;
+	slot = map + 2 * pg + 64;
+	memcpy(map + 0x1000, "\x88\x77\x66\x55\x44\x33\x22\x11", 8);
+	for (k = 0; k < 2; k++) {
+		assert_int_equal(mprotect(map, 3 * pg, PROT_READ | PROT_WRITE), 0);
+		memcpy(code, codes[k], 8);
+		analyse_ok(&insn, (uint64_t)code, code, 8);
+		assert_true(arch_insn_is_xol(&insn));
+		assert_int_equal(arch_xol_build(&insn, (uint64_t)slot, slot, err,
+						sizeof(err)), 0);
+		assert_int_equal(mprotect(map, 3 * pg, PROT_READ | PROT_EXEC), 0);
+		fn = (uint64_t (*)(void))(uintptr_t)slot;
+		if (k == 0)
+			assert_int_equal(fn(), 0x1122334455667788ULL);
+		else
+			assert_int_equal(fn(), (uint64_t)(map + 0x1000));
+	}
+	munmap(map, 3 * pg);
+}
+
 static void test_xol_fixup_pc(void **state)
 {
 	static const uint8_t sub[] = { 0x48, 0x83, 0xec, 0x18 };
@@ -1434,6 +1473,7 @@ int main(void)
 		cmocka_unit_test(test_xol_rip_with_imm),
 		cmocka_unit_test(test_xol_emulated_cmp_rip),
 		cmocka_unit_test(test_xol_rip_out_of_range),
+		cmocka_unit_test(test_xol_executes),
 		cmocka_unit_test(test_xol_fixup_pc),
 		cmocka_unit_test(test_refuse_call_rel32),
 		cmocka_unit_test(test_refuse_jz_rel32),

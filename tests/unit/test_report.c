@@ -407,7 +407,7 @@ static void test_json_full(void **state)
 "{\"version\":1,\"tool\":\"ptleak\",\"reason\":\"exit\","
 "\"target\":{\"pid\":1234,\"argv\":[\"./h_basic\",\"a \\\"b\\\"\"],\"exit\":{\"code\":0}},"
 "\"heap\":{\"in_use\":{\"bytes\":3400,\"blocks\":4},"
-"\"totals\":{\"allocs\":5,\"frees\":1,\"bytes_allocated\":1003400},"
+"\"totals\":{\"allocs\":5,\"frees\":1,\"bytes_allocated\":1003400,\"unknown_frees\":0},"
 "\"peak\":{\"bytes\":1000000},"
 "\"summary\":{" ZERO_SUMMARY ",\"unclassified\":{\"bytes\":3400,\"blocks\":4}},"
 "\"records\":["
@@ -782,7 +782,7 @@ static void test_all_freed(void **state)
 "{\"version\":1,\"tool\":\"ptleak\",\"reason\":\"exit\","
 "\"target\":{\"pid\":1234,\"argv\":[\"./h_basic\",\"a \\\"b\\\"\"],\"exit\":null},"
 "\"heap\":{\"in_use\":{\"bytes\":0,\"blocks\":0},"
-"\"totals\":{\"allocs\":2,\"frees\":2,\"bytes_allocated\":1600},"
+"\"totals\":{\"allocs\":2,\"frees\":2,\"bytes_allocated\":1600,\"unknown_frees\":0},"
 "\"peak\":{\"bytes\":1600},"
 "\"summary\":{" ZERO_SUMMARY ",\"unclassified\":" ZERO "},"
 "\"records\":[]},\"fds\":null}\n");
