@@ -95,6 +95,9 @@ struct session {
 	uint64_t stops;
 };
 
+/* PTLEAK_DEBUG=events: every heap event on stderr, for debugging ptleak */
+static int debug_events;
+
 static const char *const alloc_names[AF_COUNT] = {
 	"malloc", "calloc", "realloc", "reallocarray", "free",
 	"posix_memalign", "aligned_alloc", "memalign", "valloc", "pvalloc",
@@ -389,14 +392,21 @@ static struct pending *push_pending(struct task *t)
 	return &t->pend[t->npend++];
 }
 
-static int is_nested(const struct task *t, uint64_t ret)
+/*
+ * An allocator call made by the allocator call in progress on this thread
+ * (realloc calling malloc inside libc) is part of it.  Either it returns
+ * into the outer function, or the outer function tail-called it: then its
+ * return slot is the outer call's, already hijacked.
+ */
+static int is_nested(const struct task *t, uint64_t slot, uint64_t ret)
 {
-	const struct bp *outer;
+	const struct pending *outer;
 
 	if (!t->npend)
 		return 0;
-	outer = t->pend[t->npend - 1].bp;
-	return ret >= outer->addr && ret < outer->end;
+	outer = &t->pend[t->npend - 1];
+	return slot == outer->slot ||
+	       (ret >= outer->bp->addr && ret < outer->bp->end);
 }
 
 static void on_alloc_entry(struct session *S, struct task *t,
@@ -415,10 +425,13 @@ static void on_alloc_entry(struct session *S, struct task *t,
 	if (t->npend) {
 		if (mem_read_all(P->pid, slot, &ret, sizeof(ret)))
 			return;
-		if (is_nested(t, ret))
+		if (is_nested(t, slot, ret))
 			return;
 	}
 	if (bp->fn == AF_FREE) {
+		if (debug_events)
+			fprintf(stderr, "ptleak-debug: %d free(%#llx)\n", (int)t->tid,
+				(unsigned long long)arch_arg(r, 0));
 		if (arch_arg(r, 0))
 			heap_free(P->heap, arch_arg(r, 0));
 		return;
@@ -501,6 +514,11 @@ static int on_return(struct session *S, struct task *t, struct arch_regs *r)
 	arch_set_pc(r, p.real);
 
 	size = requested_size(&p, &overflow);
+	if (debug_events)
+		fprintf(stderr, "ptleak-debug: %d %s(%#llx, %#llx, %#llx) = %#llx\n",
+			(int)t->tid, p.bp->name, (unsigned long long)p.arg[0],
+			(unsigned long long)p.arg[1], (unsigned long long)p.arg[2],
+			(unsigned long long)result);
 	memset(&b, 0, sizeof(b));
 	b.size = size;
 	b.time_ns = p.time;
@@ -1021,6 +1039,7 @@ int tracer_run(const struct options *o)
 	pid_t pid;
 
 	S->o = o;
+	debug_events = getenv("PTLEAK_DEBUG") && strstr(getenv("PTLEAK_DEBUG"), "events");
 	signal(SIGPIPE, SIG_IGN);
 	pid = launch(S);
 	if (pid < 0) {
