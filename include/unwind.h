@@ -22,6 +22,10 @@ struct unwinder;
 struct unwinder *unwinder_new(pid_t pid);
 void unwinder_delete(struct unwinder *u);
 
+/* Read the process's maps through thread PID from now on (the one given
+ * to unwinder_new exited).  Flushes the caches. */
+void unwinder_set_pid(struct unwinder *u, pid_t pid);
+
 /* Forget cached unwind info (after exec, dlclose, a new mapping). */
 void unwinder_flush(struct unwinder *u);
 

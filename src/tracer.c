@@ -74,6 +74,7 @@ struct task {
 
 struct proc {
 	pid_t pid;
+	pid_t mem_pid;		/* a live thread: the leader may exit before the others */
 	char *const *argv;
 	struct bpset bps;
 	struct heap *heap;
@@ -95,8 +96,8 @@ struct session {
 	uint64_t stops;
 };
 
-/* PTLEAK_DEBUG=events: every heap event on stderr, for debugging ptleak */
-static int debug_events;
+/* PTLEAK_DEBUG=events,stops: every heap event, every wait status on stderr */
+static int debug_events, debug_stops;
 
 static const char *const alloc_names[AF_COUNT] = {
 	"malloc", "calloc", "realloc", "reallocarray", "free",
@@ -275,7 +276,7 @@ static int bind_allocator(struct proc *P, pid_t tid, const uint64_t *order,
 	int ret = 0;
 
 	memset(defs, 0, sizeof(defs));
-	s = sym_open(P->pid);
+	s = sym_open(tid);
 	if (!s)
 		return -1;
 	for (i = 0; i < n; i++)
@@ -308,8 +309,8 @@ static int on_rendezvous(struct proc *P, pid_t tid)
 	int32_t state;
 	unsigned n = 0, i;
 
-	if (mem_read_all(P->pid, P->r_debug + R_DEBUG_STATE, &state, sizeof(state)) ||
-	    mem_read_all(P->pid, P->r_debug + R_DEBUG_MAP, &map, sizeof(map)))
+	if (mem_read_all(tid, P->r_debug + R_DEBUG_STATE, &state, sizeof(state)) ||
+	    mem_read_all(tid, P->r_debug + R_DEBUG_MAP, &map, sizeof(map)))
 		return error("cannot read the dynamic linker's r_debug in process %d",
 			     (int)P->pid);
 	if (state != RT_CONSISTENT)
@@ -322,7 +323,7 @@ static int on_rendezvous(struct proc *P, pid_t tid)
 	while (map && n < ARRAY_SIZE(order)) {
 		uint64_t lm[4];
 
-		if (mem_read_all(P->pid, map, lm, sizeof(lm)))
+		if (mem_read_all(tid, map, lm, sizeof(lm)))
 			return error("cannot read the link map of process %d",
 				     (int)P->pid);
 		if (lm[LM_LD / 8])
@@ -362,6 +363,8 @@ static int on_exec(struct session *S, struct task *t)
 		}
 	}
 	t->npend = 0;
+	P->mem_pid = P->pid;
+	unwinder_set_pid(P->unw, P->pid);
 
 	if (read_auxv(P->pid, &base, &entry) || bpset_scratch(&P->bps, t->tid))
 		return -1;
@@ -423,7 +426,7 @@ static void on_alloc_entry(struct session *S, struct task *t,
 	/* realloc calling malloc inside libc counts once: skip calls made
 	 * from within the allocator call in progress */
 	if (t->npend) {
-		if (mem_read_all(P->pid, slot, &ret, sizeof(ret)))
+		if (mem_read_all(t->tid, slot, &ret, sizeof(ret)))
 			return;
 		if (is_nested(t, slot, ret))
 			return;
@@ -444,8 +447,11 @@ static void on_alloc_entry(struct session *S, struct task *t,
 	n = unwind_stack(P->unw, t->tid, r, fixes, nfix, pcs, S->o->depth);
 	/* the return address: from the stack snapshot just taken */
 	if (!t->npend && unwind_snapshot_read(P->unw, slot, &ret) &&
-	    mem_read_all(P->pid, slot, &ret, sizeof(ret)))
+	    mem_read_all(t->tid, slot, &ret, sizeof(ret))) {
+		warning("cannot read the return address of %s in thread %d: "
+			"this call is not recorded", bp->name, (int)t->tid);
 		return;
+	}
 	p = push_pending(t);
 	memset(p, 0, sizeof(*p));
 	p->slot = slot;
@@ -534,7 +540,7 @@ static int on_return(struct session *S, struct task *t, struct arch_regs *r)
 				 overflow ? 1 : size, &b);
 		break;
 	case AF_POSIX_MEMALIGN:
-		if (result != 0 || mem_read_all(P->pid, p.arg[0], &b.addr, 8) ||
+		if (result != 0 || mem_read_all(t->tid, p.arg[0], &b.addr, 8) ||
 		    !b.addr)
 			break;
 		heap_alloc(P->heap, &b);
@@ -562,7 +568,7 @@ static void namer(void *ctx, uint64_t pc, int caller, struct frame_info *out)
 static int make_report(struct session *S, enum report_reason reason)
 {
 	struct proc *P = &S->proc;
-	struct symbolizer *s = sym_open(P->pid);
+	struct symbolizer *s = sym_open(P->mem_pid);
 	struct report_input in;
 	FILE *text = stderr;
 	int ret;
@@ -599,45 +605,24 @@ static int make_report(struct session *S, enum report_reason reason)
 
 /* ---- thread and process lifetime ---------------------------------------- */
 
-/* Every other live thread of P is being killed (exit_group or a fatal
- * signal): SIGKILL pending, or gone. */
-static int others_dying(struct session *S, struct task *self)
+/* The thread memory and /proc/PID/maps are read through is exiting:
+ * read through another live thread from now on. */
+static void move_mem_pid(struct session *S, struct task *self)
 {
+	struct proc *P = &S->proc;
 	unsigned i;
 
 	for (i = 0; i < ARRAY_SIZE(S->tasks); i++) {
 		struct task *t;
 
 		for (t = S->tasks[i]; t; t = t->next) {
-			char path[64], line[256];
-			int dying = 1;
-			FILE *f;
-
 			if (t == self || t->role != ROLE_THREAD || t->exiting)
 				continue;
-			snprintf(path, sizeof(path), "/proc/%d/task/%d/status",
-				 (int)S->proc.pid, (int)t->tid);
-			f = fopen(path, "r");
-			if (!f)
-				continue;
-			while (fgets(line, sizeof(line), f)) {
-				unsigned long long pnd;
-
-				if (!strncmp(line, "State:", 6) &&
-				    !strchr(line, 'Z') && !strchr(line, 'X'))
-					dying = 0;
-				if (sscanf(line, "SigPnd: %llx", &pnd) == 1 &&
-				    pnd & (1ull << (SIGKILL - 1))) {
-					dying = 1;
-					break;
-				}
-			}
-			fclose(f);
-			if (!dying)
-				return 0;
+			P->mem_pid = t->tid;
+			unwinder_set_pid(P->unw, t->tid);
+			return;
 		}
 	}
-	return 1;
 }
 
 static void on_exit_event(struct session *S, struct task *t)
@@ -649,9 +634,24 @@ static void on_exit_event(struct session *S, struct task *t)
 		return;
 	t->exiting = 1;
 	P->nalive--;
-	if (P->reported || (P->nalive && !others_dying(S, t)))
+	if (P->reported)
 		return;
+	if (t->tid == P->mem_pid && P->nalive)
+		move_mem_pid(S, t);
+	/*
+	 * The process ends with this thread if it is the last one, if it dies
+	 * of a signal (fatal signals kill every thread), or if it is in
+	 * exit_group: the threads that call kills then may never stop at
+	 * PTRACE_EVENT_EXIT (they do not on Linux 6.x), so this stop, with
+	 * the memory intact, is the one to report at.
+	 */
 	ptrace(PTRACE_GETEVENTMSG, t->tid, 0, &msg);
+	if (P->nalive && !(msg & 0x7f)) {
+		struct arch_regs r;
+
+		if (arch_get_regs(t->tid, &r) || arch_syscall_nr(&r) != SYS_exit_group)
+			return;
+	}
 	P->exit_known = 1;
 	if (msg & 0x7f)
 		P->exit_signal = (int)(msg & 0x7f);
@@ -738,7 +738,7 @@ static void on_new_task(struct session *S, struct task *t, int event)
 		role = ROLE_VFORK_CHILD;
 	else if (read_tgid(tid) == P->pid)
 		role = ROLE_THREAD;
-	else if (syscall(SYS_kcmp, P->pid, tid, KCMP_VM, 0, 0) == 0)
+	else if (syscall(SYS_kcmp, P->mem_pid, tid, KCMP_VM, 0, 0) == 0)
 		role = ROLE_VFORK_CHILD;
 	else
 		role = ROLE_FORK_CHILD;
@@ -1040,6 +1040,7 @@ int tracer_run(const struct options *o)
 
 	S->o = o;
 	debug_events = getenv("PTLEAK_DEBUG") && strstr(getenv("PTLEAK_DEBUG"), "events");
+	debug_stops = getenv("PTLEAK_DEBUG") && strstr(getenv("PTLEAK_DEBUG"), "stops");
 	signal(SIGPIPE, SIG_IGN);
 	pid = launch(S);
 	if (pid < 0) {
@@ -1052,6 +1053,7 @@ int tracer_run(const struct options *o)
 	signal(SIGQUIT, SIG_IGN);
 
 	P->pid = pid;
+	P->mem_pid = pid;
 	P->argv = o->argv;
 	P->heap = heap_new();
 	P->stacks = stacks_new();
@@ -1081,6 +1083,8 @@ int tracer_run(const struct options *o)
 			error("waitpid: %s", strerror(errno));
 			break;
 		}
+		if (debug_stops)
+			fprintf(stderr, "ptleak-debug: wait %d status %#x\n", (int)tid, status);
 		if (WIFSTOPPED(status))
 			on_stop(S, tid, status);
 		else if (WIFEXITED(status) || WIFSIGNALED(status))

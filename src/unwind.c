@@ -45,7 +45,7 @@ static int snap_extend(struct unwinder *u, uint64_t addr)
 	want = (addr + 8 - u->snap_base + 4095) & ~(size_t)4095;
 	if (want > SNAP_MAX)
 		want = SNAP_MAX;
-	got = mem_read(u->pid, u->snap_base + u->snap_len, u->snap + u->snap_len,
+	got = mem_read(u->tid, u->snap_base + u->snap_len, u->snap + u->snap_len,
 		       want - u->snap_len);
 	u->stats.extra_reads++;
 	if (got < 0) {
@@ -80,7 +80,7 @@ static int access_mem(unw_addr_space_t as, unw_word_t addr, unw_word_t *val,
 	}
 	/* text, .eh_frame: only while libunwind's caches are cold */
 	u->stats.extra_reads++;
-	if (mem_read_all(u->pid, addr, val, 8))
+	if (mem_read_all(u->tid, addr, val, 8))
 		return -UNW_EINVAL;
 	return 0;
 }
@@ -175,6 +175,12 @@ void unwinder_delete(struct unwinder *u)
 	free(u);
 }
 
+void unwinder_set_pid(struct unwinder *u, pid_t pid)
+{
+	u->pid = pid;
+	unwinder_flush(u);
+}
+
 void unwinder_flush(struct unwinder *u)
 {
 	unw_flush_cache(u->as, 0, 0);
@@ -204,7 +210,7 @@ unsigned unwind_stack(struct unwinder *u, pid_t tid, const struct arch_regs *r,
 	u->nfixes = nfixes;
 	u->snap_base = arch_sp(r);
 	u->snap_end = 0;
-	got = mem_read(u->pid, u->snap_base, u->snap, SNAP_FIRST);
+	got = mem_read(tid, u->snap_base, u->snap, SNAP_FIRST);
 	u->snap_len = got > 0 ? (size_t)got : 0;
 	if (u->snap_len < SNAP_FIRST)
 		u->snap_end = 1;

@@ -19,6 +19,9 @@ static inline void arch_set_pc(struct arch_regs *r, uint64_t pc) { r->r.rip = pc
 static inline uint64_t arch_sp(const struct arch_regs *r) { return r->r.rsp; }
 static inline uint64_t arch_retval(const struct arch_regs *r) { return r->r.rax; }
 static inline uint64_t arch_entry_ret_slot(const struct arch_regs *r) { return r->r.rsp; }
+/* The system call a thread is in (at a PTRACE_EVENT_EXIT stop: exit or
+ * exit_group), -1 if none. */
+static inline long arch_syscall_nr(const struct arch_regs *r) { return (long)r->r.orig_rax; }
 /* After an int3 trap the pc is one past the breakpoint byte. */
 static inline uint64_t arch_bp_addr_from_stop_pc(uint64_t pc) { return pc - 1; }
 
