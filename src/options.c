@@ -82,13 +82,14 @@ int options_parse(struct options *o, int argc, char **argv)
 			printf("ptleak %s\n", PTLEAK_VERSION);
 			return 1;
 		case ':':
-			if (optopt)
-				return usage_error("option '-%c' needs an argument",
+			/* a long option's optopt is its value, not a letter */
+			if (optopt > 0 && optopt < 128)
+				return usage_error("option '-%s' needs an argument",
 						   (char[]){ (char)optopt, 0 });
 			return usage_error("option '%s' needs an argument",
 					   argv[optind - 1]);
 		default:
-			if (optopt)
+			if (optopt > 0 && optopt < 128)
 				return usage_error("unrecognized option '-%s'",
 						   (char[]){ (char)optopt, 0 });
 			return usage_error("unrecognized option '%s'",

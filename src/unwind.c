@@ -1,4 +1,7 @@
 /* unwind.c - libunwind-ptrace over a stack snapshot. */
+#include <elfutils/libdw.h>
+#include <elfutils/libdwfl.h>
+#include <gelf.h>
 #include <libunwind-ptrace.h>
 #include <stdlib.h>
 #include <string.h>
@@ -7,14 +10,40 @@
 #include "unwind.h"
 #include "util.h"
 
+/* exported by libunwind, declared only in its internal headers */
+extern int UNW_OBJ(dwarf_search_unwind_table)(unw_addr_space_t as, unw_word_t ip,
+					      unw_dyn_info_t *di,
+					      unw_proc_info_t *pi,
+					      int need_unwind_info, void *arg);
+
+/*
+ * The binary-search table of one loaded object's FDEs: its .eh_frame_hdr
+ * in the target, or, for an object without one (static executables
+ * linked without --eh-frame-hdr), a table ptleak builds from .eh_frame
+ * and serves to libunwind at a synthetic address no process can map.
+ */
+struct utable {
+	uint64_t start, end;
+	unw_dyn_info_t di;
+	int32_t *syn;		/* (pc - segbase, fde - segbase) pairs, or NULL */
+	size_t nsyn;
+};
+
+/* non-canonical on x86-64 and aarch64: never a user address */
+#define SYN_BASE 0xfff0000000000000ull
+#define SYN_SPAN (1ull << 36)
+
 #define SNAP_FIRST 8192u	/* read at each stop, from the stack pointer */
 #define SNAP_MAX (64u * 1024)	/* extended up to this on demand */
 
 struct unwinder {
 	pid_t pid;
 	unw_addr_space_t as;
-	void *upt;			/* _UPT_create(pid): find_proc_info state */
+	void *upt;			/* _UPT_create(pid): put_unwind_info's */
 	struct unwind_stats stats;
+	struct utable *tabs;		/* sorted by start */
+	size_t ntabs, atabs;
+	int tabs_fresh;			/* loaded since the last flush */
 
 	/* the stop being unwound */
 	pid_t tid;
@@ -67,6 +96,16 @@ static int access_mem(unw_addr_space_t as, unw_word_t addr, unw_word_t *val,
 
 	if (write)
 		return -UNW_EINVAL;
+	if (addr >= SYN_BASE) {
+		size_t k = (addr - SYN_BASE) / SYN_SPAN;
+		uint64_t off = (addr - SYN_BASE) % SYN_SPAN;
+
+		if (k >= u->ntabs || !u->tabs[k].syn ||
+		    off + 8 > u->tabs[k].nsyn * 2 * sizeof(int32_t) + 8)
+			return -UNW_EINVAL;
+		memcpy(val, (char *)u->tabs[k].syn + off, 8);
+		return 0;
+	}
 	for (i = 0; i < u->nfixes; i++) {
 		if (u->fixes[i].slot == addr) {
 			*val = u->fixes[i].real;
@@ -102,10 +141,289 @@ static int access_fpreg(unw_addr_space_t as, unw_regnum_t reg,
 	return -UNW_EBADREG;
 }
 
+/* eh_frame_hdr: version 1, eh_frame_ptr pcrel|sdata4, fde_count udata4,
+ * table datarel|sdata4: what every x86-64 and aarch64 toolchain emits */
+#define EH_HDR_ENC 0x3b031b01u
+
+static struct utable *new_table(struct unwinder *u, uint64_t start,
+				 uint64_t end)
+{
+	struct utable *t;
+
+	grow_array((void **)&u->tabs, &u->atabs, u->ntabs + 1, sizeof(*u->tabs));
+	t = &u->tabs[u->ntabs++];
+	memset(t, 0, sizeof(*t));
+	t->start = start;
+	t->end = end;
+	t->di.start_ip = start;
+	t->di.end_ip = end;
+	t->di.format = UNW_INFO_FORMAT_REMOTE_TABLE;
+	return t;
+}
+
+/* Size of a DW_EH_PE_* value's format, 0 if not supported. */
+static unsigned enc_size(uint8_t enc)
+{
+	switch (enc & 0x0f) {
+	case 0x00: case 0x04: case 0x0c: return 8;
+	case 0x03: case 0x0b: return 4;
+	case 0x02: case 0x0a: return 2;
+	}
+	return 0;
+}
+
+/* Decode an encoded pointer at P (which lives at target address AT). */
+static int read_enc(const uint8_t *p, uint8_t enc, uint64_t at, uint64_t *out)
+{
+	int64_t v;
+
+	switch (enc & 0x0f) {
+	case 0x00: case 0x04: case 0x0c: { uint64_t x; memcpy(&x, p, 8); v = (int64_t)x; break; }
+	case 0x03: { uint32_t x; memcpy(&x, p, 4); v = x; break; }
+	case 0x0b: { int32_t x; memcpy(&x, p, 4); v = x; break; }
+	case 0x02: { uint16_t x; memcpy(&x, p, 2); v = x; break; }
+	case 0x0a: { int16_t x; memcpy(&x, p, 2); v = x; break; }
+	default: return -1;
+	}
+	switch (enc & 0x70) {
+	case 0x00: *out = (uint64_t)v; return 0;
+	case 0x10: *out = at + (uint64_t)v; return 0;	/* pcrel */
+	}
+	return -1;
+}
+
+/* The FDE pointer encoding ('R') of a CIE, 0 (absptr) if it has none. */
+static int cie_fde_encoding(const Dwarf_CIE *cie)
+{
+	const uint8_t *d = cie->augmentation_data;
+	size_t i = 0;
+	const char *a;
+
+	if (cie->augmentation[0] != 'z')
+		return cie->augmentation[0] ? -1 : 0;
+	for (a = cie->augmentation + 1; *a; a++) {
+		if (i >= cie->augmentation_data_size)
+			return -1;
+		switch (*a) {
+		case 'R':
+			return d[i];
+		case 'L':
+			i++;
+			break;
+		case 'P': {
+			unsigned n = enc_size(d[i]);
+
+			if (!n)
+				return -1;
+			i += 1 + n;
+			break;
+		}
+		case 'S': case 'B':
+			break;
+		default:
+			return -1;
+		}
+	}
+	return 0;
+}
+
+struct fde_ent {
+	uint64_t pc, fde;
+};
+
+static int cmp_fde(const void *a, const void *b)
+{
+	const struct fde_ent *x = a, *y = b;
+
+	return x->pc < y->pc ? -1 : x->pc > y->pc;
+}
+
+/* A search table for ELF's .eh_frame, loaded at BIAS. */
+static void synth_table(struct unwinder *u, Elf *elf, Dwarf_Addr bias,
+			uint64_t start, uint64_t end)
+{
+	size_t shstrndx, n = 0, alloc = 0, i;
+	struct fde_ent *ents = NULL;
+	struct { Dwarf_Off off; int enc; } cies[64];
+	unsigned ncies = 0;
+	Elf_Scn *scn = NULL;
+	Elf_Data *data = NULL;
+	uint64_t base = 0, segbase;
+	Dwarf_Off off = 0, next;
+	Dwarf_CFI_Entry e;
+	struct utable *t;
+
+	if (elf_getshdrstrndx(elf, &shstrndx))
+		return;
+	while ((scn = elf_nextscn(elf, scn))) {
+		GElf_Shdr sh;
+		const char *name;
+
+		if (!gelf_getshdr(scn, &sh))
+			continue;
+		name = elf_strptr(elf, shstrndx, sh.sh_name);
+		if (name && !strcmp(name, ".eh_frame") && sh.sh_type == SHT_PROGBITS) {
+			data = elf_getdata(scn, NULL);
+			base = sh.sh_addr + bias;
+			break;
+		}
+	}
+	if (!data || !data->d_buf)
+		return;
+	while (dwarf_next_cfi((const unsigned char *)elf_getident(elf, NULL), data, 1, off, &next, &e) == 0) {
+		if (dwarf_cfi_cie_p(&e)) {
+			if (ncies < ARRAY_SIZE(cies)) {
+				cies[ncies].off = off;
+				cies[ncies].enc = cie_fde_encoding(&e.cie);
+				ncies++;
+			}
+		} else {
+			const uint8_t *p = e.fde.start;
+			uint64_t at = base + (uint64_t)(p - (const uint8_t *)data->d_buf);
+			int enc = -1;
+			unsigned k;
+
+			for (k = 0; k < ncies; k++)
+				if (cies[k].off == e.fde.CIE_pointer)
+					enc = cies[k].enc;
+			grow_array((void **)&ents, &alloc, n + 1, sizeof(*ents));
+			if (enc >= 0 && !read_enc(p, (uint8_t)enc, at, &ents[n].pc) &&
+			    ents[n].pc) {
+				ents[n].fde = base + off;
+				n++;
+			}
+		}
+		off = next;
+	}
+	if (!n) {
+		free(ents);
+		return;
+	}
+	qsort(ents, n, sizeof(*ents), cmp_fde);
+	segbase = base;
+	t = new_table(u, start, end);
+	t->syn = xcalloc(2 * n + 2, sizeof(int32_t));
+	t->nsyn = n;
+	for (i = 0; i < n; i++) {
+		t->syn[2 * i] = (int32_t)(ents[i].pc - segbase);
+		t->syn[2 * i + 1] = (int32_t)(ents[i].fde - segbase);
+	}
+	free(ents);
+	t->di.u.rti.segbase = segbase;
+	t->di.u.rti.table_len = n * 8 / sizeof(unw_word_t);
+	/* its index is fixed only after sorting: see load_tables */
+}
+
+static int add_table(Dwfl_Module *mod, void **ud, const char *name,
+		     Dwarf_Addr start, void *arg)
+{
+	struct unwinder *u = arg;
+	Dwarf_Addr bias, end;
+	size_t i, nph;
+	Elf *elf = dwfl_module_getelf(mod, &bias);
+
+	dwfl_module_info(mod, NULL, NULL, &end, NULL, NULL, NULL, NULL);
+	if (!elf || elf_getphdrnum(elf, &nph))
+		return DWARF_CB_OK;
+	for (i = 0; i < nph; i++) {
+		GElf_Phdr ph;
+		uint32_t hdr[3];
+		uint64_t at;
+		struct utable *t;
+
+		if (!gelf_getphdr(elf, (int)i, &ph) || ph.p_type != PT_GNU_EH_FRAME)
+			continue;
+		at = ph.p_vaddr + bias;
+		if (mem_read_all(u->pid, at, hdr, sizeof(hdr)) || hdr[0] != EH_HDR_ENC)
+			break;
+		t = new_table(u, start, end);
+		t->di.u.rti.segbase = at;
+		t->di.u.rti.table_data = at + sizeof(hdr);
+		t->di.u.rti.table_len = hdr[2] * 8 / sizeof(unw_word_t);
+		return DWARF_CB_OK;
+	}
+	synth_table(u, elf, bias, start, end);
+	return DWARF_CB_OK;
+}
+
+static int cmp_table(const void *a, const void *b)
+{
+	const struct utable *x = a, *y = b;
+
+	return x->start < y->start ? -1 : x->start > y->start;
+}
+
+static void clear_tables(struct unwinder *u)
+{
+	size_t i;
+
+	for (i = 0; i < u->ntabs; i++)
+		free(u->tabs[i].syn);
+	u->ntabs = 0;
+}
+
+/* The search tables of every object mapped now. */
+static void load_tables(struct unwinder *u)
+{
+	static char *debuginfo_path;
+	static const Dwfl_Callbacks cb = {
+		.find_elf = dwfl_linux_proc_find_elf,
+		.find_debuginfo = dwfl_standard_find_debuginfo,
+		.debuginfo_path = &debuginfo_path,
+	};
+	Dwfl *d = dwfl_begin(&cb);
+
+	size_t i;
+
+	clear_tables(u);
+	u->tabs_fresh = 1;
+	if (!d)
+		return;
+	dwfl_report_begin(d);
+	if (!dwfl_linux_proc_report(d, u->pid)) {
+		dwfl_report_end(d, NULL, NULL);
+		dwfl_getmodules(d, add_table, u, 0);
+	}
+	dwfl_end(d);
+	qsort(u->tabs, u->ntabs, sizeof(*u->tabs), cmp_table);
+	for (i = 0; i < u->ntabs; i++)
+		if (u->tabs[i].syn)
+			u->tabs[i].di.u.rti.table_data = SYN_BASE + i * SYN_SPAN;
+}
+
+static struct utable *find_table(struct unwinder *u, uint64_t ip)
+{
+	size_t lo = 0, hi = u->ntabs;
+
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+
+		if (ip < u->tabs[mid].start)
+			hi = mid;
+		else if (ip >= u->tabs[mid].end)
+			lo = mid + 1;
+		else
+			return &u->tabs[mid];
+	}
+	return NULL;
+}
+
 static int find_proc_info(unw_addr_space_t as, unw_word_t ip,
 			  unw_proc_info_t *pi, int need_unwind_info, void *arg)
 {
-	return _UPT_find_proc_info(as, ip, pi, need_unwind_info, current->upt);
+	struct unwinder *u = current;
+	struct utable *t = find_table(u, ip);
+
+	/* an object mapped since the tables were read: read them again,
+	 * once until the next flush */
+	if (!t && !u->tabs_fresh) {
+		load_tables(u);
+		t = find_table(u, ip);
+	}
+	if (!t)
+		return -UNW_ENOINFO;
+	return UNW_OBJ(dwarf_search_unwind_table)(as, ip, &t->di, pi,
+						   need_unwind_info, arg);
 }
 
 static void put_unwind_info(unw_addr_space_t as, unw_proc_info_t *pi, void *arg)
@@ -159,7 +477,7 @@ struct unwinder *unwinder_new(pid_t pid)
 	 * without the lock whose signal masking costs two rt_sigprocmask
 	 * calls per frame.
 	 */
-	unw_set_caching_policy(u->as, UNW_CACHE_PER_THREAD);
+	unw_set_caching_policy(u->as, getenv("PTLEAK_UNW_NOCACHE") ? UNW_CACHE_NONE : UNW_CACHE_PER_THREAD);
 	unw_set_cache_size(u->as, 1024, 0);
 	return u;
 }
@@ -172,6 +490,8 @@ void unwinder_delete(struct unwinder *u)
 		_UPT_destroy(u->upt);
 	if (u->as)
 		unw_destroy_addr_space(u->as);
+	clear_tables(u);
+	free(u->tabs);
 	free(u);
 }
 
@@ -184,9 +504,8 @@ void unwinder_set_pid(struct unwinder *u, pid_t pid)
 void unwinder_flush(struct unwinder *u)
 {
 	unw_flush_cache(u->as, 0, 0);
-	/* _UPT keeps the last ELF image it used; a new one drops it */
-	_UPT_destroy(u->upt);
-	u->upt = _UPT_create(u->pid);
+	clear_tables(u);
+	u->tabs_fresh = 0;
 }
 
 unsigned unwind_stack(struct unwinder *u, pid_t tid, const struct arch_regs *r,
