@@ -395,16 +395,33 @@ static struct pending *push_pending(struct task *t)
 	return &t->pend[t->npend++];
 }
 
+/* Forget the call in progress on top of T's stack: longjmp or an
+ * exception left it.  A realloc's old block goes back (its fate is not
+ * known). */
+static void drop_pending(struct proc *P, struct task *t)
+{
+	struct pending *q = &t->pend[--t->npend];
+
+	if (q->held_live)
+		heap_realloc_end(P->heap, q->arg[0], 1, &q->held, 1, NULL);
+}
+
 /*
  * An allocator call made by the allocator call in progress on this thread
  * (realloc calling malloc inside libc) is part of it.  Either it returns
  * into the outer function, or the outer function tail-called it: then its
- * return slot is the outer call's, already hijacked.
+ * return slot is the outer call's, still holding the trampoline.  Calls
+ * in progress whose slots the stack has moved past (longjmp) are dropped
+ * first, as uretprobes do.
  */
-static int is_nested(const struct task *t, uint64_t slot, uint64_t ret)
+static int is_nested(struct proc *P, struct task *t, uint64_t slot, uint64_t ret)
 {
 	const struct pending *outer;
 
+	while (t->npend && (t->pend[t->npend - 1].slot < slot ||
+			    (t->pend[t->npend - 1].slot == slot &&
+			     ret != P->bps.trampoline)))
+		drop_pending(P, t);
 	if (!t->npend)
 		return 0;
 	outer = &t->pend[t->npend - 1];
@@ -428,7 +445,7 @@ static void on_alloc_entry(struct session *S, struct task *t,
 	if (t->npend) {
 		if (mem_read_all(t->tid, slot, &ret, sizeof(ret)))
 			return;
-		if (is_nested(t, slot, ret))
+		if (is_nested(P, t, slot, ret))
 			return;
 	}
 	if (bp->fn == AF_FREE) {
@@ -506,12 +523,8 @@ static int on_return(struct session *S, struct task *t, struct arch_regs *r)
 
 	/* the returning call's slot is just below sp; calls whose slots lie
 	 * deeper were left by longjmp or an exception: drop them */
-	while (t->npend && t->pend[t->npend - 1].slot < sp - 8) {
-		struct pending *q = &t->pend[--t->npend];
-
-		if (q->held_live)
-			heap_realloc_end(P->heap, q->arg[0], 1, &q->held, 1, NULL);
-	}
+	while (t->npend && t->pend[t->npend - 1].slot < sp - 8)
+		drop_pending(P, t);
 	if (!t->npend || t->pend[t->npend - 1].slot != sp - 8)
 		return error("thread %d returned to ptleak's trampoline with no "
 			     "call in progress at sp %#llx", (int)t->tid,

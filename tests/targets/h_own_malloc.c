@@ -69,10 +69,10 @@ int main(void)
 
 	for (i = 0; i < 100; i++)
 		free(malloc(32));
-	keep(40);
-	keep(40);
+	keep(40); /* @own_keep1 */
+	keep(40); /* @own_keep2 */
 	s = calloc(3, 10); /* @own_calloc */
 	s = realloc(s, 50); /* @own_realloc */
-	printf("frees %lu\n", nfree);
+	printf("frees %lu\n", nfree); /* @own_printf */
 	return 0;
 }
