@@ -4,6 +4,7 @@
 #   make          build build/ptleak
 #   make demo     run build/ptleak on the bundled leaky example
 #   make check    unit and integration tests; ends "N passed, M failed"
+#   make check-valgrind   ptleak's totals against a live valgrind run
 #   make bench    benchmarks (never part of check)
 
 ARCH ?= $(shell uname -m)
@@ -37,7 +38,7 @@ TARGET_BIN := $(patsubst tests/targets/%.c,$(B)/targets/%,$(TARGET_C)) \
 	$(patsubst tests/targets/%.cc,$(B)/targets/%,$(TARGET_CXX))
 TARGET_CFLAGS := -O0 -g -fno-omit-frame-pointer -pthread
 
-.PHONY: all deps demo check unit integration bench clean
+.PHONY: all deps demo check check-valgrind unit integration bench clean
 all: $(B)/ptleak
 
 $(B)/obj/%.o: %.c $(wildcard include/*.h) $(wildcard arch/$(ARCH)/*.h)
@@ -79,6 +80,10 @@ unit: $(UNIT_BIN)
 
 check: $(B)/ptleak $(UNIT_BIN) $(TARGET_BIN)
 	@tests/run-all $(B) $(UNIT_BIN)
+
+# ptleak's in-use totals against valgrind's, live, on every dynamic target
+check-valgrind: $(B)/ptleak $(TARGET_BIN)
+	@python3 tests/integration/run.py $(B) --valgrind
 
 bench: $(B)/ptleak
 	@$(MAKE) -s -C bench B=$(abspath $(B))
