@@ -1043,6 +1043,22 @@ static pid_t launch(struct session *S)
 	return pid;
 }
 
+static void session_free(struct session *S)
+{
+	struct proc *P = &S->proc;
+	unsigned i;
+
+	for (i = 0; i < ARRAY_SIZE(S->tasks); i++)
+		while (S->tasks[i])
+			task_delete(S, S->tasks[i]);
+	if (P->bps.pid)
+		bpset_release(&P->bps);
+	unwinder_delete(P->unw);
+	stacks_delete(P->stacks);
+	heap_delete(P->heap);
+	free(S);
+}
+
 int tracer_run(const struct options *o)
 {
 	struct session *S = xcalloc(1, sizeof(*S));
@@ -1073,6 +1089,8 @@ int tracer_run(const struct options *o)
 	P->unw = unwinder_new(pid);
 	if (!P->unw || bpset_init(&P->bps, pid)) {
 		kill(pid, SIGKILL);
+		waitpid(pid, &status, __WALL);
+		session_free(S);
 		return -1;
 	}
 	t = task_new(S, pid, ROLE_THREAD);
@@ -1081,6 +1099,7 @@ int tracer_run(const struct options *o)
 	if (on_exec(S, t)) {
 		kill(pid, SIGKILL);
 		waitpid(pid, &status, __WALL);
+		session_free(S);
 		return -1;
 	}
 	resume(pid, 0);
@@ -1117,5 +1136,6 @@ int tracer_run(const struct options *o)
 		ret = 128 + WTERMSIG(S->status);
 	else
 		ret = WEXITSTATUS(S->status);
+	session_free(S);
 	return ret;
 }
