@@ -1088,6 +1088,49 @@ def t_h_leader_exit():
     ck.done()
 
 
+def greeting_frames(rep, module):
+    """Frames 1.. of demo's make_greeting record (14 bytes, 1 block)."""
+    for rec in rep["heap"]["records"]:
+        if rec["bytes"] == 14 and rec["blocks"] == 1:
+            return [(f["function"], f["file"], f["line"], f["module"]) for f in rec["stack"][1:]]
+    raise Fail("no 14-byte record (make_greeting) in the report")
+
+
+@case("debuglink")
+def t_debuglink():
+    """Debug info in a separate file found by .gnu_debuglink (and by
+    build-id under a debug directory); a stripped object gives function
+    (object) without lines."""
+    if not shutil.which("objcopy"):
+        raise Skip("objcopy missing")
+    src = need_target("demo")
+    ck = Check()
+    with tempfile.TemporaryDirectory() as d:
+        linked = os.path.join(d, "demo_linked")
+        stripped = os.path.join(d, "demo_stripped")
+        for cmd in (["objcopy", "--only-keep-debug", src, linked + ".debug"],
+                    ["objcopy", "--strip-debug", "--add-gnu-debuglink=" + linked + ".debug",
+                     src, linked],
+                    ["objcopy", "--strip-debug", src, stripped]):
+            if subprocess.run(cmd).returncode != 0:
+                raise Fail("%s failed" % " ".join(cmd))
+        os.chmod(linked, 0o755)
+        os.chmod(stripped, 0o755)
+        r = ptleak([linked])
+        ck.eq("frames with a debuglink", greeting_frames(need_json(r), linked),
+              [("make_greeting", "demo.c", line("demo", "greeting"), linked),
+               ("main", "demo.c", line("demo", "call_greeting"), linked)])
+        r = ptleak([stripped])
+        rep = need_json(r)
+        ck.eq("frames without debug info", greeting_frames(rep, stripped),
+              [("make_greeting", None, None, stripped), ("main", None, None, stripped)])
+        r = ptleak([stripped], want_json=False, want_text=True)
+        want = "   by 0x[0-9a-f]+: make_greeting \\(demo_stripped\\)$"
+        ck.true("text frame 'make_greeting (demo_stripped)' missing",
+                any(re.search(want, l) for l in (r.text or "").splitlines()))
+    ck.done()
+
+
 @case("static_basic")
 def t_static_basic():
     # valgrind does not see a static executable's malloc: derived from the
