@@ -443,9 +443,10 @@ static void json_record(struct rep *r, const struct record *rec,
 	json_uint(j, 0);
 	json_key(j, "allocator");
 	json_string(j, alloc_fn_name((enum alloc_fn)rec->fn));
+	/* as SPEC.md's example: the callers; the allocator is "allocator" */
 	json_key(j, "stack");
 	json_array_begin(j);
-	for (i = 0; i < nframes; i++) {
+	for (i = 1; i < nframes; i++) {
 		const struct frame_info *fi = &r->frames[i];
 
 		json_object_begin(j);

@@ -89,6 +89,8 @@ struct proc {
 
 struct session {
 	const struct options *o;
+	FILE *text;		/* the text report's stream: stderr or -o FILE */
+	int report_failed;
 	struct proc proc;
 	struct task *tasks[256];
 	int done;
@@ -583,7 +585,6 @@ static int make_report(struct session *S, enum report_reason reason)
 	struct proc *P = &S->proc;
 	struct symbolizer *s = sym_open(P->mem_pid);
 	struct report_input in;
-	FILE *text = stderr;
 	int ret;
 
 	memset(&in, 0, sizeof(in));
@@ -599,21 +600,33 @@ static int make_report(struct session *S, enum report_reason reason)
 	in.namer = namer;
 	in.namer_ctx = s;
 	in.unclassified_why = "no reachability scan: not implemented yet";
-	if (S->o->output) {
-		text = fopen(S->o->output, "w");
-		if (!text) {
-			sym_close(s);
-			return error("cannot write %s: %s", S->o->output,
-				     strerror(errno));
-		}
-	}
 	if (!s)
 		warning("stacks are shown as addresses only");
-	ret = report_write(&in, text, S->o->json);
-	if (text != stderr && fclose(text))
-		ret = error("cannot write %s: %s", S->o->output, strerror(errno));
+	ret = report_write(&in, S->text, S->o->json);
+	if (ret)
+		S->report_failed = 1;
 	sym_close(s);
 	return ret;
+}
+
+/* ---- signals to ptleak ------------------------------------------------ */
+
+static volatile sig_atomic_t report_requested;
+
+static void on_sigusr1(int sig)
+{
+	report_requested = 1;
+}
+
+/* SIGUSR1 makes a report; without SA_RESTART it interrupts waitpid. */
+static void catch_report_signal(void)
+{
+	struct sigaction sa;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_sigusr1;
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGUSR1, &sa, NULL);
 }
 
 /* ---- thread and process lifetime ---------------------------------------- */
@@ -1043,6 +1056,39 @@ static pid_t launch(struct session *S)
 	return pid;
 }
 
+/*
+ * Open -o FILE now, and make sure the JSON report can be created where it
+ * goes, so that an unwritable output fails before the target runs.
+ */
+static int open_outputs(struct session *S)
+{
+	S->text = stderr;
+	if (S->o->output) {
+		S->text = fopen(S->o->output, "w");
+		if (!S->text)
+			return error("cannot write %s: %s", S->o->output, strerror(errno));
+	}
+	if (S->o->json) {
+		size_t n = strlen(S->o->json) + 5;
+		char *tmp = xmalloc(n);
+		int fd;
+
+		snprintf(tmp, n, "%s.tmp", S->o->json);
+		fd = open(tmp, O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
+		if (fd < 0) {
+			error("cannot write %s: %s", S->o->json, strerror(errno));
+			free(tmp);
+			if (S->text != stderr)
+				fclose(S->text);
+			return -1;
+		}
+		close(fd);
+		unlink(tmp);
+		free(tmp);
+	}
+	return 0;
+}
+
 static void session_free(struct session *S)
 {
 	struct proc *P = &S->proc;
@@ -1056,6 +1102,8 @@ static void session_free(struct session *S)
 	unwinder_delete(P->unw);
 	stacks_delete(P->stacks);
 	heap_delete(P->heap);
+	if (S->text && S->text != stderr)
+		fclose(S->text);
 	free(S);
 }
 
@@ -1068,14 +1116,19 @@ int tracer_run(const struct options *o)
 	pid_t pid;
 
 	S->o = o;
+	if (open_outputs(S)) {
+		free(S);
+		return -1;
+	}
 	debug_events = getenv("PTLEAK_DEBUG") && strstr(getenv("PTLEAK_DEBUG"), "events");
 	debug_stops = getenv("PTLEAK_DEBUG") && strstr(getenv("PTLEAK_DEBUG"), "stops");
 	signal(SIGPIPE, SIG_IGN);
 	pid = launch(S);
 	if (pid < 0) {
-		free(S);
+		session_free(S);
 		return -1;
 	}
+	catch_report_signal();
 	/* the terminal's SIGINT and SIGQUIT are for the target; ptleak
 	 * reports when it exits */
 	signal(SIGINT, SIG_IGN);
@@ -1105,8 +1158,13 @@ int tracer_run(const struct options *o)
 	resume(pid, 0);
 
 	while (!S->done) {
-		pid_t tid = waitpid(-1, &status, __WALL);
+		pid_t tid;
 
+		if (report_requested) {
+			report_requested = 0;
+			make_report(S, REPORT_SIGNAL);
+		}
+		tid = waitpid(-1, &status, __WALL);
 		if (tid < 0) {
 			if (errno == EINTR)
 				continue;
@@ -1136,6 +1194,8 @@ int tracer_run(const struct options *o)
 		ret = 128 + WTERMSIG(S->status);
 	else
 		ret = WEXITSTATUS(S->status);
+	if (S->report_failed)
+		ret = -1;
 	session_free(S);
 	return ret;
 }

@@ -413,18 +413,15 @@ static void test_json_full(void **state)
 "\"records\":["
 "{\"kind\":\"unclassified\",\"bytes\":3000,\"blocks\":2,\"direct_bytes\":3000,\"indirect_bytes\":0,"
 "\"allocator\":\"calloc\",\"stack\":["
-"{\"pc\":\"0x7f3a1c2a6000\",\"function\":\"calloc\",\"file\":null,\"line\":null,\"module\":\"" LIBC "\"},"
 "{\"pc\":\"0x55d0c0a01200\",\"function\":\"helper\",\"file\":null,\"line\":null,\"module\":\"" EXE "\"},"
 "{\"pc\":\"0x55d0c0a01300\",\"function\":null,\"file\":null,\"line\":null,\"module\":\"" EXE "\"},"
 "{\"pc\":\"0x1234\",\"function\":null,\"file\":null,\"line\":null,\"module\":null}]},"
 "{\"kind\":\"unclassified\",\"bytes\":200,\"blocks\":1,\"direct_bytes\":200,\"indirect_bytes\":0,"
 "\"allocator\":\"malloc\",\"stack\":["
-"{\"pc\":\"0x7f3a1c2a5f30\",\"function\":\"malloc\",\"file\":null,\"line\":null,\"module\":\"" LIBC "\"},"
 "{\"pc\":\"0x55d0c0a01183\",\"function\":\"grow_buffer\",\"file\":\"h_basic.c\",\"line\":14,\"module\":\"" EXE "\"},"
 "{\"pc\":\"0x55d0c0a010b4\",\"function\":\"main\",\"file\":\"h_basic.c\",\"line\":36,\"module\":\"" EXE "\"}]},"
 "{\"kind\":\"unclassified\",\"bytes\":200,\"blocks\":1,\"direct_bytes\":200,\"indirect_bytes\":0,"
 "\"allocator\":\"realloc\",\"stack\":["
-"{\"pc\":\"0x7f3a1c2a5f30\",\"function\":\"realloc\",\"file\":null,\"line\":null,\"module\":\"" LIBC "\"},"
 "{\"pc\":\"0x55d0c0a01183\",\"function\":\"grow_buffer\",\"file\":\"h_basic.c\",\"line\":14,\"module\":\"" EXE "\"},"
 "{\"pc\":\"0x55d0c0a010b4\",\"function\":\"main\",\"file\":\"h_basic.c\",\"line\":36,\"module\":\"" EXE "\"}]}"
 "]},\"fds\":null}\n");
@@ -652,16 +649,14 @@ static void test_frame0_allocator_name(void **state)
 	assert_int_equal(fx->nc.calls[0].pc, PC_CALLOC);
 	assert_int_equal(fx->nc.calls[1].pc, PC_F(1));
 
+	/* the JSON stack lists the callers: the allocator is "allocator" */
 	t = json_of(fx);
 	assert_non_null(strstr(t,
-"\"allocator\":\"malloc\",\"stack\":[{\"pc\":\"0x7f3a1c2a6000\","
-"\"function\":\"malloc\",\"file\":null,\"line\":null,\"module\":\"" LIBC "\"}"));
+"\"allocator\":\"malloc\",\"stack\":[{\"pc\":\"0x400010\",\"function\":\"f1\""));
 	assert_non_null(strstr(t,
-"\"allocator\":\"posix_memalign\",\"stack\":[{\"pc\":\"0x7f3a1c2a7000\","
-"\"function\":\"posix_memalign\",\"file\":null,\"line\":null,\"module\":\"" LIBC "\"}"));
+"\"allocator\":\"posix_memalign\",\"stack\":[{\"pc\":\"0x400020\",\"function\":\"f2\""));
 	assert_non_null(strstr(t,
-"\"allocator\":\"pvalloc\",\"stack\":[{\"pc\":\"0x1234\","
-"\"function\":\"pvalloc\",\"file\":null,\"line\":null,\"module\":null}"));
+"\"allocator\":\"pvalloc\",\"stack\":[{\"pc\":\"0x400030\",\"function\":\"f3\""));
 	assert_null(strstr(t, "__libc_calloc"));
 	free(t);
 }
