@@ -155,7 +155,9 @@ struct bp *bp_plant(struct bpset *s, pid_t tid, uint64_t addr, uint64_t end,
 
 	if (bp)
 		return bp;
-	n = mem_read(s->pid, addr, code, sizeof(code));
+	/* through the mem fd: it keeps the address space, even when the
+	 * leader thread has exited (main called pthread_exit) */
+	n = pread(s->memfd, code, sizeof(code), (off_t)addr);
 	if (n <= 0) {
 		error("cannot read the code of %s at %#llx in process %d",
 		      name, (unsigned long long)addr, (int)s->pid);

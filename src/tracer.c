@@ -66,7 +66,8 @@ struct task {
 	int started;		/* its first stop has been seen */
 	int parked;		/* stopped, waiting for its creator's event */
 	int exiting;		/* reached PTRACE_EVENT_EXIT */
-	struct task *creator;	/* for a fork child: the forking thread */
+	struct ret_fix *inherit; /* fork child: its creator's hijacked returns at the fork */
+	size_t ninherit;
 	struct pending *pend;
 	size_t npend, apend;
 	struct task *next;	/* hash chain */
@@ -93,6 +94,7 @@ struct session {
 	int report_failed;
 	struct proc proc;
 	struct task *tasks[256];
+	unsigned ntasks;
 	int done;
 	int status;		/* final wait status of the target */
 	uint64_t stops;
@@ -132,13 +134,13 @@ static struct task *task_new(struct session *S, pid_t tid, enum role role)
 	t->role = role;
 	t->next = *b;
 	*b = t;
+	S->ntasks++;
 	return t;
 }
 
 static void task_delete(struct session *S, struct task *t)
 {
 	struct task **p;
-	unsigned i;
 
 	for (p = task_bucket(S, t->tid); *p; p = &(*p)->next) {
 		if (*p == t) {
@@ -146,14 +148,8 @@ static void task_delete(struct session *S, struct task *t)
 			break;
 		}
 	}
-	/* a fork child not yet handled may still point at its creator */
-	for (i = 0; i < ARRAY_SIZE(S->tasks); i++) {
-		struct task *o;
-
-		for (o = S->tasks[i]; o; o = o->next)
-			if (o->creator == t)
-				o->creator = NULL;
-	}
+	S->ntasks--;
+	free(t->inherit);
 	free(t->pend);
 	free(t);
 }
@@ -289,8 +285,8 @@ static int bind_allocator(struct proc *P, pid_t tid, const uint64_t *order,
 		if (!bp_plant(&P->bps, tid, defs[i].addr,
 			      defs[i].addr + defs[i].size, BP_ALLOC, (int)i,
 			      alloc_names[i])) {
-			ret = -1;
-			break;
+			ret = -1;	/* the others can still be traced */
+			continue;
 		}
 		P->bound[i] = 1;
 	}
@@ -358,13 +354,14 @@ static int on_exec(struct session *S, struct task *t)
 
 		for (o = S->tasks[i]; o; o = next) {
 			next = o->next;
-			if (o != t && o->role == ROLE_THREAD) {
+			if (o != t && o->role == ROLE_THREAD)
 				task_delete(S, o);
-				P->nalive--;
-			}
 		}
 	}
+	/* the exec'ing thread is the only one left, with the leader's tid */
 	t->npend = 0;
+	t->exiting = 0;
+	P->nalive = 1;
 	P->mem_pid = P->pid;
 	unwinder_set_pid(P->unw, P->pid);
 
@@ -420,10 +417,24 @@ static int is_nested(struct proc *P, struct task *t, uint64_t slot, uint64_t ret
 {
 	const struct pending *outer;
 
-	while (t->npend && (t->pend[t->npend - 1].slot < slot ||
-			    (t->pend[t->npend - 1].slot == slot &&
-			     ret != P->bps.trampoline)))
+	while (t->npend) {
+		const struct pending *top = &t->pend[t->npend - 1];
+		uint64_t v;
+
+		/* an outer call, deeper in the same stack */
+		if (top->slot > slot)
+			break;
+		/* the same slot, still hijacked: a tail call from it */
+		if (top->slot == slot && ret == P->bps.trampoline)
+			break;
+		/* a call on another stack (a handler on a sigaltstack above
+		 * it interrupted it): its slot still holds the trampoline */
+		if (top->slot < slot &&
+		    !mem_read_all(t->tid, top->slot, &v, sizeof(v)) &&
+		    v == P->bps.trampoline)
+			break;
 		drop_pending(P, t);
+	}
 	if (!t->npend)
 		return 0;
 	outer = &t->pend[t->npend - 1];
@@ -521,16 +532,19 @@ static int on_return(struct session *S, struct task *t, struct arch_regs *r)
 	uint64_t sp = arch_sp(r), result = arch_retval(r), size;
 	struct heap_block b;
 	struct pending p;
+	size_t k;
 	int overflow;
 
-	/* the returning call's slot is just below sp; calls whose slots lie
-	 * deeper were left by longjmp or an exception: drop them */
-	while (t->npend && t->pend[t->npend - 1].slot < sp - 8)
-		drop_pending(P, t);
-	if (!t->npend || t->pend[t->npend - 1].slot != sp - 8)
+	/* the returning call's slot is just below sp; calls made after it
+	 * that never returned were left by longjmp or an exception */
+	for (k = t->npend; k > 0 && t->pend[k - 1].slot != sp - 8; k--)
+		;
+	if (!k)
 		return error("thread %d returned to ptleak's trampoline with no "
 			     "call in progress at sp %#llx", (int)t->tid,
 			     (unsigned long long)sp);
+	while (t->npend > k)
+		drop_pending(P, t);
 	p = t->pend[--t->npend];
 	arch_set_pc(r, p.real);
 
@@ -695,14 +709,18 @@ static void release_fork_child(struct session *S, struct task *c)
 	size_t i;
 
 	bpset_unplant_all(&P->bps, c->tid);
-	if (c->creator) {
-		for (i = 0; i < c->creator->npend; i++) {
-			struct pending *p = &c->creator->pend[i];
+	/* the creator's calls in progress at the fork, still hijacked in the
+	 * child's copy of the stack */
+	for (i = 0; i < c->ninherit; i++) {
+		uint64_t v;
 
-			if (mem_write(c->tid, p->slot, &p->real, sizeof(p->real)))
-				warning("cannot restore a return address in child %d",
-					(int)c->tid);
-		}
+		if (mem_read_all(c->tid, c->inherit[i].slot, &v, sizeof(v)) ||
+		    v != P->bps.trampoline)
+			continue;
+		if (mem_write(c->tid, c->inherit[i].slot, &c->inherit[i].real,
+			      sizeof(c->inherit[i].real)))
+			warning("cannot restore a return address in child %d",
+				(int)c->tid);
 	}
 	if (ptrace(PTRACE_DETACH, c->tid, 0, 0) < 0 && errno != ESRCH)
 		warning("cannot detach child %d: %s", (int)c->tid, strerror(errno));
@@ -758,24 +776,37 @@ static void on_new_task(struct session *S, struct task *t, int event)
 	if (ptrace(PTRACE_GETEVENTMSG, t->tid, 0, &msg) < 0)
 		return;
 	tid = (pid_t)msg;
-	if (event == PTRACE_EVENT_FORK)
-		role = ROLE_FORK_CHILD;
-	else if (event == PTRACE_EVENT_VFORK)
-		role = ROLE_VFORK_CHILD;
-	else if (read_tgid(tid) == P->pid)
+	/*
+	 * What the event says is not enough: clone(CLONE_VM | SIGCHLD) is
+	 * reported as a fork and vfork() without CLONE_VM is possible.  A
+	 * thread is in the target's thread group; any other child shares its
+	 * memory or has a copy, which kcmp tells.
+	 */
+	if (event == PTRACE_EVENT_CLONE && t->role == ROLE_THREAD &&
+	    read_tgid(tid) == P->pid) {
 		role = ROLE_THREAD;
-	else if (syscall(SYS_kcmp, P->mem_pid, tid, KCMP_VM, 0, 0) == 0)
-		role = ROLE_VFORK_CHILD;
-	else
-		role = ROLE_FORK_CHILD;
+	} else {
+		long same = syscall(SYS_kcmp, P->mem_pid, tid, KCMP_VM, 0, 0);
+
+		if (same < 0)
+			same = event == PTRACE_EVENT_VFORK ? 0 : 1;
+		role = same == 0 ? ROLE_VFORK_CHILD : ROLE_FORK_CHILD;
+	}
 
 	c = task_find(S, tid);
 	if (!c)
 		c = task_new(S, tid, role);
 	c->role = role;
-	c->creator = t;
-	if (t->role == ROLE_VFORK_CHILD && role == ROLE_THREAD)
-		c->role = ROLE_VFORK_CHILD;
+	if (role == ROLE_FORK_CHILD && t->npend) {
+		size_t i;
+
+		c->inherit = xcalloc(t->npend, sizeof(*c->inherit));
+		for (i = 0; i < t->npend; i++) {
+			c->inherit[i].slot = t->pend[i].slot;
+			c->inherit[i].real = t->pend[i].real;
+		}
+		c->ninherit = t->npend;
+	}
 	if (c->role == ROLE_THREAD)
 		P->nalive++;
 	if (c->parked)
@@ -902,8 +933,20 @@ static void on_gone(struct session *S, pid_t tid, int status)
 		task_delete(S, t);
 	}
 	if (tid == S->proc.pid) {
+		unsigned i;
+
 		S->status = status;
 		S->done = 1;
+		/* the leader is reported last: every thread is gone too */
+		for (i = 0; i < ARRAY_SIZE(S->tasks); i++) {
+			struct task *o, *next;
+
+			for (o = S->tasks[i]; o; o = next) {
+				next = o->next;
+				if (o->role == ROLE_THREAD)
+					task_delete(S, o);
+			}
+		}
 	}
 }
 
@@ -1157,7 +1200,12 @@ int tracer_run(const struct options *o)
 	}
 	resume(pid, 0);
 
-	while (!S->done) {
+	/*
+	 * After the target, its children still traced (a fork child not yet
+	 * released, a vfork child before its exec) are seen through: ptleak's
+	 * exit would kill them (PTRACE_O_EXITKILL).
+	 */
+	while (!S->done || S->ntasks) {
 		pid_t tid;
 
 		if (report_requested) {

@@ -1202,6 +1202,73 @@ def t_unwritable_output():
     ck.done()
 
 
+@case("h_daemon")
+def t_h_daemon():
+    """The parent exits at once after fork (daemon(3)); the child must be
+    released before ptleak exits and live on: it creates a file 0.3 s
+    later.  From the source: the parent's 64 bytes."""
+    name = "h_daemon"
+    tgt = need_target(name)
+    ck = Check()
+    with tempfile.TemporaryDirectory() as d:
+        flag = os.path.join(d, "child-was-here")
+        r = ptleak([tgt, flag])
+        ck.eq("exit status", r.rc, 0)
+        rep = need_json(r)
+        check_target(ck, rep, [tgt, flag], {"code": 0})
+        check_heap(ck, name, rep, (64, 1), (1, 0, 64), 64,
+                   [Rec("parent", 64, 1, "malloc", U, [T("main", "parent_leak")], exact=True)],
+                   lib_of(name, "libc.so.6"))
+        for _ in range(300):
+            if os.path.exists(flag):
+                break
+            time.sleep(0.01)
+        ck.true("the forked child did not survive ptleak's exit", os.path.exists(flag))
+    ck.done()
+
+
+@case("h_clone_vm")
+def t_h_clone_vm():
+    """clone(CLONE_VM | SIGCHLD) is reported as a fork but shares memory:
+    the target's breakpoints stay.  From the source: 1,001 before, 2,002
+    after, the stdout buffer; the child's malloc/free is not recorded (a
+    child sharing the memory runs traced but unrecorded)."""
+    name = "h_clone_vm"
+    tgt = need_target(name)
+    r = ptleak([tgt])
+    ck = Check()
+    check_native(ck, name, [], r)
+    rep = need_json(r)
+    check_target(ck, rep, [tgt], {"code": 0})
+    check_heap(ck, name, rep, (7099, 3), (3, 0, 7099), 7099, [
+        stdout_buffer(U, "printf"),
+        Rec("after", 2002, 1, "malloc", U, [T("main", "after")], exact=True),
+        Rec("before", 1001, 1, "malloc", U, [T("main", "before")], exact=True),
+    ], lib_of(name, "libc.so.6"))
+    ck.done()
+
+
+@case("h_exec_thread")
+def t_h_exec_thread():
+    """A non-leader thread execs: tracing starts over in the new image
+    (the old image's blocks went with it) and the report is made at the
+    new image's exit, after one of its threads came and went.  From the
+    source: 4,242 leaked, a DTV of 272 bytes, the stdout buffer."""
+    name = "h_exec_thread"
+    tgt = need_target(name)
+    r = ptleak([tgt])
+    ck = Check()
+    check_native(ck, name, [], r)
+    rep = need_json(r)
+    check_target(ck, rep, [tgt], {"code": 0})
+    check_heap(ck, name, rep, (8610, 3), (3, 0, 8610), 8610, [
+        Rec("new_image", 4242, 1, "malloc", U, [T("main", "new_image_leak")], exact=True),
+        stdout_buffer(U, "printf"),
+        Rec("dtv", 272, 1, "calloc", U),
+    ], lib_of(name, "libc.so.6"))
+    ck.done()
+
+
 @case("static_basic")
 def t_static_basic():
     # valgrind does not see a static executable's malloc: derived from the
