@@ -35,6 +35,8 @@ struct bp {
 	uint8_t orig[ARCH_BP_LEN];
 	struct arch_insn insn;	/* the displaced instruction */
 	uint64_t xol;		/* its out-of-line slot, 0 if emulated */
+	uint64_t fallback;	/* emulated: a slot to run it in if emulation
+				 * fails (0: none, e.g. for a ret) */
 };
 
 struct scratch_page {

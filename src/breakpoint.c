@@ -175,7 +175,17 @@ struct bp *bp_plant(struct bpset *s, pid_t tid, uint64_t addr, uint64_t end,
 		      (unsigned long long)addr, err);
 		goto fail;
 	}
-	if (arch_insn_is_xol(&bp->insn)) {
+	if (!arch_insn_is_xol(&bp->insn)) {
+		/* emulated; a slot too, in case emulation cannot write the
+		 * stack (the CPU grows it, process_vm_writev does not) */
+		uint8_t slot[ARCH_XOL_SLOT_SIZE];
+		uint64_t near = bp->insn.rip_relative ? addr : 0;
+		uint64_t at = scratch_alloc(s, ARCH_XOL_SLOT_SIZE, near);
+
+		if (at && !arch_xol_build(&bp->insn, at, slot, err, sizeof(err)) &&
+		    !mem_poke(s->memfd, at, slot, sizeof(slot)))
+			bp->fallback = at;
+	} else {
 		uint8_t slot[ARCH_XOL_SLOT_SIZE];
 		uint64_t near = bp->insn.rip_relative ? addr : 0;
 

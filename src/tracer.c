@@ -835,20 +835,43 @@ static void on_trap(struct session *S, struct task *t)
 			return;
 		}
 	} else if ((bp = bp_find(&P->bps, addr))) {
+		struct arch_regs orig;
+		size_t npend = t->npend;
+
 		/* the registers as they were at the breakpoint's address */
 		arch_set_pc(&r, addr);
+		orig = r;
 		if (t->role == ROLE_THREAD) {
 			if (bp->kind == BP_ALLOC)
 				on_alloc_entry(S, t, bp, &r, &wb);
 			else if (bp->kind == BP_RENDEZVOUS)
 				on_rendezvous(P, t->tid);
 		}
-		if (step_over(bp, &r, &wb)) {
-			warning("cannot emulate %s in thread %d", bp->insn.text,
-				(int)t->tid);
+		if (step_over(bp, &r, &wb) || wb_flush(&wb)) {
+			/*
+			 * Emulation could not read or write memory (a stack
+			 * write below the mapped stack: the CPU would grow
+			 * it, process_vm_writev does not).  Nothing of it is
+			 * committed; the call is not recorded, its return not
+			 * hijacked, and the instruction runs out of line.
+			 */
+			while (t->npend > npend) {
+				struct pending *q = &t->pend[t->npend - 1];
+
+				mem_write(t->tid, q->slot, &q->real, sizeof(q->real));
+				drop_pending(P, t);
+			}
+			r = orig;
+			if (!bp->fallback) {
+				warning("cannot execute %s in thread %d: %s fails",
+					bp->name, (int)t->tid, bp->insn.text);
+				resume(t->tid, SIGSEGV);
+				return;
+			}
+			warning("cannot emulate %s in thread %d: this call of %s "
+				"is not recorded", bp->insn.text, (int)t->tid, bp->name);
+			arch_set_pc(&r, bp->fallback);
 		}
-		if (wb_flush(&wb))
-			warning("cannot write the stack of thread %d", (int)t->tid);
 	} else {
 		resume(t->tid, SIGTRAP);
 		return;
