@@ -16,8 +16,22 @@ struct name_cache {
 	struct frame_info fi;
 };
 
+/* A module's global function symbols by address, to pick among aliases. */
+struct alias {
+	uint64_t addr;
+	const char *name;
+};
+
+struct module_aliases {
+	Dwfl_Module *mod;
+	struct alias *a;
+	size_t n;
+};
+
 struct symbolizer {
 	Dwfl *dwfl;
+	struct module_aliases *mods;
+	size_t nmods, amods;
 	/* strings handed out, freed at close */
 	char **strs;
 	size_t nstrs, astrs;
@@ -65,6 +79,9 @@ void sym_close(struct symbolizer *s)
 		return;
 	if (s->dwfl)
 		dwfl_end(s->dwfl);
+	for (i = 0; i < s->nmods; i++)
+		free(s->mods[i].a);
+	free(s->mods);
 	for (i = 0; i < s->nstrs; i++)
 		free(s->strs[i]);
 	free(s->strs);
@@ -144,6 +161,85 @@ uint64_t sym_module_of(struct symbolizer *s, uint64_t addr, const char **path)
 	return start;
 }
 
+static int cmp_alias(const void *x, const void *y)
+{
+	const struct alias *a = x, *b = y;
+
+	return a->addr < b->addr ? -1 : a->addr > b->addr;
+}
+
+static const struct module_aliases *aliases_of(struct symbolizer *s,
+					       Dwfl_Module *mod)
+{
+	struct module_aliases *m;
+	size_t i, alloc = 0;
+	int nsyms, k;
+
+	for (i = 0; i < s->nmods; i++)
+		if (s->mods[i].mod == mod)
+			return &s->mods[i];
+	grow_array((void **)&s->mods, &s->amods, s->nmods + 1, sizeof(*s->mods));
+	m = &s->mods[s->nmods++];
+	memset(m, 0, sizeof(*m));
+	m->mod = mod;
+	nsyms = dwfl_module_getsymtab(mod);
+	for (k = 1; k < nsyms; k++) {
+		GElf_Sym sym;
+		GElf_Addr addr;
+		const char *name = dwfl_module_getsym_info(mod, k, &sym, &addr,
+							   NULL, NULL, NULL);
+		int bind = GELF_ST_BIND(sym.st_info);
+
+		if (!name || !*name || sym.st_shndx == SHN_UNDEF ||
+		    GELF_ST_TYPE(sym.st_info) != STT_FUNC ||
+		    (bind != STB_GLOBAL && bind != STB_WEAK))
+			continue;
+		grow_array((void **)&m->a, &alloc, m->n + 1, sizeof(*m->a));
+		m->a[m->n].addr = addr;
+		m->a[m->n].name = name;
+		m->n++;
+	}
+	qsort(m->a, m->n, sizeof(*m->a), cmp_alias);
+	return m;
+}
+
+static size_t underscores(const char *name)
+{
+	return strspn(name, "_");
+}
+
+/*
+ * Among the global names of the function at START, the one a person
+ * writes: fewest leading underscores, then the shortest (printf rather
+ * than _IO_printf, strdup rather than __strdup).  NAME if none is better.
+ */
+static const char *best_alias(struct symbolizer *s, Dwfl_Module *mod,
+			      uint64_t start, const char *name)
+{
+	const struct module_aliases *m = aliases_of(s, mod);
+	size_t lo = 0, hi = m->n;
+	const char *best = name;
+
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+
+		if (m->a[mid].addr < start)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	for (; lo < m->n && m->a[lo].addr == start; lo++) {
+		const char *c = m->a[lo].name;
+
+		if (strchr(c, '@'))
+			continue;
+		if (underscores(c) < underscores(best) ||
+		    (underscores(c) == underscores(best) && strlen(c) < strlen(best)))
+			best = c;
+	}
+	return best;
+}
+
 static const char *base_name(const char *path)
 {
 	const char *slash = strrchr(path, '/');
@@ -178,6 +274,8 @@ void sym_lookup(struct symbolizer *s, uint64_t pc, int caller,
 		out->module = module_path(mod, &start);
 		out->module_offset = pc - start;
 		name = dwfl_module_addrinfo(mod, addr, &off, &sym, NULL, NULL, NULL);
+		if (name && GELF_ST_BIND(sym.st_info) != STB_LOCAL)
+			name = best_alias(s, mod, addr - off, name);
 		if (name) {
 			int status = -1;
 			char *dem = NULL;
