@@ -22,6 +22,9 @@ struct symbolizer;
 struct symbolizer *sym_open(pid_t pid);
 void sym_close(struct symbolizer *s);
 
+/* Its libdwfl session, for walking the modules (dwfl_getmodules). */
+struct Dwfl *sym_dwfl(struct symbolizer *s);
+
 struct sym_def {
 	uint64_t addr;		/* 0: not defined in that module */
 	uint64_t size;		/* st_size, may be 0 */

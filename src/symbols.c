@@ -71,6 +71,11 @@ struct symbolizer *sym_open(pid_t pid)
 	return s;
 }
 
+Dwfl *sym_dwfl(struct symbolizer *s)
+{
+	return s->dwfl;
+}
+
 void sym_close(struct symbolizer *s)
 {
 	size_t i;

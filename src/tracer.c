@@ -154,6 +154,45 @@ static void task_delete(struct session *S, struct task *t)
 	free(t);
 }
 
+/* Forget every thread task but KEEP (NULL: all): they are gone. */
+static void forget_threads(struct session *S, const struct task *keep)
+{
+	unsigned i;
+
+	for (i = 0; i < ARRAY_SIZE(S->tasks); i++) {
+		struct task *o, *next;
+
+		for (o = S->tasks[i]; o; o = next) {
+			next = o->next;
+			if (o != keep && o->role == ROLE_THREAD)
+				task_delete(S, o);
+		}
+	}
+}
+
+/* The number after FIELD ("Tgid:", "TracerPid:") in /proc/PID/status,
+ * or -1. */
+static int status_field(pid_t pid, const char *field)
+{
+	char path[64], line[256];
+	size_t n = strlen(field);
+	int v = -1;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+	f = fopen(path, "r");
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f)) {
+		if (!strncmp(line, field, n)) {
+			v = atoi(line + n);
+			break;
+		}
+	}
+	fclose(f);
+	return v;
+}
+
 static void resume(pid_t tid, int sig)
 {
 	if (ptrace(PTRACE_CONT, tid, 0, (long)sig) < 0 && errno != ESRCH)
@@ -341,7 +380,6 @@ static int on_exec(struct session *S, struct task *t)
 	struct sym_def d[2];
 	static const char *const ld_names[] = { "_dl_debug_state" };
 	static const char *const ld_data[] = { "_r_debug" };
-	unsigned i;
 
 	if (bpset_reset(&P->bps))
 		return -1;
@@ -349,15 +387,7 @@ static int on_exec(struct session *S, struct task *t)
 	memset(P->bound, 0, sizeof(P->bound));
 	P->r_debug = 0;
 	unwinder_flush(P->unw);
-	for (i = 0; i < ARRAY_SIZE(S->tasks); i++) {
-		struct task *o, *next;
-
-		for (o = S->tasks[i]; o; o = next) {
-			next = o->next;
-			if (o != t && o->role == ROLE_THREAD)
-				task_delete(S, o);
-		}
-	}
+	forget_threads(S, t);
 	/* the exec'ing thread is the only one left, with the leader's tid */
 	t->npend = 0;
 	t->exiting = 0;
@@ -748,23 +778,6 @@ static void start_task(struct session *S, struct task *t)
 	}
 }
 
-static int read_tgid(pid_t tid)
-{
-	char path[64], line[128];
-	int tgid = -1;
-	FILE *f;
-
-	snprintf(path, sizeof(path), "/proc/%d/status", (int)tid);
-	f = fopen(path, "r");
-	if (!f)
-		return -1;
-	while (fgets(line, sizeof(line), f))
-		if (sscanf(line, "Tgid: %d", &tgid) == 1)
-			break;
-	fclose(f);
-	return tgid;
-}
-
 static void on_new_task(struct session *S, struct task *t, int event)
 {
 	struct proc *P = &S->proc;
@@ -783,7 +796,7 @@ static void on_new_task(struct session *S, struct task *t, int event)
 	 * memory or has a copy, which kcmp tells.
 	 */
 	if (event == PTRACE_EVENT_CLONE && t->role == ROLE_THREAD &&
-	    read_tgid(tid) == P->pid) {
+	    status_field(tid, "Tgid:") == P->pid) {
 		role = ROLE_THREAD;
 	} else {
 		long same = syscall(SYS_kcmp, P->mem_pid, tid, KCMP_VM, 0, 0);
@@ -956,20 +969,10 @@ static void on_gone(struct session *S, pid_t tid, int status)
 		task_delete(S, t);
 	}
 	if (tid == S->proc.pid) {
-		unsigned i;
-
 		S->status = status;
 		S->done = 1;
 		/* the leader is reported last: every thread is gone too */
-		for (i = 0; i < ARRAY_SIZE(S->tasks); i++) {
-			struct task *o, *next;
-
-			for (o = S->tasks[i]; o; o = next) {
-				next = o->next;
-				if (o->role == ROLE_THREAD)
-					task_delete(S, o);
-			}
-		}
+		forget_threads(S, NULL);
 	}
 }
 
@@ -1009,18 +1012,10 @@ static char *find_program(const char *prog)
 
 static int tracer_of(pid_t pid, char *comm, size_t len)
 {
-	char path[64], line[256];
-	int tracer = 0;
+	int tracer = status_field(pid, "TracerPid:");
+	char path[64];
 	FILE *f;
 
-	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
-	f = fopen(path, "r");
-	if (!f)
-		return 0;
-	while (fgets(line, sizeof(line), f))
-		if (sscanf(line, "TracerPid: %d", &tracer) == 1)
-			break;
-	fclose(f);
 	comm[0] = '\0';
 	if (tracer > 0) {
 		snprintf(path, sizeof(path), "/proc/%d/comm", tracer);

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "memio.h"
+#include "symbols.h"
 #include "unwind.h"
 #include "util.h"
 
@@ -365,26 +366,16 @@ static void clear_tables(struct unwinder *u)
 /* The search tables of every object mapped now. */
 static void load_tables(struct unwinder *u)
 {
-	static char *debuginfo_path;
-	static const Dwfl_Callbacks cb = {
-		.find_elf = dwfl_linux_proc_find_elf,
-		.find_debuginfo = dwfl_standard_find_debuginfo,
-		.debuginfo_path = &debuginfo_path,
-	};
-	Dwfl *d = dwfl_begin(&cb);
-
+	struct symbolizer *s;
 	size_t i;
 
 	clear_tables(u);
 	u->tabs_fresh = 1;
-	if (!d)
+	s = sym_open(u->pid);
+	if (!s)
 		return;
-	dwfl_report_begin(d);
-	if (!dwfl_linux_proc_report(d, u->pid)) {
-		dwfl_report_end(d, NULL, NULL);
-		dwfl_getmodules(d, add_table, u, 0);
-	}
-	dwfl_end(d);
+	dwfl_getmodules(sym_dwfl(s), add_table, u, 0);
+	sym_close(s);
 	qsort(u->tabs, u->ntabs, sizeof(*u->tabs), cmp_table);
 	for (i = 0; i < u->ntabs; i++)
 		if (u->tabs[i].syn)
