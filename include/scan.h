@@ -1,0 +1,76 @@
+/*
+ * scan.h - which live blocks are lost: valgrind memcheck's classes.
+ *
+ * The classifier knows nothing of ptrace: it reads memory through a
+ * callback (process_vm_readv in the tracer, an array in the unit tests).
+ * Roots are memory ranges (thread stacks from sp up, writable segments of
+ * loaded objects, other writable mappings that hold no block) and values
+ * (registers).  Heap memory is scanned only inside live blocks,
+ * transitively from what the roots reach.  Every aligned 8-byte word is a
+ * candidate pointer:
+ *  - a pointer to a block's first byte from a root, a register or a
+ *    still reachable block makes it still reachable;
+ *  - any other pointer to it (into its interior, or from a possibly lost
+ *    block) makes it possibly lost; classes only go up, and a block is
+ *    scanned again when it goes up (memcheck's lc_push / is_prior_definite);
+ *  - a block reached only from lost blocks is indirectly lost, and its
+ *    bytes are added to the "indirect" bytes of the definitely lost
+ *    block(s) whose loss it follows from (valgrind's "N (D direct, I
+ *    indirect) bytes");
+ *  - every other block is definitely lost.
+ * No recursion: chains of 10^6 blocks must not overflow a stack.
+ */
+#ifndef PTLEAK_SCAN_H
+#define PTLEAK_SCAN_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+enum scan_class {
+	SCAN_DEFINITELY_LOST,
+	SCAN_INDIRECTLY_LOST,
+	SCAN_POSSIBLY_LOST,
+	SCAN_STILL_REACHABLE,
+};
+
+/* "definitely_lost", "indirectly_lost", "possibly_lost", "still_reachable" */
+const char *scan_class_key(enum scan_class c);
+
+struct scan_block {
+	uint64_t addr, size;	/* input */
+	enum scan_class cls;	/* output */
+	uint64_t indirect;	/* output: bytes indirectly lost through this
+				 * definitely lost block (0 for the others) */
+};
+
+struct scan_range {
+	uint64_t start, end;	/* [start, end) */
+};
+
+/*
+ * Read LEN bytes at ADDR into BUF: returns the number of bytes read from
+ * the start (short at an unmapped page), or -1.  Called with large ranges
+ * (megabytes): the tracer reads them with one process_vm_readv.
+ */
+typedef long (*scan_read_fn)(void *ctx, uint64_t addr, void *buf, size_t len);
+
+struct scan_input {
+	struct scan_block *blocks;	/* sorted by addr, non-overlapping */
+	size_t nblocks;
+	const struct scan_range *roots;	/* root memory ranges */
+	size_t nroots;
+	const uint64_t *root_values;	/* register values */
+	size_t nvalues;
+	scan_read_fn read;
+	void *ctx;
+};
+
+struct scan_stats {
+	uint64_t bytes_scanned;		/* root and block bytes read */
+	uint64_t unreadable_bytes;	/* root bytes that could not be read */
+};
+
+/* Classify IN->blocks in place.  0, or -1 (out of memory: message). */
+int scan_classify(struct scan_input *in, struct scan_stats *st);
+
+#endif
