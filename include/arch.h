@@ -12,6 +12,9 @@
  *   uint64_t arch_arg(const struct arch_regs *r, int n);     n = 0..5
  *   uint64_t arch_retval(const struct arch_regs *r);
  *   long     arch_syscall_nr(const struct arch_regs *r);   -1: not in one
+ *   void     arch_reg_values(const struct arch_regs *r, uint64_t *out);
+ *            the ARCH_NREG_VALUES general registers (scan roots)
+ *   ARCH_STACK_REDZONE: bytes below sp a leaf function may use
  *   uint64_t arch_bp_addr_from_stop_pc(uint64_t pc);         int3: pc - 1
  *   uint64_t arch_entry_ret_slot(const struct arch_regs *r); where the return
  *            address lies at a function's first instruction (x86-64: sp)

@@ -9,6 +9,10 @@ struct options {
 	const char *output;	/* text report file, NULL = stderr */
 	const char *json;	/* JSON report file or NULL */
 	int quiet;
+	int show_reachable;	/* --show-reachable */
+	int no_scan;		/* --no-scan */
+	int error_exitcode;	/* --error-exitcode N, 0: not given */
+	const char *suppressions; /* --suppressions FILE */
 	char **argv;		/* PROGRAM ARGS..., NULL-terminated */
 	int argc;
 };

@@ -13,7 +13,9 @@
 #include <sys/types.h>
 
 #include "heap.h"
+#include "scan.h"
 #include "stacks.h"
+#include "suppress.h"
 #include "symbols.h"
 
 enum report_reason { REPORT_EXIT, REPORT_SIGNAL, REPORT_DETACH };
@@ -35,6 +37,19 @@ struct report_input {
 	report_namer namer;
 	void *namer_ctx;
 	const char *unclassified_why;	/* why no reachability scan was made */
+	/* the scan's verdict on every live block, sorted by addr (the blocks
+	 * of heap_foreach); NULL: no scan, every record "unclassified" */
+	const struct scan_block *classes;
+	size_t nclasses;
+	int show_reachable;		/* list still reachable records too */
+	struct suppressions *supp;	/* NULL: none; its counts are updated */
+};
+
+/* What the report found, for --error-exitcode. */
+struct report_result {
+	uint64_t lost_bytes;		/* definitely + indirectly + possibly
+					 * lost, not suppressed */
+	uint64_t lost_blocks;
 };
 
 /*
@@ -42,6 +57,6 @@ struct report_input {
  * report atomically (JSON_PATH.tmp, then rename).  0 or -1 (message).
  */
 int report_write(const struct report_input *in, FILE *text,
-		 const char *json_path);
+		 const char *json_path, struct report_result *res);
 
 #endif

@@ -12,13 +12,18 @@
 #define PTLEAK_VERSION "0.1"
 #endif
 
-enum { OPT_JSON = 256, OPT_DEPTH, OPT_VERSION };
+enum { OPT_JSON = 256, OPT_DEPTH, OPT_VERSION, OPT_SHOW_REACHABLE, OPT_NO_SCAN,
+       OPT_ERROR_EXITCODE, OPT_SUPPRESSIONS };
 
 static const struct option longopts[] = {
 	{ "output", required_argument, NULL, 'o' },
 	{ "json", required_argument, NULL, OPT_JSON },
 	{ "depth", required_argument, NULL, OPT_DEPTH },
 	{ "quiet", no_argument, NULL, 'q' },
+	{ "show-reachable", no_argument, NULL, OPT_SHOW_REACHABLE },
+	{ "no-scan", no_argument, NULL, OPT_NO_SCAN },
+	{ "error-exitcode", required_argument, NULL, OPT_ERROR_EXITCODE },
+	{ "suppressions", required_argument, NULL, OPT_SUPPRESSIONS },
 	{ "help", no_argument, NULL, 'h' },
 	{ "version", no_argument, NULL, OPT_VERSION },
 	{ NULL, 0, NULL, 0 },
@@ -31,6 +36,10 @@ static const char usage[] =
 	"  -o, --output FILE   text report to FILE instead of stderr\n"
 	"      --json FILE     also write the report as JSON to FILE\n"
 	"      --depth N       frames kept per stack (default 16)\n"
+	"      --show-reachable  also list still reachable blocks\n"
+	"      --no-scan       no reachability scan: records are unclassified\n"
+	"      --error-exitcode N  exit N when lost blocks were found\n"
+	"      --suppressions FILE  leak:GLOB lines: records to leave out\n"
 	"  -q, --quiet         nothing on stderr but the report\n"
 	"  -h, --help          this help\n"
 	"      --version       version\n"
@@ -74,6 +83,22 @@ int options_parse(struct options *o, int argc, char **argv)
 			break;
 		case 'q':
 			o->quiet = 1;
+			break;
+		case OPT_SHOW_REACHABLE:
+			o->show_reachable = 1;
+			break;
+		case OPT_NO_SCAN:
+			o->no_scan = 1;
+			break;
+		case OPT_ERROR_EXITCODE:
+			v = strtoul(optarg, &end, 10);
+			if (*optarg < '0' || *optarg > '9' || *end || v < 1 || v > 255)
+				return usage_error("--error-exitcode wants a number from 1 to 255, not '%s'",
+						   optarg);
+			o->error_exitcode = (int)v;
+			break;
+		case OPT_SUPPRESSIONS:
+			o->suppressions = optarg;
 			break;
 		case 'h':
 			fputs(usage, stdout);

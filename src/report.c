@@ -1,14 +1,20 @@
 /*
  * report.c - the leak report: text (valgrind-like) and JSON (SPEC.md).
  *
- * Live blocks are grouped into records by (allocation stack, allocator)
- * with an open-addressing table, sorted largest first and numbered 1..M.
- * The text and the JSON are then written in one pass over the records, so
- * each record's stack is named once and only one stack's frames are held
- * at a time (a million one-block records must not cost a million stacks'
- * worth of frame_info).
+ * Live blocks are grouped into records by (allocation stack, allocator,
+ * class) with an open-addressing table, sorted largest first and numbered
+ * 1..M (all records, listed or not).  A block's class and indirect bytes
+ * come from the scan's verdicts (in->classes, sorted by addr); without a
+ * scan every block is "unclassified".
  *
- * No reachability scan exists yet: every block is "unclassified".
+ * With suppressions, every record's stack is named once first to decide
+ * whether it is suppressed (the JSON summary, written before the records,
+ * needs the totals); listed records are named again when written.  The
+ * text and the JSON are then written in one pass over the records, so
+ * only one stack's frames are held at a time (a million one-block records
+ * must not cost a million stacks' worth of frame_info), and records that
+ * are not listed (still reachable without --show-reachable, suppressed)
+ * are never named unless suppressions must be matched.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -21,20 +27,30 @@
 #include "heap.h"
 #include "json.h"
 #include "report.h"
+#include "scan.h"
 #include "stacks.h"
+#include "suppress.h"
 #include "util.h"
 
 #define GROUP_MIN_SLOTS 1024	/* power of two */
 #define LABEL_WIDTH 18		/* "  total heap usage" */
 
+/* record.cls beyond enum scan_class: no scan */
+#define CLS_UNCLASSIFIED 4
+#define NCLS 5
+
 struct record {
-	uint64_t bytes;
+	uint64_t bytes;		/* direct: the sum of the blocks' sizes */
+	uint64_t indirect;	/* the sum of the blocks' indirect bytes */
 	uint64_t blocks;
 	uint32_t stack;
 	uint8_t fn;
+	uint8_t cls;		/* enum scan_class or CLS_UNCLASSIFIED */
+	uint8_t suppressed;
 };
 
 struct grouping {
+	const struct report_input *in;
 	struct record *recs;
 	size_t nrecs, recs_alloc;
 	uint32_t *slots;	/* record index + 1, 0 = empty */
@@ -49,16 +65,40 @@ struct rep {
 	struct json j;
 	struct record *recs;
 	size_t nrecs;
-	uint64_t uncl_bytes, uncl_blocks;
+	/* summary, direct bytes, suppressed records not included */
+	uint64_t cls_bytes[NCLS], cls_blocks[NCLS];
+	uint64_t supp_bytes, supp_blocks;
 	struct frame_info *frames;
 	size_t frames_alloc;
 };
 
 /* ---- grouping ---- */
 
-static size_t group_home(const struct grouping *g, uint32_t stack, uint8_t fn)
+static size_t group_home(const struct grouping *g, uint32_t stack, uint8_t fn,
+			 uint8_t cls)
 {
-	return (size_t)hash64(((uint64_t)stack << 8) | fn) & g->mask;
+	return (size_t)hash64(((uint64_t)stack << 16) | ((uint64_t)fn << 8) |
+			      cls) & g->mask;
+}
+
+/* The scan's verdict on the block at ADDR, or NULL. */
+static const struct scan_block *find_class(const struct report_input *in,
+					   uint64_t addr)
+{
+	size_t lo = 0, hi = in->nclasses;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		const struct scan_block *sb = &in->classes[mid];
+
+		if (sb->addr == addr)
+			return sb;
+		if (sb->addr < addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return NULL;
 }
 
 static void group_grow(struct grouping *g)
@@ -71,7 +111,8 @@ static void group_grow(struct grouping *g)
 	g->nslots = n;
 	g->mask = n - 1;
 	for (i = 0; i < g->nrecs; i++) {
-		size_t k = group_home(g, g->recs[i].stack, g->recs[i].fn);
+		size_t k = group_home(g, g->recs[i].stack, g->recs[i].fn,
+				      g->recs[i].cls);
 
 		while (g->slots[k])
 			k = (k + 1) & g->mask;
@@ -83,17 +124,27 @@ static int group_block(const struct heap_block *b, void *ctx)
 {
 	struct grouping *g = ctx;
 	struct record *r;
+	uint64_t indirect = 0;
+	uint8_t cls = CLS_UNCLASSIFIED;
 	size_t k;
 
-	k = group_home(g, b->stack, b->fn);
+	if (g->in->classes) {
+		const struct scan_block *sb = find_class(g->in, b->addr);
+
+		/* not found should not happen: definitely lost, 0 indirect */
+		cls = sb ? (uint8_t)sb->cls : SCAN_DEFINITELY_LOST;
+		indirect = sb ? sb->indirect : 0;
+	}
+	k = group_home(g, b->stack, b->fn, cls);
 	for (;;) {
 		uint32_t s = g->slots[k];
 
 		if (!s)
 			break;
 		r = &g->recs[s - 1];
-		if (r->stack == b->stack && r->fn == b->fn) {
+		if (r->stack == b->stack && r->fn == b->fn && r->cls == cls) {
 			r->bytes += b->size;
+			r->indirect += indirect;
 			r->blocks++;
 			return 0;
 		}
@@ -104,7 +155,10 @@ static int group_block(const struct heap_block *b, void *ctx)
 	r = &g->recs[g->nrecs++];
 	r->stack = b->stack;
 	r->fn = b->fn;
+	r->cls = cls;
+	r->suppressed = 0;
 	r->bytes = b->size;
+	r->indirect = indirect;
 	r->blocks = 1;
 	if (g->nrecs * 4 > g->nslots * 3)
 		group_grow(g);	/* re-inserts every record, the new one too */
@@ -123,21 +177,23 @@ static int cmp_record(const void *pa, const void *pb)
 	const struct record *a = pa, *b = pb;
 	int c;
 
-	if ((c = cmp_u64_desc(a->bytes, b->bytes)))
+	if ((c = cmp_u64_desc(a->bytes + a->indirect, b->bytes + b->indirect)))
 		return c;
 	if ((c = cmp_u64_desc(a->blocks, b->blocks)))
 		return c;
 	if (a->stack != b->stack)
 		return a->stack < b->stack ? -1 : 1;
-	return (a->fn > b->fn) - (a->fn < b->fn);
+	if (a->fn != b->fn)
+		return a->fn < b->fn ? -1 : 1;
+	return (a->cls > b->cls) - (a->cls < b->cls);
 }
 
 static void collect_records(struct rep *r)
 {
 	struct grouping g;
-	size_t i;
 
 	memset(&g, 0, sizeof(g));
+	g.in = r->in;
 	group_grow(&g);
 	heap_foreach(r->in->heap, group_block, &g);
 	free(g.slots);
@@ -145,10 +201,13 @@ static void collect_records(struct rep *r)
 		qsort(g.recs, g.nrecs, sizeof(*g.recs), cmp_record);
 	r->recs = g.recs;
 	r->nrecs = g.nrecs;
-	for (i = 0; i < g.nrecs; i++) {
-		r->uncl_bytes += g.recs[i].bytes;
-		r->uncl_blocks += g.recs[i].blocks;
-	}
+}
+
+/* Is REC written out (text and JSON)? */
+static int listed(const struct rep *r, const struct record *rec)
+{
+	return !rec->suppressed &&
+	       (rec->cls != SCAN_STILL_REACHABLE || r->in->show_reachable);
 }
 
 /* ---- frames ---- */
@@ -195,6 +254,42 @@ static unsigned name_frames(struct rep *r, const struct record *rec)
 			return i + 1;
 	}
 	return n;
+}
+
+/*
+ * Mark the records that match a leak: pattern (by the frames shown) and
+ * count them in their pattern; then the summary of what is left.  Each
+ * report counts afresh: the leak patterns' counts are reset first.
+ */
+static void suppress_and_sum(struct rep *r)
+{
+	struct suppressions *supp = r->in->supp;
+	size_t k;
+	unsigned i;
+
+	if (supp)
+		for (i = 0; i < supp->n; i++)
+			if (supp->p[i].kind == SUPP_LEAK)
+				supp->p[i].count = supp->p[i].bytes = 0;
+	for (k = 0; k < r->nrecs; k++) {
+		struct record *rec = &r->recs[k];
+
+		if (supp && supp->n) {
+			unsigned n = name_frames(r, rec);
+			int m = supp_match(supp, SUPP_LEAK, r->frames, n);
+
+			if (m >= 0) {
+				rec->suppressed = 1;
+				supp->p[m].count++;
+				supp->p[m].bytes += rec->bytes + rec->indirect;
+				r->supp_bytes += rec->bytes;
+				r->supp_blocks += rec->blocks;
+				continue;
+			}
+		}
+		r->cls_bytes[rec->cls] += rec->bytes;
+		r->cls_blocks[rec->cls] += rec->blocks;
+	}
 }
 
 /* ---- text ---- */
@@ -290,16 +385,50 @@ static void text_frame(struct rep *r, unsigned i, const struct frame_info *fi)
 		line(r, "   %s 0x%" PRIx64 ": %s", verb, fi->pc, fn);
 }
 
+static const char *kind_words(uint8_t cls)
+{
+	switch (cls) {
+	case SCAN_DEFINITELY_LOST:
+		return "definitely lost";
+	case SCAN_INDIRECTLY_LOST:
+		return "indirectly lost";
+	case SCAN_POSSIBLY_LOST:
+		return "possibly lost";
+	case SCAN_STILL_REACHABLE:
+		return "still reachable";
+	default:
+		return "unclassified";
+	}
+}
+
+static const char *kind_key(uint8_t cls)
+{
+	if (cls == CLS_UNCLASSIFIED)
+		return "unclassified";
+	return scan_class_key((enum scan_class)cls);
+}
+
 static void text_record(struct rep *r, size_t k, const struct record *rec,
 			unsigned nframes)
 {
-	char b1[32], b2[32], b3[32], b4[32];
+	char b1[32], b2[32], b3[32], b4[32], b5[32], b6[32];
 	unsigned i;
 
-	line(r, "%s bytes in %s %s are unclassified in loss record %s of %s",
-	     fmt_thousands(b1, rec->bytes), fmt_thousands(b2, rec->blocks),
-	     blocks_word(rec->blocks), fmt_thousands(b3, k + 1),
-	     fmt_thousands(b4, r->nrecs));
+	if (rec->indirect)
+		line(r, "%s (%s direct, %s indirect) bytes in %s %s are %s in "
+		     "loss record %s of %s",
+		     fmt_thousands(b1, rec->bytes + rec->indirect),
+		     fmt_thousands(b5, rec->bytes),
+		     fmt_thousands(b6, rec->indirect),
+		     fmt_thousands(b2, rec->blocks), blocks_word(rec->blocks),
+		     kind_words(rec->cls), fmt_thousands(b3, k + 1),
+		     fmt_thousands(b4, r->nrecs));
+	else
+		line(r, "%s bytes in %s %s are %s in loss record %s of %s",
+		     fmt_thousands(b1, rec->bytes),
+		     fmt_thousands(b2, rec->blocks), blocks_word(rec->blocks),
+		     kind_words(rec->cls), fmt_thousands(b3, k + 1),
+		     fmt_thousands(b4, r->nrecs));
 	for (i = 0; i < nframes; i++)
 		text_frame(r, i, &r->frames[i]);
 	blank(r);
@@ -309,13 +438,35 @@ static void text_tail(struct rep *r)
 {
 	if (!r->nrecs)
 		return;
+	struct suppressions *supp = r->in->supp;
+	unsigned i, used = 0;
+	int c;
+
 	line(r, "LEAK SUMMARY:");
-	text_count(r, "definitely lost", 0, 0, NULL);
-	text_count(r, "indirectly lost", 0, 0, NULL);
-	text_count(r, "possibly lost", 0, 0, NULL);
-	text_count(r, "still reachable", 0, 0, NULL);
-	text_count(r, "unclassified", r->uncl_bytes, r->uncl_blocks,
-		   nonempty(r->in->unclassified_why));
+	for (c = SCAN_DEFINITELY_LOST; c <= SCAN_STILL_REACHABLE; c++)
+		text_count(r, kind_words((uint8_t)c), r->cls_bytes[c],
+			   r->cls_blocks[c], NULL);
+	if (r->in->classes || supp)
+		text_count(r, "suppressed", r->supp_bytes, r->supp_blocks,
+			   NULL);
+	if (!r->in->classes)
+		text_count(r, "unclassified", r->cls_bytes[CLS_UNCLASSIFIED],
+			   r->cls_blocks[CLS_UNCLASSIFIED],
+			   nonempty(r->in->unclassified_why));
+
+	for (i = 0; supp && i < supp->n; i++)
+		used += supp->p[i].count > 0;
+	if (!used)
+		return;
+	blank(r);
+	line(r, "Suppressions used:");
+	line(r, "  count      bytes template");
+	for (i = 0; i < supp->n; i++)
+		if (supp->p[i].count)
+			line(r, "%7llu %10llu %s",
+			     (unsigned long long)supp->p[i].count,
+			     (unsigned long long)supp->p[i].bytes,
+			     supp->p[i].glob);
 }
 
 /* ---- JSON ---- */
@@ -412,12 +563,16 @@ static void json_head(struct rep *r)
 	}
 	json_key(j, "summary");
 	json_object_begin(j);
-	json_count(j, "definitely_lost", 0, 0);
-	json_count(j, "indirectly_lost", 0, 0);
-	json_count(j, "possibly_lost", 0, 0);
-	json_count(j, "still_reachable", 0, 0);
-	json_count(j, "suppressed", 0, 0);
-	json_count(j, "unclassified", r->uncl_bytes, r->uncl_blocks);
+	{
+		int c;
+
+		for (c = SCAN_DEFINITELY_LOST; c <= SCAN_STILL_REACHABLE; c++)
+			json_count(j, kind_key((uint8_t)c), r->cls_bytes[c],
+				   r->cls_blocks[c]);
+	}
+	json_count(j, "suppressed", r->supp_bytes, r->supp_blocks);
+	json_count(j, "unclassified", r->cls_bytes[CLS_UNCLASSIFIED],
+		   r->cls_blocks[CLS_UNCLASSIFIED]);
 	json_object_end(j);
 	json_key(j, "records");
 	json_array_begin(j);
@@ -432,15 +587,15 @@ static void json_record(struct rep *r, const struct record *rec,
 
 	json_object_begin(j);
 	json_key(j, "kind");
-	json_string(j, "unclassified");
+	json_string(j, kind_key(rec->cls));
 	json_key(j, "bytes");
-	json_uint(j, rec->bytes);
+	json_uint(j, rec->bytes + rec->indirect);
 	json_key(j, "blocks");
 	json_uint(j, rec->blocks);
 	json_key(j, "direct_bytes");
 	json_uint(j, rec->bytes);
 	json_key(j, "indirect_bytes");
-	json_uint(j, 0);
+	json_uint(j, rec->indirect);
 	json_key(j, "allocator");
 	json_string(j, alloc_fn_name((enum alloc_fn)rec->fn));
 	/* as SPEC.md's example: the callers; the allocator is "allocator" */
@@ -505,7 +660,7 @@ static int json_finish(FILE *f, const char *tmp, const char *path)
 }
 
 int report_write(const struct report_input *in, FILE *text,
-		 const char *json_path)
+		 const char *json_path, struct report_result *res)
 {
 	struct rep r;
 	char *tmp = NULL;
@@ -515,8 +670,18 @@ int report_write(const struct report_input *in, FILE *text,
 	memset(&r, 0, sizeof(r));
 	r.in = in;
 	r.text = text;
-	if (in->heap)
+	if (in->heap) {
 		collect_records(&r);
+		suppress_and_sum(&r);
+	}
+	if (res) {
+		res->lost_bytes = r.cls_bytes[SCAN_DEFINITELY_LOST] +
+				  r.cls_bytes[SCAN_INDIRECTLY_LOST] +
+				  r.cls_bytes[SCAN_POSSIBLY_LOST];
+		res->lost_blocks = r.cls_blocks[SCAN_DEFINITELY_LOST] +
+				   r.cls_blocks[SCAN_INDIRECTLY_LOST] +
+				   r.cls_blocks[SCAN_POSSIBLY_LOST];
+	}
 
 	if (json_path) {
 		if (asprintf(&tmp, "%s.tmp", json_path) < 0)
@@ -533,8 +698,12 @@ int report_write(const struct report_input *in, FILE *text,
 
 	if (r.text && in->heap)
 		text_head(&r);
-	for (k = 0; k < r.nrecs; k++) {
-		unsigned n = name_frames(&r, &r.recs[k]);
+	for (k = 0; k < r.nrecs && (r.text || r.jf); k++) {
+		unsigned n;
+
+		if (!listed(&r, &r.recs[k]))
+			continue;
+		n = name_frames(&r, &r.recs[k]);
 
 		if (r.text)
 			text_record(&r, k, &r.recs[k], n);

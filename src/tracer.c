@@ -29,6 +29,7 @@
 #include "heap.h"
 #include "memio.h"
 #include "report.h"
+#include "roots.h"
 #include "stacks.h"
 #include "symbols.h"
 #include "tracer.h"
@@ -66,6 +67,7 @@ struct task {
 	int started;		/* its first stop has been seen */
 	int parked;		/* stopped, waiting for its creator's event */
 	int exiting;		/* reached PTRACE_EVENT_EXIT */
+	uint64_t first_sp;	/* at its first stop: identifies its stack */
 	struct ret_fix *inherit; /* fork child: its creator's hijacked returns at the fork */
 	size_t ninherit;
 	struct pending *pend;
@@ -86,12 +88,21 @@ struct proc {
 	int bound[AF_COUNT];
 	int reported;
 	int exit_known, exit_code, exit_signal;
+	/* stacks of threads that exited (glibc keeps them mapped): scanned
+	 * only above the stack pointer they died with, as valgrind makes a
+	 * dead thread's stack inaccessible */
+	struct dead_stack {
+		uint64_t first_sp, exit_sp;
+	} *dead;
+	size_t ndead, adead;
 };
 
 struct session {
 	const struct options *o;
 	FILE *text;		/* the text report's stream: stderr or -o FILE */
 	int report_failed;
+	struct suppressions *supp;
+	uint64_t lost_bytes;	/* of the last report, for --error-exitcode */
 	struct proc proc;
 	struct task *tasks[256];
 	unsigned ntasks;
@@ -624,11 +635,21 @@ static void namer(void *ctx, uint64_t pc, int caller, struct frame_info *out)
 	out->pc = pc;
 }
 
-static int make_report(struct session *S, enum report_reason reason)
+/*
+ * Make a report.  STOPPED, if not NULL, is a thread stopped with its
+ * registers (the exiting thread): the reachability scan runs with them as
+ * roots.  Without one (a live report: the other threads run on) the
+ * records are unclassified.
+ */
+static int make_report(struct session *S, enum report_reason reason,
+		       const struct task *stopped)
 {
 	struct proc *P = &S->proc;
 	struct symbolizer *s = sym_open(P->mem_pid);
+	struct scan_block *classes = NULL;
+	struct report_result res = { 0, 0 };
 	struct report_input in;
+	size_t nclasses = 0;
 	int ret;
 
 	memset(&in, 0, sizeof(in));
@@ -643,12 +664,38 @@ static int make_report(struct session *S, enum report_reason reason)
 	in.depth = S->o->depth;
 	in.namer = namer;
 	in.namer_ctx = s;
-	in.unclassified_why = "no reachability scan: not implemented yet";
+	in.show_reachable = S->o->show_reachable;
+	in.supp = S->supp;
+	if (S->o->no_scan) {
+		in.unclassified_why = "--no-scan";
+	} else if (!stopped) {
+		in.unclassified_why = "no scan while the threads run: not implemented yet";
+	} else {
+		struct arch_regs r;
+		struct scan_stats st;
+
+		memset(&st, 0, sizeof(st));
+		uint64_t *dead = xcalloc(P->ndead + 1, sizeof(*dead));
+		size_t i;
+
+		for (i = 0; i < P->ndead; i++)
+			dead[i] = P->dead[i].exit_sp;
+		memset(&st, 0, sizeof(st));
+		if (arch_get_regs(stopped->tid, &r) ||
+		    scan_process(stopped->tid, P->heap, &r, 1, dead, P->ndead,
+				 &classes, &nclasses, &st))
+			in.unclassified_why = "the reachability scan failed";
+		in.classes = classes;
+		in.nclasses = nclasses;
+		free(dead);
+	}
 	if (!s)
 		warning("stacks are shown as addresses only");
-	ret = report_write(&in, S->text, S->o->json);
+	ret = report_write(&in, S->text, S->o->json, &res);
 	if (ret)
 		S->report_failed = 1;
+	S->lost_bytes = res.lost_bytes;
+	free(classes);
 	sym_close(s);
 	return ret;
 }
@@ -719,8 +766,20 @@ static void on_exit_event(struct session *S, struct task *t)
 	if (P->nalive && !(msg & 0x7f)) {
 		struct arch_regs r;
 
-		if (arch_get_regs(t->tid, &r) || arch_syscall_nr(&r) != SYS_exit_group)
+		if (arch_get_regs(t->tid, &r))
 			return;
+		if (arch_syscall_nr(&r) != SYS_exit_group) {
+			/* this thread alone: its stack is dead from now on
+			 * (the leader's too: it is never reused) */
+			if (t->first_sp || t->tid == P->pid) {
+				grow_array((void **)&P->dead, &P->adead, P->ndead + 1,
+					   sizeof(*P->dead));
+				P->dead[P->ndead].first_sp = t->first_sp;
+				P->dead[P->ndead].exit_sp = arch_sp(&r);
+				P->ndead++;
+			}
+			return;
+		}
 	}
 	P->exit_known = 1;
 	if (msg & 0x7f)
@@ -728,7 +787,7 @@ static void on_exit_event(struct session *S, struct task *t)
 	else
 		P->exit_code = (int)((msg >> 8) & 0xff);
 	P->reported = 1;
-	make_report(S, REPORT_EXIT);
+	make_report(S, REPORT_EXIT, t);
 }
 
 /* A forked child: its own copy of the breakpoints and of its creator's
@@ -763,9 +822,22 @@ static void start_task(struct session *S, struct task *t)
 	t->started = 1;
 	t->parked = 0;
 	switch (t->role) {
-	case ROLE_THREAD:
+	case ROLE_THREAD: {
+		struct proc *P = &S->proc;
+		struct arch_regs r;
+		size_t i;
+
+		/* a new thread on a cached stack: that stack is live again */
+		if (!arch_get_regs(t->tid, &r)) {
+			t->first_sp = arch_sp(&r);
+			for (i = 0; i < P->ndead; i++) {
+				if (P->dead[i].first_sp == t->first_sp)
+					P->dead[i--] = P->dead[--P->ndead];
+			}
+		}
 		resume(t->tid, 0);
 		break;
+	}
 	case ROLE_FORK_CHILD:
 		release_fork_child(S, t);
 		break;
@@ -1124,6 +1196,11 @@ static pid_t launch(struct session *S)
 static int open_outputs(struct session *S)
 {
 	S->text = stderr;
+	if (S->o->suppressions) {
+		S->supp = supp_load(S->o->suppressions);
+		if (!S->supp)
+			return -1;
+	}
 	if (S->o->output) {
 		S->text = fopen(S->o->output, "w");
 		if (!S->text)
@@ -1139,8 +1216,6 @@ static int open_outputs(struct session *S)
 		if (fd < 0) {
 			error("cannot write %s: %s", S->o->json, strerror(errno));
 			free(tmp);
-			if (S->text != stderr)
-				fclose(S->text);
 			return -1;
 		}
 		close(fd);
@@ -1163,8 +1238,10 @@ static void session_free(struct session *S)
 	unwinder_delete(P->unw);
 	stacks_delete(P->stacks);
 	heap_delete(P->heap);
+	free(P->dead);
 	if (S->text && S->text != stderr)
 		fclose(S->text);
+	supp_free(S->supp);
 	free(S);
 }
 
@@ -1178,7 +1255,7 @@ int tracer_run(const struct options *o)
 
 	S->o = o;
 	if (open_outputs(S)) {
-		free(S);
+		session_free(S);
 		return -1;
 	}
 	debug_events = getenv("PTLEAK_DEBUG") && strstr(getenv("PTLEAK_DEBUG"), "events");
@@ -1228,7 +1305,7 @@ int tracer_run(const struct options *o)
 
 		if (report_requested) {
 			report_requested = 0;
-			make_report(S, REPORT_SIGNAL);
+			make_report(S, REPORT_SIGNAL, NULL);
 		}
 		tid = waitpid(-1, &status, __WALL);
 		if (tid < 0) {
@@ -1254,12 +1331,14 @@ int tracer_run(const struct options *o)
 			P->exit_signal = WTERMSIG(S->status);
 		else
 			P->exit_code = WEXITSTATUS(S->status);
-		make_report(S, REPORT_EXIT);
+		make_report(S, REPORT_EXIT, NULL);
 	}
 	if (WIFSIGNALED(S->status))
 		ret = 128 + WTERMSIG(S->status);
 	else
 		ret = WEXITSTATUS(S->status);
+	if (o->error_exitcode && S->lost_bytes)
+		ret = o->error_exitcode;
 	if (S->report_failed)
 		ret = -1;
 	session_free(S);

@@ -57,6 +57,8 @@ OPT void *realloc(void *old, size_t n)
 	return p;
 }
 
+static char *kept;	/* the realloc'd block stays reachable through it */
+
 static void *keep(size_t n)
 {
 	return malloc(n); /* @own_leak */
@@ -65,14 +67,13 @@ static void *keep(size_t n)
 int main(void)
 {
 	int i;
-	char *s;
 
 	for (i = 0; i < 100; i++)
 		free(malloc(32));
 	keep(40); /* @own_keep1 */
 	keep(40); /* @own_keep2 */
-	s = calloc(3, 10); /* @own_calloc */
-	s = realloc(s, 50); /* @own_realloc */
+	kept = calloc(3, 10); /* @own_calloc */
+	kept = realloc(kept, 50); /* @own_realloc */
 	printf("frees %lu\n", nfree); /* @own_printf */
 	return 0;
 }

@@ -15,6 +15,8 @@
 
 #include "heap.h"
 #include "report.h"
+#include "scan.h"
+#include "suppress.h"
 #include "stacks.h"
 #include "symbols.h"
 
@@ -113,6 +115,8 @@ struct fx {
 	struct namer_ctx nc;
 	struct report_input in;
 	char dir[64];
+	struct scan_block cls[64];	/* the scan's verdicts, sorted */
+	struct suppressions *supp;
 };
 
 static char *const default_argv[] = { "./h_basic", "a \"b\"", NULL };
@@ -161,6 +165,7 @@ static int teardown(void **state)
 	rm_in_dir(fx, "isdir.json");
 	rm_in_dir(fx, "isdir.json.tmp");
 	rmdir(fx->dir);
+	supp_free(fx->supp);
 	heap_delete(fx->h);
 	stacks_delete(fx->s);
 	free(fx);
@@ -201,6 +206,43 @@ static void alloc(struct fx *fx, uint64_t addr, uint64_t size, uint32_t st,
 	heap_alloc(fx->h, &b);
 }
 
+/* The scan's verdict on the block at ADDR (kept sorted by addr). */
+static void verdict(struct fx *fx, uint64_t addr, uint64_t size,
+		    enum scan_class cls, uint64_t indirect)
+{
+	size_t i = fx->in.nclasses;
+
+	assert_true(i < 64);
+	while (i > 0 && fx->cls[i - 1].addr > addr) {
+		fx->cls[i] = fx->cls[i - 1];
+		i--;
+	}
+	fx->cls[i].addr = addr;
+	fx->cls[i].size = size;
+	fx->cls[i].cls = cls;
+	fx->cls[i].indirect = indirect;
+	fx->in.classes = fx->cls;
+	fx->in.nclasses++;
+}
+
+/* Suppressions TEXT, loaded from a file, into fx->in.supp. */
+static void suppressions(struct fx *fx, const char *text)
+{
+	char path[256];
+	FILE *f;
+
+	path_in_dir(fx, "supp.txt", path, sizeof(path));
+	f = fopen(path, "w");
+	assert_non_null(f);
+	fputs(text, f);
+	assert_int_equal(fclose(f), 0);
+	supp_free(fx->supp);
+	fx->supp = supp_load(path);
+	assert_non_null(fx->supp);
+	unlink(path);
+	fx->in.supp = fx->supp;
+}
+
 /* The text report of FX (asserts success); caller frees. */
 static char *text_of(struct fx *fx)
 {
@@ -209,7 +251,7 @@ static char *text_of(struct fx *fx)
 	FILE *f = open_memstream(&buf, &len);
 
 	assert_non_null(f);
-	assert_int_equal(report_write(&fx->in, f, NULL), 0);
+	assert_int_equal(report_write(&fx->in, f, NULL, NULL), 0);
 	assert_int_equal(fclose(f), 0);
 	assert_int_equal(strlen(buf), len);
 	return buf;
@@ -241,7 +283,7 @@ static char *json_of(struct fx *fx)
 	char *s;
 
 	path_in_dir(fx, "r.json", path, sizeof(path));
-	assert_int_equal(report_write(&fx->in, NULL, path), 0);
+	assert_int_equal(report_write(&fx->in, NULL, path, NULL), 0);
 	s = read_all(path);
 	unlink(path);
 	return s;
@@ -444,7 +486,7 @@ static void test_text_and_json_together(void **state)
 	path_in_dir(fx, "r.json", path, sizeof(path));
 	f = open_memstream(&buf, &len);
 	assert_non_null(f);
-	assert_int_equal(report_write(&fx->in, f, path), 0);
+	assert_int_equal(report_write(&fx->in, f, path, NULL), 0);
 	fclose(f);
 	t2 = buf;
 	j2 = read_all(path);
@@ -898,7 +940,7 @@ static void test_atomic_write(void **state)
 	assert_non_null(f);
 	fputs("old contents that are longer than nothing at all\n", f);
 	fclose(f);
-	assert_int_equal(report_write(&fx->in, NULL, path), 0);
+	assert_int_equal(report_write(&fx->in, NULL, path, NULL), 0);
 	assert_int_equal(stat(tmp, &st), -1);
 	assert_int_equal(errno, ENOENT);
 	t = read_all(path);
@@ -909,7 +951,7 @@ static void test_atomic_write(void **state)
 	/* a directory that does not exist: -1, a message, no file */
 	snprintf(path, sizeof(path), "%s/nonexistent/r.json", fx->dir);
 	cap_begin(&c);
-	assert_int_equal(report_write(&fx->in, NULL, path), -1);
+	assert_int_equal(report_write(&fx->in, NULL, path, NULL), -1);
 	err = cap_end(&c);
 	snprintf(tmp, sizeof(tmp), "ptleak: cannot write %s: %s\n", path,
 		 strerror(ENOENT));
@@ -925,7 +967,7 @@ static void test_atomic_write(void **state)
 
 		f = open_memstream(&buf, &len);
 		cap_begin(&c);
-		assert_int_equal(report_write(&fx->in, f, path), -1);
+		assert_int_equal(report_write(&fx->in, f, path, NULL), -1);
 		free(cap_end(&c));
 		fclose(f);
 		assert_non_null(strstr(buf, "LEAK SUMMARY:"));
@@ -941,7 +983,7 @@ static void test_atomic_write(void **state)
 	assert_non_null(f);
 	fclose(f);
 	cap_begin(&c);
-	assert_int_equal(report_write(&fx->in, NULL, path), -1);
+	assert_int_equal(report_write(&fx->in, NULL, path, NULL), -1);
 	err = cap_end(&c);
 	assert_true(!strncmp(err, "ptleak: cannot write ", 21));
 	assert_non_null(strstr(err, "isdir.json: "));
@@ -966,7 +1008,7 @@ static void test_text_write_error(void **state)
 		skip();
 	build_small(fx);
 	cap_begin(&c);
-	assert_int_equal(report_write(&fx->in, f, NULL), -1);
+	assert_int_equal(report_write(&fx->in, f, NULL, NULL), -1);
 	err = cap_end(&c);
 	assert_true(!strncmp(err, "ptleak: cannot write the report: ", 33));
 	free(err);
@@ -1006,6 +1048,449 @@ static void test_many_blocks(void **state)
 	free(t);
 }
 
+/* ---- with a reachability scan ---- */
+
+/*
+ *   stack 1 = malloc, grow_buffer, main, __libc_start_call_main
+ *   stack 2 = calloc (__libc_calloc), helper, ??? in exe, ???
+ *   stack 3 = malloc, f1;  stack 4 = malloc, f2
+ * blocks and verdicts:
+ *   0x1000 1,200  s1 malloc  definitely lost, 1,224 indirect
+ *   0x2000   100  s3 malloc  indirectly lost
+ *   0x2100 1,124  s3 malloc  indirectly lost
+ *   0x3000 4,096  s4 malloc  still reachable
+ *   0x4000    50  s2 calloc  possibly lost
+ *   0x4100    30  s2 calloc  definitely lost
+ *   0x5000    10  s1 malloc  still reachable (same stack and fn as
+ *                            0x1000, another class: another record)
+ * records by bytes: 1 s4 reachable 4,096; 2 s1 definite 2,424;
+ * 3 s3 indirect 1,224; 4 s2 possible 50; 5 s2 definite 30;
+ * 6 s1 reachable 10.
+ */
+static void build_scanned(struct fx *fx)
+{
+	uint32_t s1 = stack(fx, 4, PC_MALLOC, PC_GROW, PC_MAIN, PC_START);
+	uint32_t s2 = stack(fx, 4, PC_CALLOC, PC_HELPER, PC_NOSYM, PC_UNKNOWN);
+	uint32_t s3 = stack(fx, 2, PC_MALLOC, PC_F(1));
+	uint32_t s4 = stack(fx, 2, PC_MALLOC, PC_F(2));
+
+	/* inserted unsorted: the verdicts are kept sorted */
+	alloc(fx, 0x5000, 10, s1, AF_MALLOC);
+	verdict(fx, 0x5000, 10, SCAN_STILL_REACHABLE, 0);
+	alloc(fx, 0x1000, 1200, s1, AF_MALLOC);
+	verdict(fx, 0x1000, 1200, SCAN_DEFINITELY_LOST, 1224);
+	alloc(fx, 0x2100, 1124, s3, AF_MALLOC);
+	verdict(fx, 0x2100, 1124, SCAN_INDIRECTLY_LOST, 0);
+	alloc(fx, 0x2000, 100, s3, AF_MALLOC);
+	verdict(fx, 0x2000, 100, SCAN_INDIRECTLY_LOST, 0);
+	alloc(fx, 0x3000, 4096, s4, AF_MALLOC);
+	verdict(fx, 0x3000, 4096, SCAN_STILL_REACHABLE, 0);
+	alloc(fx, 0x4000, 50, s2, AF_CALLOC);
+	verdict(fx, 0x4000, 50, SCAN_POSSIBLY_LOST, 0);
+	alloc(fx, 0x4100, 30, s2, AF_CALLOC);
+	verdict(fx, 0x4100, 30, SCAN_DEFINITELY_LOST, 0);
+}
+
+#define SCANNED_HEAD \
+"ptleak[1234]: HEAP SUMMARY:\n" \
+"ptleak[1234]:     in use at exit: 6,610 bytes in 7 blocks\n" \
+"ptleak[1234]:   total heap usage: 7 allocs, 0 frees, 6,610 bytes allocated\n" \
+"ptleak[1234]:   peak: 6,610 bytes in use\n" \
+"ptleak[1234]:\n"
+
+#define REC_S2(what, k) \
+what " in loss record " k " of 6\n" \
+"   at 0x7f3a1c2a6000: calloc (libc.so.6)\n" \
+"   by 0x55d0c0a01200: helper (h_basic)\n" \
+"   by 0x55d0c0a01300: ??? (h_basic+0x1300)\n" \
+"   by 0x1234: ???\n" \
+"\n"
+
+static void test_scanned_text(void **state)
+{
+	struct fx *fx = *state;
+	struct report_result res;
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f;
+
+	build_scanned(fx);
+	memset(&res, 0xff, sizeof(res));
+	f = open_memstream(&buf, &len);
+	assert_non_null(f);
+	assert_int_equal(report_write(&fx->in, f, NULL, &res), 0);
+	assert_int_equal(fclose(f), 0);
+	assert_string_equal(buf, SCANNED_HEAD
+"ptleak[1234]: 2,424 (1,200 direct, 1,224 indirect) bytes in 1 block are definitely lost in loss record 2 of 6\n"
+"ptleak[1234]:    at 0x7f3a1c2a5f30: malloc (libc.so.6)\n"
+"ptleak[1234]:    by 0x55d0c0a01183: grow_buffer (h_basic.c:14)\n"
+"ptleak[1234]:    by 0x55d0c0a010b4: main (h_basic.c:36)\n"
+"ptleak[1234]:\n"
+"ptleak[1234]: 1,224 bytes in 2 blocks are indirectly lost in loss record 3 of 6\n"
+"ptleak[1234]:    at 0x7f3a1c2a5f30: malloc (libc.so.6)\n"
+"ptleak[1234]:    by 0x400010: f1 (gen.c:101)\n"
+"ptleak[1234]:\n"
+"ptleak[1234]: 50 bytes in 1 block are possibly lost in loss record 4 of 6\n"
+"ptleak[1234]:    at 0x7f3a1c2a6000: calloc (libc.so.6)\n"
+"ptleak[1234]:    by 0x55d0c0a01200: helper (h_basic)\n"
+"ptleak[1234]:    by 0x55d0c0a01300: ??? (h_basic+0x1300)\n"
+"ptleak[1234]:    by 0x1234: ???\n"
+"ptleak[1234]:\n"
+"ptleak[1234]: 30 bytes in 1 block are definitely lost in loss record 5 of 6\n"
+"ptleak[1234]:    at 0x7f3a1c2a6000: calloc (libc.so.6)\n"
+"ptleak[1234]:    by 0x55d0c0a01200: helper (h_basic)\n"
+"ptleak[1234]:    by 0x55d0c0a01300: ??? (h_basic+0x1300)\n"
+"ptleak[1234]:    by 0x1234: ???\n"
+"ptleak[1234]:\n"
+"ptleak[1234]: LEAK SUMMARY:\n"
+"ptleak[1234]:    definitely lost: 1,230 bytes in 2 blocks\n"
+"ptleak[1234]:    indirectly lost: 1,224 bytes in 2 blocks\n"
+"ptleak[1234]:      possibly lost: 50 bytes in 1 block\n"
+"ptleak[1234]:    still reachable: 4,106 bytes in 2 blocks\n"
+"ptleak[1234]:         suppressed: 0 bytes in 0 blocks\n");
+	free(buf);
+	/* still reachable records, not listed, are not named */
+	assert_int_equal(fx->nc.ncalls, 3 + 2 + 4 + 4);
+	/* lost: definitely + indirectly + possibly, direct bytes */
+	assert_int_equal(res.lost_bytes, 1200 + 30 + 1224 + 50);
+	assert_int_equal(res.lost_blocks, 5);
+}
+
+static void test_scanned_show_reachable(void **state)
+{
+	struct fx *fx = *state;
+
+	build_scanned(fx);
+	fx->in.show_reachable = 1;
+	check_records(fx,
+"4,096 bytes in 1 block are still reachable in loss record 1 of 6\n"
+"   at 0x7f3a1c2a5f30: malloc (libc.so.6)\n"
+"   by 0x400020: f2 (gen.c:102)\n"
+"\n"
+"2,424 (1,200 direct, 1,224 indirect) bytes in 1 block are definitely lost in loss record 2 of 6\n"
+"   at 0x7f3a1c2a5f30: malloc (libc.so.6)\n"
+"   by 0x55d0c0a01183: grow_buffer (h_basic.c:14)\n"
+"   by 0x55d0c0a010b4: main (h_basic.c:36)\n"
+"\n"
+"1,224 bytes in 2 blocks are indirectly lost in loss record 3 of 6\n"
+"   at 0x7f3a1c2a5f30: malloc (libc.so.6)\n"
+"   by 0x400010: f1 (gen.c:101)\n"
+"\n"
+REC_S2("50 bytes in 1 block are possibly lost", "4")
+REC_S2("30 bytes in 1 block are definitely lost", "5")
+"10 bytes in 1 block are still reachable in loss record 6 of 6\n"
+"   at 0x7f3a1c2a5f30: malloc (libc.so.6)\n"
+"   by 0x55d0c0a01183: grow_buffer (h_basic.c:14)\n"
+"   by 0x55d0c0a010b4: main (h_basic.c:36)\n"
+"\n");
+	{
+		char *t = text_of(fx);
+
+		/* the summary does not depend on --show-reachable */
+		assert_non_null(strstr(t,
+"ptleak[1234]: LEAK SUMMARY:\n"
+"ptleak[1234]:    definitely lost: 1,230 bytes in 2 blocks\n"
+"ptleak[1234]:    indirectly lost: 1,224 bytes in 2 blocks\n"
+"ptleak[1234]:      possibly lost: 50 bytes in 1 block\n"
+"ptleak[1234]:    still reachable: 4,106 bytes in 2 blocks\n"
+"ptleak[1234]:         suppressed: 0 bytes in 0 blocks\n"));
+		assert_null(strstr(t, "unclassified"));
+		assert_null(strstr(t, "Suppressions used"));
+		free(t);
+	}
+}
+
+#define SCANNED_SUMMARY(dl, il, pl, sr, sup) \
+"\"summary\":{\"definitely_lost\":" dl ",\"indirectly_lost\":" il \
+",\"possibly_lost\":" pl ",\"still_reachable\":" sr ",\"suppressed\":" sup \
+",\"unclassified\":" ZERO "}"
+
+static void test_scanned_json(void **state)
+{
+	struct fx *fx = *state;
+	char *t;
+
+	build_scanned(fx);
+	t = json_of(fx);
+	assert_non_null(strstr(t, SCANNED_SUMMARY(
+		"{\"bytes\":1230,\"blocks\":2}", "{\"bytes\":1224,\"blocks\":2}",
+		"{\"bytes\":50,\"blocks\":1}", "{\"bytes\":4106,\"blocks\":2}",
+		ZERO) ",\"records\":["
+"{\"kind\":\"definitely_lost\",\"bytes\":2424,\"blocks\":1,\"direct_bytes\":1200,\"indirect_bytes\":1224,"
+"\"allocator\":\"malloc\",\"stack\":["
+"{\"pc\":\"0x55d0c0a01183\",\"function\":\"grow_buffer\",\"file\":\"h_basic.c\",\"line\":14,\"module\":\"" EXE "\"},"
+"{\"pc\":\"0x55d0c0a010b4\",\"function\":\"main\",\"file\":\"h_basic.c\",\"line\":36,\"module\":\"" EXE "\"}]},"
+"{\"kind\":\"indirectly_lost\",\"bytes\":1224,\"blocks\":2,\"direct_bytes\":1224,\"indirect_bytes\":0,"
+"\"allocator\":\"malloc\",\"stack\":["
+"{\"pc\":\"0x400010\",\"function\":\"f1\",\"file\":\"gen.c\",\"line\":101,\"module\":\"" EXE "\"}]},"
+"{\"kind\":\"possibly_lost\",\"bytes\":50,\"blocks\":1,\"direct_bytes\":50,\"indirect_bytes\":0,"
+"\"allocator\":\"calloc\",\"stack\":["));
+	assert_non_null(strstr(t,
+"{\"kind\":\"definitely_lost\",\"bytes\":30,\"blocks\":1,\"direct_bytes\":30,\"indirect_bytes\":0,"
+"\"allocator\":\"calloc\",\"stack\":["));
+	assert_non_null(strstr(t, "\"module\":null}]}]},\"fds\":null}\n"));
+	assert_null(strstr(t, "still_reachable\",\"bytes"));
+	assert_null(strstr(t, "\"kind\":\"unclassified\""));
+	free(t);
+
+	/* with --show-reachable: still reachable records listed first and last */
+	fx->in.show_reachable = 1;
+	t = json_of(fx);
+	assert_non_null(strstr(t, "\"records\":["
+"{\"kind\":\"still_reachable\",\"bytes\":4096,\"blocks\":1,\"direct_bytes\":4096,\"indirect_bytes\":0,"
+"\"allocator\":\"malloc\",\"stack\":["
+"{\"pc\":\"0x400020\",\"function\":\"f2\",\"file\":\"gen.c\",\"line\":102,\"module\":\"" EXE "\"}]},"
+"{\"kind\":\"definitely_lost\",\"bytes\":2424,"));
+	assert_non_null(strstr(t,
+"{\"kind\":\"still_reachable\",\"bytes\":10,\"blocks\":1,\"direct_bytes\":10,\"indirect_bytes\":0,"
+"\"allocator\":\"malloc\",\"stack\":["
+"{\"pc\":\"0x55d0c0a01183\",\"function\":\"grow_buffer\",\"file\":\"h_basic.c\",\"line\":14,\"module\":\"" EXE "\"},"
+"{\"pc\":\"0x55d0c0a010b4\",\"function\":\"main\",\"file\":\"h_basic.c\",\"line\":36,\"module\":\"" EXE "\"}]}"
+"]},\"fds\":null}\n"));
+	free(t);
+}
+
+/* A live block the scan has no verdict on counts as definitely lost with
+ * no indirect bytes; blocks of one stack and allocator in different
+ * classes make different records; no scan, a reachable-only heap. */
+static void test_scanned_edge(void **state)
+{
+	struct fx *fx = *state;
+	uint32_t a = stack(fx, 2, PC_MALLOC, PC_F(1));
+	struct report_result res;
+	char *t;
+
+	alloc(fx, 0x100, 8, a, AF_MALLOC);
+	verdict(fx, 0x100, 8, SCAN_STILL_REACHABLE, 0);
+	alloc(fx, 0x200, 8, a, AF_MALLOC);
+	verdict(fx, 0x200, 8, SCAN_STILL_REACHABLE, 0);
+	check_records(fx, "");
+	t = text_of(fx);
+	assert_non_null(strstr(t, 
+"ptleak[1234]: HEAP SUMMARY:\n"
+"ptleak[1234]:     in use at exit: 16 bytes in 2 blocks\n"
+"ptleak[1234]:   total heap usage: 2 allocs, 0 frees, 16 bytes allocated\n"
+"ptleak[1234]:   peak: 16 bytes in use\n"
+"ptleak[1234]:\n"
+"ptleak[1234]: LEAK SUMMARY:\n"
+"ptleak[1234]:    definitely lost: 0 bytes in 0 blocks\n"
+"ptleak[1234]:    indirectly lost: 0 bytes in 0 blocks\n"
+"ptleak[1234]:      possibly lost: 0 bytes in 0 blocks\n"
+"ptleak[1234]:    still reachable: 16 bytes in 2 blocks\n"
+"ptleak[1234]:         suppressed: 0 bytes in 0 blocks\n"));
+	free(t);
+	assert_int_equal(fx->nc.ncalls, 0);
+	assert_int_equal(report_write(&fx->in, NULL, NULL, &res), 0);
+	assert_int_equal(res.lost_bytes, 0);
+	assert_int_equal(res.lost_blocks, 0);
+
+	alloc(fx, 0x300, 5, a, AF_MALLOC);	/* no verdict */
+	check_records(fx,
+"5 bytes in 1 block are definitely lost in loss record 2 of 2\n"
+"   at 0x7f3a1c2a5f30: malloc (libc.so.6)\n"
+"   by 0x400010: f1 (gen.c:101)\n"
+"\n");
+	assert_int_equal(report_write(&fx->in, NULL, NULL, &res), 0);
+	assert_int_equal(res.lost_bytes, 5);
+	assert_int_equal(res.lost_blocks, 1);
+
+	/* without a scan nothing is "lost" */
+	fx->in.classes = NULL;
+	fx->in.nclasses = 0;
+	assert_int_equal(report_write(&fx->in, NULL, NULL, &res), 0);
+	assert_int_equal(res.lost_bytes, 0);
+	assert_int_equal(res.lost_blocks, 0);
+}
+
+static void test_suppressed(void **state)
+{
+	struct fx *fx = *state;
+	struct report_result res;
+	char *buf = NULL, *t;
+	size_t len = 0;
+	FILE *f;
+
+	build_scanned(fx);
+	suppressions(fx,
+		"# test\n"
+		"leak:grow_*\n"		/* s1: both records */
+		"leak:nothing\n"	/* unused: not in the table */
+		"fd:helper\n"		/* not for leaks */
+		"leak:f1\n");		/* s3 */
+	f = open_memstream(&buf, &len);
+	assert_non_null(f);
+	assert_int_equal(report_write(&fx->in, f, NULL, &res), 0);
+	assert_int_equal(fclose(f), 0);
+	assert_string_equal(buf, SCANNED_HEAD
+"ptleak[1234]: 50 bytes in 1 block are possibly lost in loss record 4 of 6\n"
+"ptleak[1234]:    at 0x7f3a1c2a6000: calloc (libc.so.6)\n"
+"ptleak[1234]:    by 0x55d0c0a01200: helper (h_basic)\n"
+"ptleak[1234]:    by 0x55d0c0a01300: ??? (h_basic+0x1300)\n"
+"ptleak[1234]:    by 0x1234: ???\n"
+"ptleak[1234]:\n"
+"ptleak[1234]: 30 bytes in 1 block are definitely lost in loss record 5 of 6\n"
+"ptleak[1234]:    at 0x7f3a1c2a6000: calloc (libc.so.6)\n"
+"ptleak[1234]:    by 0x55d0c0a01200: helper (h_basic)\n"
+"ptleak[1234]:    by 0x55d0c0a01300: ??? (h_basic+0x1300)\n"
+"ptleak[1234]:    by 0x1234: ???\n"
+"ptleak[1234]:\n"
+"ptleak[1234]: LEAK SUMMARY:\n"
+"ptleak[1234]:    definitely lost: 30 bytes in 1 block\n"
+"ptleak[1234]:    indirectly lost: 0 bytes in 0 blocks\n"
+"ptleak[1234]:      possibly lost: 50 bytes in 1 block\n"
+"ptleak[1234]:    still reachable: 4,096 bytes in 1 block\n"
+"ptleak[1234]:         suppressed: 2,434 bytes in 4 blocks\n"
+"ptleak[1234]:\n"
+"ptleak[1234]: Suppressions used:\n"
+"ptleak[1234]:   count      bytes template\n"
+"ptleak[1234]:       2       2434 grow_*\n"
+"ptleak[1234]:       1       1224 f1\n");
+	free(buf);
+	assert_int_equal(res.lost_bytes, 80);
+	assert_int_equal(res.lost_blocks, 2);
+	/* the counts: records and record bytes (direct + indirect) */
+	assert_int_equal(fx->supp->p[0].count, 2);
+	assert_int_equal(fx->supp->p[0].bytes, 2424 + 10);
+	assert_int_equal(fx->supp->p[1].count, 0);
+	assert_int_equal(fx->supp->p[2].count, 0);
+	assert_int_equal(fx->supp->p[3].count, 1);
+	assert_int_equal(fx->supp->p[3].bytes, 1224);
+
+	/* every record named once to match, the two listed ones again */
+	assert_int_equal(fx->nc.ncalls, (2 + 3 + 2 + 4 + 4 + 3) + (4 + 4));
+
+	/* a second report counts afresh; suppressed records stay hidden
+	 * with --show-reachable */
+	fx->in.show_reachable = 1;
+	t = text_of(fx);
+	assert_non_null(strstr(t,
+"ptleak[1234]: 4,096 bytes in 1 block are still reachable in loss record 1 of 6\n"));
+	assert_null(strstr(t, "loss record 2 of 6"));
+	assert_null(strstr(t, "loss record 3 of 6"));
+	assert_null(strstr(t, "loss record 6 of 6"));
+	assert_non_null(strstr(t,
+"ptleak[1234]:       2       2434 grow_*\n"
+"ptleak[1234]:       1       1224 f1\n"));
+	free(t);
+	assert_int_equal(fx->supp->p[0].count, 2);
+
+	t = json_of(fx);
+	assert_non_null(strstr(t, SCANNED_SUMMARY(
+		"{\"bytes\":30,\"blocks\":1}", ZERO,
+		"{\"bytes\":50,\"blocks\":1}", "{\"bytes\":4096,\"blocks\":1}",
+		"{\"bytes\":2434,\"blocks\":4}") ",\"records\":["
+"{\"kind\":\"still_reachable\",\"bytes\":4096,"));
+	assert_null(strstr(t, "grow_buffer"));
+	assert_null(strstr(t, "\"f1\""));
+	free(t);
+}
+
+/* Suppressions match the frames as shown: frame 0 is the allocator's
+ * name, the depth cut and the cut after main apply. */
+static void test_suppress_shown_frames(void **state)
+{
+	struct fx *fx = *state;
+	char *t;
+
+	build_scanned(fx);
+
+	/* the allocator: frame 0 is "calloc" though the symbol is
+	 * __libc_calloc */
+	suppressions(fx, "leak:__libc_calloc\nleak:__libc_start_call_main\n");
+	t = text_of(fx);
+	assert_non_null(strstr(t, "suppressed: 0 bytes in 0 blocks\n"));
+	assert_null(strstr(t, "Suppressions used"));
+	free(t);
+	suppressions(fx, "leak:calloc\n");
+	t = text_of(fx);
+	assert_non_null(strstr(t, "suppressed: 80 bytes in 2 blocks\n"));
+	assert_non_null(strstr(t, "      2         80 calloc\n"));
+	free(t);
+
+	/* beyond the depth: not matched */
+	suppressions(fx, "leak:main\n");
+	fx->in.depth = 2;
+	t = text_of(fx);
+	assert_non_null(strstr(t, "suppressed: 0 bytes in 0 blocks\n"));
+	free(t);
+	fx->in.depth = 3;
+	t = text_of(fx);
+	assert_non_null(strstr(t, "suppressed: 1,210 bytes in 2 blocks\n"));
+	free(t);
+
+	/* a source file: s1 only */
+	suppressions(fx, "leak:h_basic.?\n");
+	t = text_of(fx);
+	assert_non_null(strstr(t, "suppressed: 1,210 bytes in 2 blocks\n"));
+	free(t);
+	/* a module basename, a module path: every stack has a frame in EXE */
+	suppressions(fx, "leak:h_bas?c\n");
+	t = text_of(fx);
+	assert_non_null(strstr(t, "suppressed: 6,610 bytes in 7 blocks\n"));
+	free(t);
+	suppressions(fx, "leak:/work/*\n");
+	t = text_of(fx);
+	assert_non_null(strstr(t, "suppressed: 6,610 bytes in 7 blocks\n"));
+	assert_non_null(strstr(t,
+"ptleak[1234]:    still reachable: 0 bytes in 0 blocks\n"));
+	/* bytes of the records: 6,610 direct + 1,224 indirect */
+	assert_non_null(strstr(t, "      6       7834 /work/*\n"));
+	free(t);
+}
+
+/* Without a scan, suppressed records leave "unclassified". */
+static void test_suppressed_unscanned(void **state)
+{
+	struct fx *fx = *state;
+	char *t;
+
+	build_small(fx);
+	suppressions(fx, "leak:helper\n");
+	check_text(fx,
+"ptleak[1234]: HEAP SUMMARY:\n"
+"ptleak[1234]:     in use at exit: 3,400 bytes in 4 blocks\n"
+"ptleak[1234]:   total heap usage: 5 allocs, 1 frees, 1,003,400 bytes allocated\n"
+"ptleak[1234]:   peak: 1,000,000 bytes in use\n"
+"ptleak[1234]:\n"
+"ptleak[1234]: 200 bytes in 1 block are unclassified in loss record 2 of 3\n"
+"ptleak[1234]:    at 0x7f3a1c2a5f30: malloc (libc.so.6)\n"
+"ptleak[1234]:    by 0x55d0c0a01183: grow_buffer (h_basic.c:14)\n"
+"ptleak[1234]:    by 0x55d0c0a010b4: main (h_basic.c:36)\n"
+"ptleak[1234]:\n"
+"ptleak[1234]: 200 bytes in 1 block are unclassified in loss record 3 of 3\n"
+"ptleak[1234]:    at 0x7f3a1c2a5f30: realloc (libc.so.6)\n"
+"ptleak[1234]:    by 0x55d0c0a01183: grow_buffer (h_basic.c:14)\n"
+"ptleak[1234]:    by 0x55d0c0a010b4: main (h_basic.c:36)\n"
+"ptleak[1234]:\n"
+"ptleak[1234]: LEAK SUMMARY:\n"
+"ptleak[1234]:    definitely lost: 0 bytes in 0 blocks\n"
+"ptleak[1234]:    indirectly lost: 0 bytes in 0 blocks\n"
+"ptleak[1234]:      possibly lost: 0 bytes in 0 blocks\n"
+"ptleak[1234]:    still reachable: 0 bytes in 0 blocks\n"
+"ptleak[1234]:         suppressed: 3,000 bytes in 2 blocks\n"
+"ptleak[1234]:       unclassified: 400 bytes in 2 blocks (no reachability scan yet)\n"
+"ptleak[1234]:\n"
+"ptleak[1234]: Suppressions used:\n"
+"ptleak[1234]:   count      bytes template\n"
+"ptleak[1234]:       1       3000 helper\n");
+	t = json_of(fx);
+	assert_non_null(strstr(t, "\"summary\":{" 
+	"\"definitely_lost\":" ZERO ",\"indirectly_lost\":" ZERO
+	",\"possibly_lost\":" ZERO ",\"still_reachable\":" ZERO
+	",\"suppressed\":"
+		"{\"bytes\":3000,\"blocks\":2},\"unclassified\":{\"bytes\":400,\"blocks\":2}}"));
+	free(t);
+
+	/* an empty suppressions file changes nothing and names nothing more */
+	suppressions(fx, "# none\n");
+	fx->nc.ncalls = 0;
+	t = text_of(fx);
+	assert_non_null(strstr(t, "suppressed: 0 bytes in 0 blocks\n"));
+	assert_non_null(strstr(t, "unclassified: 3,400 bytes in 4 blocks"));
+	free(t);
+	assert_int_equal(fx->nc.ncalls, 4 + 3 + 3);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1027,6 +1512,13 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_atomic_write, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_text_write_error, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_many_blocks, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_scanned_text, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_scanned_show_reachable, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_scanned_json, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_scanned_edge, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_suppressed, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_suppress_shown_frames, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_suppressed_unscanned, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -1,0 +1,34 @@
+/*
+ * roots.h - the reachability scan of a traced process: its live blocks,
+ * its roots, its memory.
+ *
+ * Roots: the registers of the given threads; their stacks from the stack
+ * pointer (less the red zone) to the end of the mapping (which holds the
+ * thread's TLS and descriptor in glibc); every other readable and
+ * writable mapping that holds no live block (writable segments and bss of
+ * loaded objects, stacks of other threads, anonymous memory).  Mappings
+ * holding live blocks are heap: scanned only inside reachable blocks.
+ */
+#ifndef PTLEAK_ROOTS_H
+#define PTLEAK_ROOTS_H
+
+#include <stddef.h>
+#include <sys/types.h>
+
+#include "arch.h"
+#include "heap.h"
+#include "scan.h"
+
+/*
+ * Classify the live blocks of HEAP in process PID (any live thread),
+ * stopped threads' registers REGS[0..NREGS-1].  DEAD_SPS: the stack
+ * pointers threads that exited died with; their stacks (still mapped) are
+ * scanned only above them.  *OUT (sorted by address, NOUT entries) is the
+ * caller's to free.  0, or -1 with a message.
+ */
+int scan_process(pid_t pid, const struct heap *heap,
+		 const struct arch_regs *regs, unsigned nregs,
+		 const uint64_t *dead_sps, size_t ndead,
+		 struct scan_block **out, size_t *nout, struct scan_stats *st);
+
+#endif

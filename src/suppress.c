@@ -1,0 +1,137 @@
+/*
+ * suppress.c - LSan-style suppressions (suppress.h).
+ *
+ * A file is read line by line: trailing whitespace (and a CR) and, as
+ * LSan does, leading blanks are stripped; blank lines and lines starting with '#' are skipped, every
+ * other line must be "leak:GLOB" or "fd:GLOB" with a non-empty GLOB.
+ * Matching is fnmatch(3) with no flags against each named part of a
+ * frame: function, source file, module path and module basename.
+ */
+#include <ctype.h>
+#include <errno.h>
+#include <fnmatch.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "suppress.h"
+#include "util.h"
+
+static int parse_line(struct suppressions *s, size_t *alloc, char *text,
+		      const char *path, int lineno)
+{
+	size_t len = strlen(text);
+	enum supp_kind kind;
+	const char *glob;
+	struct supp_pattern *p;
+
+	while (len && isspace((unsigned char)text[len - 1]))
+		text[--len] = '\0';
+	while (*text == ' ' || *text == '\t')	/* as LSan */
+		text++, len--;
+	if (!len || text[0] == '#')
+		return 0;
+	if (!strncmp(text, "leak:", 5)) {
+		kind = SUPP_LEAK;
+		glob = text + 5;
+	} else if (!strncmp(text, "fd:", 3)) {
+		kind = SUPP_FD;
+		glob = text + 3;
+	} else {
+		glob = NULL;
+	}
+	if (!glob || !*glob)
+		return error("%s:%d: expected leak:GLOB or fd:GLOB, got '%s'",
+			     path, lineno, text);
+	grow_array((void **)&s->p, alloc, (size_t)s->n + 1, sizeof(*s->p));
+	p = &s->p[s->n++];
+	memset(p, 0, sizeof(*p));
+	p->kind = kind;
+	p->glob = xstrdup(glob);
+	p->line = lineno;
+	return 0;
+}
+
+struct suppressions *supp_load(const char *path)
+{
+	struct suppressions *s;
+	size_t alloc = 0, cap = 0;
+	char *buf = NULL;
+	int lineno = 0, err;
+	FILE *f;
+
+	f = fopen(path, "r");
+	if (!f) {
+		error("cannot read %s: %s", path, strerror(errno));
+		return NULL;
+	}
+	s = xcalloc(1, sizeof(*s));
+	errno = 0;
+	while (getline(&buf, &cap, f) >= 0) {
+		lineno++;
+		if (parse_line(s, &alloc, buf, path, lineno)) {
+			free(buf);
+			fclose(f);
+			supp_free(s);
+			return NULL;
+		}
+		errno = 0;
+	}
+	err = ferror(f) ? (errno ? errno : EIO) : 0;
+	free(buf);
+	fclose(f);
+	if (err) {
+		error("cannot read %s: %s", path, strerror(err));
+		supp_free(s);
+		return NULL;
+	}
+	return s;
+}
+
+void supp_free(struct suppressions *s)
+{
+	unsigned i;
+
+	if (!s)
+		return;
+	for (i = 0; i < s->n; i++)
+		free(s->p[i].glob);
+	free(s->p);
+	free(s);
+}
+
+static int glob_match(const char *glob, const char *name)
+{
+	return name && *name && !fnmatch(glob, name, 0);
+}
+
+static int frame_match(const char *glob, const struct frame_info *fi)
+{
+	const char *base;
+
+	if (glob_match(glob, fi->function) || glob_match(glob, fi->file))
+		return 1;
+	if (!fi->module)
+		return 0;
+	if (glob_match(glob, fi->module))
+		return 1;
+	base = strrchr(fi->module, '/');
+	return base && glob_match(glob, base + 1);
+}
+
+int supp_match(const struct suppressions *s, enum supp_kind kind,
+	       const struct frame_info *frames, unsigned n)
+{
+	unsigned i, k;
+
+	if (!s)
+		return -1;
+	for (i = 0; i < s->n; i++) {
+		if (s->p[i].kind != kind)
+			continue;
+		for (k = 0; k < n; k++)
+			if (frame_match(s->p[i].glob, &frames[k]))
+				return (int)i;
+	}
+	return -1;
+}
