@@ -281,7 +281,9 @@ static void suppress_and_sum(struct rep *r)
 			if (m >= 0) {
 				rec->suppressed = 1;
 				supp->p[m].count++;
-				supp->p[m].bytes += rec->bytes + rec->indirect;
+				/* direct bytes, as summary.suppressed: an
+				 * indirect block has its own record */
+				supp->p[m].bytes += rec->bytes;
 				r->supp_bytes += rec->bytes;
 				r->supp_blocks += rec->blocks;
 				continue;
