@@ -63,6 +63,13 @@ struct scan_input {
 	size_t nvalues;
 	scan_read_fn read;
 	void *ctx;
+	/*
+	 * The blocks come from glibc's malloc: a word pointing exactly at the
+	 * header of the chunk after a block (glibc's arena keeps such pointers:
+	 * top, bins) is allocator metadata, not a pointer into that block,
+	 * even where the block's last 8 bytes overlap that header.
+	 */
+	int glibc_chunks;
 };
 
 struct scan_stats {

@@ -85,7 +85,7 @@ static long read_mem(void *ctx, uint64_t addr, void *buf, size_t len)
 
 int scan_process(pid_t pid, const struct heap *heap,
 		 const struct arch_regs *regs, unsigned nregs,
-		 const uint64_t *dead_sps, size_t ndead,
+		 const uint64_t *dead_sps, size_t ndead, int glibc,
 		 struct scan_block **out, size_t *nout, struct scan_stats *st)
 {
 	const struct heap_stats *hs = heap_stats(heap);
@@ -101,8 +101,14 @@ int scan_process(pid_t pid, const struct heap *heap,
 
 	heap_foreach(heap, add_block, &c);
 	qsort(c.b, c.n, sizeof(*c.b), cmp_block);
-	for (i = 0; i < nregs; i++)
-		arch_reg_values(&regs[i], values + (size_t)i * ARCH_NREG_VALUES);
+	/*
+	 * At exit the stopped thread is the exiting one, whose registers
+	 * valgrind does not scan (its leak check runs after the thread is
+	 * gone): its stack pointer places the stack root, its register values
+	 * are not roots.  Reports with the threads stopped alive will pass
+	 * them as roots.
+	 */
+	(void)arch_reg_values;
 
 	snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
 	f = fopen(path, "r");
@@ -159,8 +165,9 @@ int scan_process(pid_t pid, const struct heap *heap,
 	in.roots = roots;
 	in.nroots = nroots;
 	in.root_values = values;
-	in.nvalues = (size_t)nregs * ARCH_NREG_VALUES;
+	in.nvalues = 0;
 	in.read = read_mem;
+	in.glibc_chunks = glibc;
 	in.ctx = &pid;
 	if (getenv("PTLEAK_DEBUG") && strstr(getenv("PTLEAK_DEBUG"), "scan"))
 		debug_roots(pid, c.b, c.n, roots, nroots, values, in.nvalues);

@@ -83,6 +83,7 @@ struct scanner {
 	 */
 	uint32_t *bucket;
 	unsigned shift;
+	int glibc;		/* see scan_input.glibc_chunks */
 	scan_read_fn read;
 	void *ctx;
 	struct scan_stats *st;
@@ -127,8 +128,16 @@ static inline long find_block(const struct scanner *s, uint64_t w)
 			hi = mid;
 	}
 	b = &s->b[lo];
-	if (w == b->addr || (w > b->addr && w - b->addr < b->size))
+	if (w == b->addr)
 		return (long)lo;
+	if (w > b->addr && w - b->addr < b->size) {
+		/* glibc: chunk = max(32, (size + 8 + 15) & ~15) bytes from
+		 * addr - 16; the next chunk's header is at addr - 16 + chunk */
+		if (s->glibc && w - b->addr ==
+		    (b->size + 23 < 32 ? 32 : (b->size + 23) & ~15ull) - 16)
+			return -1;
+		return (long)lo;
+	}
 	return -1;
 }
 
@@ -315,6 +324,7 @@ int scan_classify(struct scan_input *in, struct scan_stats *st)
 	s.b = in->blocks;
 	s.n = in->nblocks;
 	s.read = in->read;
+	s.glibc = in->glibc_chunks;
 	s.ctx = in->ctx;
 	s.st = st;
 	s.mark = calloc(s.n, 1);

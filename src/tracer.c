@@ -86,6 +86,7 @@ struct proc {
 	unsigned nalive;	/* threads not yet at PTRACE_EVENT_EXIT */
 	uint64_t r_debug;	/* the dynamic linker's struct r_debug, 0 if static */
 	int bound[AF_COUNT];
+	int glibc;		/* malloc is glibc's (libc.so.6, or a static executable) */
 	int reported;
 	int exit_known, exit_code, exit_signal;
 	/* stacks of threads that exited (glibc keeps them mapped): scanned
@@ -339,6 +340,13 @@ static int bind_allocator(struct proc *P, pid_t tid, const uint64_t *order,
 			continue;
 		}
 		P->bound[i] = 1;
+		if (i == AF_MALLOC) {
+			const char *slash = strrchr(defs[i].module, '/');
+			const char *base = slash ? slash + 1 : defs[i].module;
+
+			/* a static executable's malloc: glibc's, most likely */
+			P->glibc = !strncmp(base, "libc.so", 7) || !P->r_debug;
+		}
 	}
 	sym_close(s);
 	return ret;
@@ -683,7 +691,7 @@ static int make_report(struct session *S, enum report_reason reason,
 		memset(&st, 0, sizeof(st));
 		if (arch_get_regs(stopped->tid, &r) ||
 		    scan_process(stopped->tid, P->heap, &r, 1, dead, P->ndead,
-				 &classes, &nclasses, &st))
+				 P->glibc, &classes, &nclasses, &st))
 			in.unclassified_why = "the reachability scan failed";
 		in.classes = classes;
 		in.nclasses = nclasses;

@@ -116,11 +116,14 @@ static uint64_t blk(struct run *r, size_t i, uint64_t size)
 	return r->b[i].addr;
 }
 
+static int glibc_chunks;	/* scan_input.glibc_chunks for classify() */
+
 static void classify(struct run *r)
 {
 	struct scan_input in;
 
 	memset(&in, 0, sizeof(in));
+	in.glibc_chunks = glibc_chunks;
 	in.blocks = r->b;
 	in.nblocks = r->nb;
 	in.roots = r->roots;
@@ -207,6 +210,42 @@ static void test_interior_only_possibly_lost(void **state)
 	expect(&r, 0, SCAN_POSSIBLY_LOST, 0);
 	expect(&r, 1, SCAN_POSSIBLY_LOST, 0);
 	expect(&r, 2, SCAN_DEFINITELY_LOST, 0);
+	run_free(&r);
+}
+
+/*
+ * glibc: malloc(24) gets a 32-byte chunk at addr - 16, so the next chunk's
+ * header is at addr + 16, inside the block's 24 bytes; glibc's arena
+ * points there (top, bins).  With glibc_chunks that word is not a pointer
+ * into the block; any other interior word still is, and without the flag
+ * it is one too.
+ */
+static void test_glibc_next_chunk_header(void **state)
+{
+	struct run r;
+
+	std_init(&r, 3);
+	uint64_t a = blk(&r, 0, 24);	/* chunk 32: header of next at +16 */
+	uint64_t b = blk(&r, 1, 40);	/* chunk 48: next at +32 */
+	uint64_t c = blk(&r, 2, 24);
+	put(r.f, ROOT, a + 16);
+	put(r.f, ROOT + 8, b + 32);
+	put(r.f, ROOT + 16, c + 8);
+	add_root(&r, ROOT, ROOT + 0x100);
+	glibc_chunks = 1;
+	classify(&r);
+	glibc_chunks = 0;
+	expect(&r, 0, SCAN_DEFINITELY_LOST, 0);
+	expect(&r, 1, SCAN_DEFINITELY_LOST, 0);
+	expect(&r, 2, SCAN_POSSIBLY_LOST, 0);
+	run_free(&r);
+
+	std_init(&r, 1);
+	a = blk(&r, 0, 24);
+	put(r.f, ROOT, a + 16);
+	add_root(&r, ROOT, ROOT + 0x100);
+	classify(&r);
+	expect(&r, 0, SCAN_POSSIBLY_LOST, 0);
 	run_free(&r);
 }
 
@@ -767,6 +806,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_class_keys),
+		cmocka_unit_test(test_glibc_next_chunk_header),
 		cmocka_unit_test(test_root_range_reachable),
 		cmocka_unit_test(test_root_value_reachable),
 		cmocka_unit_test(test_interior_only_possibly_lost),
