@@ -688,6 +688,8 @@ static int make_report(struct session *S, enum report_reason reason,
 
 		for (i = 0; i < P->ndead; i++)
 			dead[i] = P->dead[i].exit_sp;
+		uint64_t t0 = now_ns();
+
 		memset(&st, 0, sizeof(st));
 		if (arch_get_regs(stopped->tid, &r) ||
 		    scan_process(stopped->tid, P->heap, &r, 1, dead, P->ndead,
@@ -696,6 +698,14 @@ static int make_report(struct session *S, enum report_reason reason,
 		in.classes = classes;
 		in.nclasses = nclasses;
 		free(dead);
+		if (getenv("PTLEAK_DEBUG") && strstr(getenv("PTLEAK_DEBUG"), "stats")) {
+			double secs = (double)(now_ns() - t0) / 1e9;
+
+			fprintf(stderr, "ptleak-debug: scan: %zu blocks, %llu bytes read "
+				"in %.3f s (%.0f MB/s)\n", nclasses,
+				(unsigned long long)st.bytes_scanned, secs,
+				secs > 0 ? (double)st.bytes_scanned / secs / 1e6 : 0.0);
+		}
 	}
 	if (!s)
 		warning("stacks are shown as addresses only");
