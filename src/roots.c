@@ -50,14 +50,10 @@ static int holds_block(const struct scan_block *b, size_t n, uint64_t start,
 
 /* PTLEAK_DEBUG=scan: where the roots point into blocks, on stderr. */
 static void debug_roots(pid_t pid, const struct scan_block *b, size_t n,
-			const struct scan_range *roots, size_t nroots,
-			const uint64_t *values, size_t nvalues)
+			const struct scan_range *roots, size_t nroots)
 {
 	size_t r, i;
 
-	for (i = 0; i < nvalues; i++)
-		fprintf(stderr, "ptleak-debug: register %zu = %#llx\n", i,
-			(unsigned long long)values[i]);
 	for (r = 0; r < nroots; r++) {
 		uint64_t a;
 
@@ -92,7 +88,6 @@ int scan_process(pid_t pid, const struct heap *heap,
 	struct collect c = { xcalloc(hs->in_use_blocks + 1, sizeof(*c.b)), 0 };
 	struct scan_range *roots = NULL;
 	size_t nroots = 0, aroots = 0;
-	uint64_t *values = xcalloc((size_t)nregs * ARCH_NREG_VALUES + 1, sizeof(*values));
 	struct scan_input in;
 	char path[64], line[512];
 	unsigned i;
@@ -102,13 +97,11 @@ int scan_process(pid_t pid, const struct heap *heap,
 	heap_foreach(heap, add_block, &c);
 	qsort(c.b, c.n, sizeof(*c.b), cmp_block);
 	/*
-	 * At exit the stopped thread is the exiting one, whose registers
-	 * valgrind does not scan (its leak check runs after the thread is
-	 * gone): its stack pointer places the stack root, its register values
-	 * are not roots.  Reports with the threads stopped alive will pass
-	 * them as roots.
+	 * REGS only place the stack roots: at exit the stopped thread is the
+	 * exiting one, whose registers valgrind does not scan (its leak check
+	 * runs after the thread is gone).  A report with live threads stopped
+	 * will add arch_reg_values() of each as root values.
 	 */
-	(void)arch_reg_values;
 
 	snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
 	f = fopen(path, "r");
@@ -164,16 +157,15 @@ int scan_process(pid_t pid, const struct heap *heap,
 	in.nblocks = c.n;
 	in.roots = roots;
 	in.nroots = nroots;
-	in.root_values = values;
+	in.root_values = NULL;
 	in.nvalues = 0;
 	in.read = read_mem;
 	in.glibc_chunks = glibc;
 	in.ctx = &pid;
 	if (getenv("PTLEAK_DEBUG") && strstr(getenv("PTLEAK_DEBUG"), "scan"))
-		debug_roots(pid, c.b, c.n, roots, nroots, values, in.nvalues);
+		debug_roots(pid, c.b, c.n, roots, nroots);
 	ret = scan_classify(&in, st);
 	free(roots);
-	free(values);
 	if (ret)
 		goto fail_blocks;
 	*out = c.b;
@@ -181,7 +173,6 @@ int scan_process(pid_t pid, const struct heap *heap,
 	return 0;
 fail:
 	free(roots);
-	free(values);
 fail_blocks:
 	free(c.b);
 	return -1;
