@@ -25,6 +25,23 @@ static inline long arch_syscall_nr(const struct arch_regs *r) { return (long)r->
 /* After an int3 trap the pc is one past the breakpoint byte. */
 static inline uint64_t arch_bp_addr_from_stop_pc(uint64_t pc) { return pc - 1; }
 
+/* The general registers, roots of the reachability scan. */
+#define ARCH_NREG_VALUES 16
+static inline void arch_reg_values(const struct arch_regs *r, uint64_t *out)
+{
+	const uint64_t v[ARCH_NREG_VALUES] = {
+		r->r.rax, r->r.rbx, r->r.rcx, r->r.rdx, r->r.rsi, r->r.rdi,
+		r->r.rbp, r->r.rsp, r->r.r8, r->r.r9, r->r.r10, r->r.r11,
+		r->r.r12, r->r.r13, r->r.r14, r->r.r15,
+	};
+	unsigned i;
+
+	for (i = 0; i < ARCH_NREG_VALUES; i++)
+		out[i] = v[i];
+}
+/* Bytes below the stack pointer a function may use without moving it. */
+#define ARCH_STACK_REDZONE 128
+
 static inline uint64_t arch_arg(const struct arch_regs *r, int n)
 {
 	switch (n) {
