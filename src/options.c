@@ -55,6 +55,16 @@ static int usage_error(const char *fmt, const char *arg)
 	return EXIT_USAGE;
 }
 
+/* ARG as a whole decimal number in [MIN, MAX] into *V: 0, or -1. */
+static int parse_number(const char *arg, unsigned long min, unsigned long max,
+			unsigned long *v)
+{
+	char *end;
+
+	*v = strtoul(arg, &end, 10);
+	return *arg < '0' || *arg > '9' || *end || *v < min || *v > max ? -1 : 0;
+}
+
 int options_parse(struct options *o, int argc, char **argv)
 {
 	int c;
@@ -64,7 +74,6 @@ int options_parse(struct options *o, int argc, char **argv)
 	opterr = 0;
 	/* '+': options stop at PROGRAM, whose own options are its own */
 	while ((c = getopt_long(argc, argv, "+:o:qh", longopts, NULL)) != -1) {
-		char *end;
 		unsigned long v;
 
 		switch (c) {
@@ -75,8 +84,7 @@ int options_parse(struct options *o, int argc, char **argv)
 			o->json = optarg;
 			break;
 		case OPT_DEPTH:
-			v = strtoul(optarg, &end, 10);
-			if (*optarg < '0' || *optarg > '9' || *end || v < 1 || v > 256)
+			if (parse_number(optarg, 1, 256, &v))
 				return usage_error("--depth wants a number from 1 to 256, not '%s'",
 						   optarg);
 			o->depth = (unsigned)v;
@@ -91,8 +99,7 @@ int options_parse(struct options *o, int argc, char **argv)
 			o->no_scan = 1;
 			break;
 		case OPT_ERROR_EXITCODE:
-			v = strtoul(optarg, &end, 10);
-			if (*optarg < '0' || *optarg > '9' || *end || v < 1 || v > 255)
+			if (parse_number(optarg, 1, 255, &v))
 				return usage_error("--error-exitcode wants a number from 1 to 255, not '%s'",
 						   optarg);
 			o->error_exitcode = (int)v;
