@@ -83,8 +83,4 @@ struct bp *bp_find(const struct bpset *s, uint64_t addr);
  */
 int bpset_unplant_all(struct bpset *s, pid_t pid);
 
-/* Call FN on every breakpoint. */
-void bpset_foreach(struct bpset *s, void (*fn)(struct bp *bp, void *ctx),
-		   void *ctx);
-
 #endif

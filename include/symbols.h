@@ -42,9 +42,6 @@ int sym_find_in_module(struct symbolizer *s, uint64_t in_module,
 		       const char *const *names, unsigned n, int funcs,
 		       struct sym_def *out);
 
-/* Start address of the module containing ADDR (0 if none), and its path. */
-uint64_t sym_module_of(struct symbolizer *s, uint64_t addr, const char **path);
-
 struct frame_info {
 	uint64_t pc;
 	const char *function;	/* demangled; NULL if unknown */

@@ -48,10 +48,5 @@ unsigned unwind_stack(struct unwinder *u, pid_t tid, const struct arch_regs *r,
  * 0, else -1. */
 int unwind_snapshot_read(const struct unwinder *u, uint64_t addr, uint64_t *val);
 
-/* Counters for benchmarks and --stats. */
-struct unwind_stats {
-	uint64_t unwinds, snapshot_bytes, extra_reads;
-};
-const struct unwind_stats *unwinder_stats(const struct unwinder *u);
 
 #endif

@@ -245,13 +245,3 @@ int bpset_unplant_all(struct bpset *s, pid_t pid)
 		close(fd);
 	return ret;
 }
-
-void bpset_foreach(struct bpset *s, void (*fn)(struct bp *bp, void *ctx),
-		   void *ctx)
-{
-	unsigned i;
-
-	for (i = 0; i < s->cap; i++)
-		if (s->tab[i])
-			fn(s->tab[i], ctx);
-}

@@ -152,20 +152,6 @@ int sym_find_in_module(struct symbolizer *s, uint64_t in_module,
 	return found;
 }
 
-uint64_t sym_module_of(struct symbolizer *s, uint64_t addr, const char **path)
-{
-	Dwfl_Module *mod = dwfl_addrmodule(s->dwfl, addr);
-	uint64_t start = 0;
-	const char *p;
-
-	if (!mod)
-		return 0;
-	p = module_path(mod, &start);
-	if (path)
-		*path = p;
-	return start;
-}
-
 static int cmp_alias(const void *x, const void *y)
 {
 	const struct alias *a = x, *b = y;

@@ -109,7 +109,6 @@ struct session {
 	unsigned ntasks;
 	int done;
 	int status;		/* final wait status of the target */
-	uint64_t stops;
 };
 
 /* PTLEAK_DEBUG=events,stops: every heap event, every wait status on stderr */
@@ -995,7 +994,6 @@ static void on_stop(struct session *S, pid_t tid, int status)
 	struct task *t = task_find(S, tid);
 	int sig = WSTOPSIG(status), event = status >> 16;
 
-	S->stops++;
 	if (!t) {
 		/* a new task stopped before its creator's event: park it */
 		t = task_new(S, tid, ROLE_UNKNOWN);

@@ -41,7 +41,6 @@ struct unwinder {
 	pid_t pid;
 	unw_addr_space_t as;
 	void *upt;			/* _UPT_create(pid): put_unwind_info's */
-	struct unwind_stats stats;
 	struct utable *tabs;		/* sorted by start */
 	size_t ntabs, atabs;
 	int tabs_fresh;			/* loaded since the last flush */
@@ -77,13 +76,11 @@ static int snap_extend(struct unwinder *u, uint64_t addr)
 		want = SNAP_MAX;
 	got = mem_read(u->tid, u->snap_base + u->snap_len, u->snap + u->snap_len,
 		       want - u->snap_len);
-	u->stats.extra_reads++;
 	if (got < 0) {
 		u->snap_end = 1;
 		return -1;
 	}
 	u->snap_len += (size_t)got;
-	u->stats.snapshot_bytes += (uint64_t)got;
 	if (u->snap_len < want)
 		u->snap_end = 1;
 	return addr + 8 <= u->snap_base + u->snap_len ? 0 : -1;
@@ -119,7 +116,6 @@ static int access_mem(unw_addr_space_t as, unw_word_t addr, unw_word_t *val,
 		return 0;
 	}
 	/* text, .eh_frame: only while libunwind's caches are cold */
-	u->stats.extra_reads++;
 	if (mem_read_all(u->tid, addr, val, 8))
 		return -UNW_EINVAL;
 	return 0;
@@ -524,8 +520,6 @@ unsigned unwind_stack(struct unwinder *u, pid_t tid, const struct arch_regs *r,
 	u->snap_len = got > 0 ? (size_t)got : 0;
 	if (u->snap_len < SNAP_FIRST)
 		u->snap_end = 1;
-	u->stats.unwinds++;
-	u->stats.snapshot_bytes += u->snap_len;
 	current = u;
 
 	if (unw_init_remote(&cur, u->as, u) < 0)
@@ -548,9 +542,4 @@ int unwind_snapshot_read(const struct unwinder *u, uint64_t addr, uint64_t *val)
 		return -1;
 	memcpy(val, u->snap + (addr - u->snap_base), 8);
 	return 0;
-}
-
-const struct unwind_stats *unwinder_stats(const struct unwinder *u)
-{
-	return &u->stats;
 }
