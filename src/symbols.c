@@ -13,6 +13,7 @@ char *__cxa_demangle(const char *mangled, char *out, size_t *len, int *status);
 struct name_cache {
 	uint64_t pc;
 	int caller;
+	int used;
 	struct frame_info fi;
 };
 
@@ -35,9 +36,10 @@ struct symbolizer {
 	/* strings handed out, freed at close */
 	char **strs;
 	size_t nstrs, astrs;
-	/* lookups already made: reports name the same PCs many times */
+	/* lookups already made, open addressing by (pc, caller): reports
+	 * name the same PCs many times */
 	struct name_cache *cache;
-	size_t ncache, acache;
+	size_t ncache, capcache;
 };
 
 static char *debuginfo_path;
@@ -231,6 +233,39 @@ static const char *best_alias(struct symbolizer *s, Dwfl_Module *mod,
 	return best;
 }
 
+/* The slot of (PC, CALLER): its entry, or the free one to fill; the table
+ * is kept at most half full. */
+static struct name_cache *cache_slot(struct symbolizer *s, uint64_t pc,
+				     int caller)
+{
+	size_t i, mask;
+
+	if ((s->ncache + 1) * 2 > s->capcache) {
+		struct name_cache *old = s->cache;
+		size_t oldcap = s->capcache;
+
+		s->capcache = oldcap ? oldcap * 2 : 256;
+		s->cache = xcalloc(s->capcache, sizeof(*s->cache));
+		for (i = 0; i < oldcap; i++) {
+			if (old[i].used) {
+				size_t j = hash64(old[i].pc * 2 + (uint64_t)old[i].caller) &
+					   (s->capcache - 1);
+
+				while (s->cache[j].used)
+					j = (j + 1) & (s->capcache - 1);
+				s->cache[j] = old[i];
+			}
+		}
+		free(old);
+	}
+	mask = s->capcache - 1;
+	for (i = hash64(pc * 2 + (uint64_t)caller) & mask; s->cache[i].used;
+	     i = (i + 1) & mask)
+		if (s->cache[i].pc == pc && s->cache[i].caller == caller)
+			break;
+	return &s->cache[i];
+}
+
 static const char *base_name(const char *path)
 {
 	const char *slash = strrchr(path, '/');
@@ -243,13 +278,11 @@ void sym_lookup(struct symbolizer *s, uint64_t pc, int caller,
 {
 	Dwfl_Module *mod;
 	uint64_t addr = caller && pc ? pc - 1 : pc;
-	size_t i;
+	struct name_cache *slot = cache_slot(s, pc, caller);
 
-	for (i = 0; i < s->ncache; i++) {
-		if (s->cache[i].pc == pc && s->cache[i].caller == caller) {
-			*out = s->cache[i].fi;
-			return;
-		}
+	if (slot->used) {
+		*out = slot->fi;
+		return;
 	}
 
 	memset(out, 0, sizeof(*out));
@@ -296,9 +329,9 @@ void sym_lookup(struct symbolizer *s, uint64_t pc, int caller,
 			}
 		}
 	}
-	grow_array((void **)&s->cache, &s->acache, s->ncache + 1, sizeof(*s->cache));
-	s->cache[s->ncache].pc = pc;
-	s->cache[s->ncache].caller = caller;
-	s->cache[s->ncache].fi = *out;
+	slot->used = 1;
+	slot->pc = pc;
+	slot->caller = caller;
+	slot->fi = *out;
 	s->ncache++;
 }
