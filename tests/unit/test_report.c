@@ -15,6 +15,7 @@
 
 #include "heap.h"
 #include "report.h"
+#include "capture.h"
 #include "scan.h"
 #include "suppress.h"
 #include "stacks.h"
@@ -335,41 +336,6 @@ static void check_records(struct fx *fx, const char *expect)
 
 	assert_string_equal(got, expect);
 	free(got);
-}
-
-/* Redirect stderr to a file while F runs; returns what was written. */
-struct cap {
-	int saved;
-	FILE *tmp;
-};
-
-static void cap_begin(struct cap *c)
-{
-	fflush(stderr);
-	c->tmp = tmpfile();
-	assert_non_null(c->tmp);
-	c->saved = dup(2);
-	assert_true(c->saved >= 0);
-	assert_true(dup2(fileno(c->tmp), 2) >= 0);
-}
-
-static char *cap_end(struct cap *c)
-{
-	char *buf;
-	long n;
-
-	fflush(stderr);
-	assert_true(dup2(c->saved, 2) >= 0);
-	close(c->saved);
-	n = ftell(c->tmp);
-	assert_true(n >= 0);
-	rewind(c->tmp);
-	buf = malloc((size_t)n + 1);
-	assert_non_null(buf);
-	assert_int_equal(fread(buf, 1, (size_t)n, c->tmp), (size_t)n);
-	buf[n] = '\0';
-	fclose(c->tmp);
-	return buf;
 }
 
 /*

@@ -10,42 +10,9 @@
 #include <cmocka.h>
 
 #include "suppress.h"
+#include "capture.h"
 
 /* ---- helpers ---- */
-
-struct cap {
-	int saved;
-	FILE *tmp;
-};
-
-static void cap_begin(struct cap *c)
-{
-	fflush(stderr);
-	c->tmp = tmpfile();
-	assert_non_null(c->tmp);
-	c->saved = dup(2);
-	assert_true(c->saved >= 0);
-	assert_true(dup2(fileno(c->tmp), 2) >= 0);
-}
-
-static char *cap_end(struct cap *c)
-{
-	char *buf;
-	long n;
-
-	fflush(stderr);
-	assert_true(dup2(c->saved, 2) >= 0);
-	close(c->saved);
-	n = ftell(c->tmp);
-	assert_true(n >= 0);
-	rewind(c->tmp);
-	buf = malloc((size_t)n + 1);
-	assert_non_null(buf);
-	assert_int_equal(fread(buf, 1, (size_t)n, c->tmp), (size_t)n);
-	buf[n] = '\0';
-	fclose(c->tmp);
-	return buf;
-}
 
 /* Write TEXT to a new temp file; its path into PATH (>= 64 bytes). */
 static void write_tmp(char *path, const char *text)
