@@ -13,6 +13,12 @@ struct options {
 	int no_scan;		/* --no-scan */
 	int error_exitcode;	/* --error-exitcode N, 0: not given */
 	const char *suppressions; /* --suppressions FILE */
+	int pid;		/* -p PID: attach (then argv is NULL) */
+	int report_signal;	/* --report-on-signal[=SIG], 0: not given */
+	double min_age;		/* --min-age SECONDS: younger blocks/fds left out */
+	double duration;	/* --duration SECONDS: detach after (0: never) */
+	int fd_only;		/* --fd-only: no allocator breakpoints */
+	int heap_only;		/* --heap-only: no descriptor breakpoints */
 	char **argv;		/* PROGRAM ARGS..., NULL-terminated */
 	int argc;
 };

@@ -1,6 +1,7 @@
 /* options.c - command-line parsing. */
 #include <getopt.h>
 #include <limits.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,7 +14,8 @@
 #endif
 
 enum { OPT_JSON = 256, OPT_DEPTH, OPT_VERSION, OPT_SHOW_REACHABLE, OPT_NO_SCAN,
-       OPT_ERROR_EXITCODE, OPT_SUPPRESSIONS };
+       OPT_ERROR_EXITCODE, OPT_SUPPRESSIONS, OPT_REPORT_ON_SIGNAL, OPT_MIN_AGE,
+       OPT_DURATION, OPT_FD_ONLY, OPT_HEAP_ONLY };
 
 static const struct option longopts[] = {
 	{ "output", required_argument, NULL, 'o' },
@@ -24,6 +26,12 @@ static const struct option longopts[] = {
 	{ "no-scan", no_argument, NULL, OPT_NO_SCAN },
 	{ "error-exitcode", required_argument, NULL, OPT_ERROR_EXITCODE },
 	{ "suppressions", required_argument, NULL, OPT_SUPPRESSIONS },
+	{ "pid", required_argument, NULL, 'p' },
+	{ "report-on-signal", optional_argument, NULL, OPT_REPORT_ON_SIGNAL },
+	{ "min-age", required_argument, NULL, OPT_MIN_AGE },
+	{ "duration", required_argument, NULL, OPT_DURATION },
+	{ "fd-only", no_argument, NULL, OPT_FD_ONLY },
+	{ "heap-only", no_argument, NULL, OPT_HEAP_ONLY },
 	{ "help", no_argument, NULL, 'h' },
 	{ "version", no_argument, NULL, OPT_VERSION },
 	{ NULL, 0, NULL, 0 },
@@ -31,21 +39,33 @@ static const struct option longopts[] = {
 
 static const char usage[] =
 	"usage: ptleak [OPTION]... PROGRAM [ARG]...\n"
-	"Run PROGRAM under ptrace and report the heap blocks it never freed.\n"
+	"       ptleak [OPTION]... -p PID\n"
+	"Run PROGRAM under ptrace, or attach to process PID, and report the heap\n"
+	"blocks and file descriptors it never freed.\n"
 	"\n"
+	"  -p, --pid PID       attach to every thread of PID; SIGINT, SIGTERM or\n"
+	"                      SIGHUP to ptleak report, detach and leave it running\n"
+	"      --report-on-signal[=SIG]  SIG (default USR1) sent to the target\n"
+	"                      makes a report instead of reaching it\n"
+	"      --min-age SECONDS  report only blocks and fds older than this\n"
+	"      --duration SECONDS  report and detach after SECONDS\n"
+	"      --fd-only       file descriptors only (no allocator breakpoints)\n"
+	"      --heap-only     heap only (no descriptor breakpoints)\n"
 	"  -o, --output FILE   text report to FILE instead of stderr\n"
 	"      --json FILE     also write the report as JSON to FILE\n"
 	"      --depth N       frames kept per stack (default 16)\n"
 	"      --show-reachable  also list still reachable blocks\n"
 	"      --no-scan       no reachability scan: records are unclassified\n"
 	"      --error-exitcode N  exit N when lost blocks were found\n"
-	"      --suppressions FILE  leak:GLOB lines: records to leave out\n"
+	"      --suppressions FILE  leak:GLOB and fd:GLOB lines: records to leave out\n"
 	"  -q, --quiet         nothing on stderr but the report\n"
 	"  -h, --help          this help\n"
 	"      --version       version\n"
 	"\n"
-	"Exit status: PROGRAM's own, 128+N if it died of signal N; 1 when ptleak\n"
-	"itself fails, 64 for a usage error.\n";
+	"SIGUSR1 to ptleak makes a report at any time.\n"
+	"\n"
+	"Exit status: PROGRAM's own, 128+N if it died of signal N (0 after a\n"
+	"detach); 1 when ptleak itself fails, 64 for a usage error.\n";
 
 static int usage_error(const char *fmt, const char *arg)
 {
@@ -65,6 +85,48 @@ static int parse_number(const char *arg, unsigned long min, unsigned long max,
 	return *arg < '0' || *arg > '9' || *end || *v < min || *v > max ? -1 : 0;
 }
 
+/* ARG as seconds (decimal fraction allowed, >= 0) into *V: 0, or -1. */
+static int parse_seconds(const char *arg, double *v)
+{
+	char *end;
+
+	*v = strtod(arg, &end);
+	return *arg < '0' || *arg > '9' || *end || !(*v >= 0 && *v < 1e9) ? -1 : 0;
+}
+
+/* "USR1", "SIGUSR1", "10", "RTMIN+2": the signal's number, or 0. */
+static int parse_signal(const char *arg)
+{
+	static const struct { const char *name; int sig; } names[] = {
+		{ "HUP", SIGHUP }, { "INT", SIGINT }, { "QUIT", SIGQUIT },
+		{ "USR1", SIGUSR1 }, { "USR2", SIGUSR2 }, { "PIPE", SIGPIPE },
+		{ "ALRM", SIGALRM }, { "TERM", SIGTERM }, { "CHLD", SIGCHLD },
+		{ "CONT", SIGCONT }, { "TSTP", SIGTSTP }, { "TTIN", SIGTTIN },
+		{ "TTOU", SIGTTOU }, { "URG", SIGURG }, { "XCPU", SIGXCPU },
+		{ "XFSZ", SIGXFSZ }, { "VTALRM", SIGVTALRM }, { "PROF", SIGPROF },
+		{ "WINCH", SIGWINCH }, { "IO", SIGIO }, { "PWR", SIGPWR },
+		{ "SYS", SIGSYS },
+	};
+	unsigned long v;
+	unsigned i;
+
+	if (!parse_number(arg, 1, (unsigned long)SIGRTMAX, &v))
+		return (int)v;
+	if (!strncmp(arg, "SIG", 3))
+		arg += 3;
+	for (i = 0; i < ARRAY_SIZE(names); i++)
+		if (!strcmp(arg, names[i].name))
+			return names[i].sig;
+	if (!strncmp(arg, "RTMIN", 5)) {
+		if (!arg[5])
+			return SIGRTMIN;
+		if (arg[5] == '+' && !parse_number(arg + 6, 1,
+				(unsigned long)(SIGRTMAX - SIGRTMIN), &v))
+			return SIGRTMIN + (int)v;
+	}
+	return 0;
+}
+
 int options_parse(struct options *o, int argc, char **argv)
 {
 	int c;
@@ -73,7 +135,7 @@ int options_parse(struct options *o, int argc, char **argv)
 	o->depth = 16;
 	opterr = 0;
 	/* '+': options stop at PROGRAM, whose own options are its own */
-	while ((c = getopt_long(argc, argv, "+:o:qh", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "+:o:p:qh", longopts, NULL)) != -1) {
 		unsigned long v;
 
 		switch (c) {
@@ -107,6 +169,37 @@ int options_parse(struct options *o, int argc, char **argv)
 		case OPT_SUPPRESSIONS:
 			o->suppressions = optarg;
 			break;
+		case 'p':
+			if (parse_number(optarg, 1, INT_MAX, &v))
+				return usage_error("-p wants a process id, not '%s'",
+						   optarg);
+			o->pid = (int)v;
+			break;
+		case OPT_REPORT_ON_SIGNAL:
+			o->report_signal = optarg ? parse_signal(optarg) : SIGUSR1;
+			if (!o->report_signal)
+				return usage_error("--report-on-signal: unknown signal '%s'",
+						   optarg);
+			if (o->report_signal == SIGKILL || o->report_signal == SIGSTOP)
+				return usage_error("--report-on-signal: %s cannot be caught",
+						   optarg);
+			break;
+		case OPT_MIN_AGE:
+			if (parse_seconds(optarg, &o->min_age))
+				return usage_error("--min-age wants seconds, not '%s'",
+						   optarg);
+			break;
+		case OPT_DURATION:
+			if (parse_seconds(optarg, &o->duration) || !o->duration)
+				return usage_error("--duration wants seconds (more than 0), not '%s'",
+						   optarg);
+			break;
+		case OPT_FD_ONLY:
+			o->fd_only = 1;
+			break;
+		case OPT_HEAP_ONLY:
+			o->heap_only = 1;
+			break;
 		case 'h':
 			fputs(usage, stdout);
 			return 1;
@@ -127,6 +220,14 @@ int options_parse(struct options *o, int argc, char **argv)
 			return usage_error("unrecognized option '%s'",
 					   argv[optind - 1]);
 		}
+	}
+	if (o->fd_only && o->heap_only)
+		return usage_error("%s", "--fd-only and --heap-only exclude each other");
+	if (o->pid) {
+		if (optind < argc)
+			return usage_error("-p PID and a program to run exclude each other "
+					   "('%s')", argv[optind]);
+		return 0;
 	}
 	if (optind >= argc)
 		return usage_error("%s", "no program to run (try 'ptleak --help')");
