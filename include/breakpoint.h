@@ -83,4 +83,18 @@ struct bp *bp_find(const struct bpset *s, uint64_t addr);
  */
 int bpset_unplant_all(struct bpset *s, pid_t pid);
 
+/*
+ * The breakpoint whose out-of-line slot (or fallback slot) holds PC, and
+ * that slot's address in *SLOT; NULL if PC is in none.
+ */
+const struct bp *bp_find_slot(const struct bpset *s, uint64_t pc,
+			      uint64_t *slot);
+
+/*
+ * Unmap the scratch area, making stopped thread TID run the munmaps (as
+ * bpset_scratch).  Nothing may point into it any more: no thread's pc, no
+ * hijacked return.  0, or -1 with a message (some pages stay mapped).
+ */
+int bpset_unmap_scratch(struct bpset *s, pid_t tid);
+
 #endif

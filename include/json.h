@@ -30,6 +30,8 @@ void json_key(struct json *j, const char *key);
 void json_string(struct json *j, const char *s);	/* NULL writes null */
 void json_int(struct json *j, int64_t v);
 void json_uint(struct json *j, uint64_t v);
+/* V (finite) with 3 decimals: seconds */
+void json_seconds(struct json *j, double v);
 void json_bool(struct json *j, int v);
 void json_null(struct json *j);
 

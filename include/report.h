@@ -11,6 +11,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <sys/types.h>
+#include <time.h>
 
 #include "heap.h"
 #include "scan.h"
@@ -28,6 +29,12 @@ struct report_input {
 	pid_t pid;
 	char *const *argv;		/* the target's argv, NULL-terminated */
 	enum report_reason reason;
+	unsigned number;		/* 1, 2, ... in this session (0: none shown) */
+	time_t wall;			/* when it was made */
+	uint64_t elapsed_ns;		/* since tracing started */
+	uint64_t now_ns;		/* now_ns() when it was made: ages */
+	uint64_t min_age_ns;		/* --min-age: younger blocks are left
+					 * out of the records and the summary */
 	int exited;			/* target.exit known */
 	int exit_code;			/* if exited and !exit_signal */
 	int exit_signal;		/* died of this signal (0: exited) */

@@ -21,14 +21,17 @@
 
 /*
  * Classify the live blocks of HEAP in process PID (any live thread),
- * stopped threads' registers REGS[0..NREGS-1].  DEAD_SPS: the stack
+ * stopped threads' registers REGS[0..NREGS-1]: their stack pointers place
+ * the stack roots, and with REG_ROOTS their values are roots too (a live
+ * report; at exit valgrind does not count the exiting thread's registers:
+ * its leak check runs after the thread is gone).  DEAD_SPS: the stack
  * pointers threads that exited died with; their stacks (still mapped) are
  * scanned only above them.  GLIBC: the allocator is glibc's (see
  * scan_input.glibc_chunks).  *OUT (sorted by address, NOUT entries) is the
  * caller's to free.  0, or -1 with a message.
  */
 int scan_process(pid_t pid, const struct heap *heap,
-		 const struct arch_regs *regs, unsigned nregs,
+		 const struct arch_regs *regs, unsigned nregs, int reg_roots,
 		 const uint64_t *dead_sps, size_t ndead, int glibc,
 		 struct scan_block **out, size_t *nout, struct scan_stats *st);
 

@@ -18,6 +18,9 @@ void warning(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void die(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
 /* -q: warnings are not printed */
 extern int util_quiet;
+/* Called once by die() before it exits (the tracer lets go of its
+ * target there); NULL: none. */
+extern void (*die_hook)(void);
 
 void *xmalloc(size_t n);
 void *xcalloc(size_t n, size_t size);

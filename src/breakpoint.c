@@ -224,6 +224,49 @@ fail:
 	return NULL;
 }
 
+const struct bp *bp_find_slot(const struct bpset *s, uint64_t pc,
+			      uint64_t *slot)
+{
+	unsigned i;
+
+	for (i = 0; i < s->cap; i++) {
+		const struct bp *bp = s->tab[i];
+
+		if (!bp)
+			continue;
+		if (bp->xol && pc >= bp->xol && pc < bp->xol + ARCH_XOL_SLOT_SIZE) {
+			*slot = bp->xol;
+			return bp;
+		}
+		if (bp->fallback && pc >= bp->fallback &&
+		    pc < bp->fallback + ARCH_XOL_SLOT_SIZE) {
+			*slot = bp->fallback;
+			return bp;
+		}
+	}
+	return NULL;
+}
+
+int bpset_unmap_scratch(struct bpset *s, pid_t tid)
+{
+	int ret = 0;
+
+	while (s->npages) {
+		struct scratch_page *p = &s->pages[s->npages - 1];
+		uint64_t args[6] = { p->addr, p->size, 0, 0, 0, 0 }, r;
+
+		if (arch_inject_syscall(tid, arch_sys_munmap, args, &r))
+			return -1;
+		if (r > -4096ull)
+			ret = error("cannot unmap ptleak's scratch page at %#llx in "
+				    "process %d: %s", (unsigned long long)p->addr,
+				    (int)s->pid, strerror((int)-r));
+		s->npages--;
+	}
+	s->trampoline = 0;
+	return ret;
+}
+
 int bpset_unplant_all(struct bpset *s, pid_t pid)
 {
 	int fd = pid == s->pid ? s->memfd : mem_open(pid);

@@ -205,6 +205,13 @@ void json_uint(struct json *j, uint64_t v)
 	after_value(j);
 }
 
+void json_seconds(struct json *j, double v)
+{
+	before_value(j);
+	fprintf(j->f, "%.3f", v);
+	after_value(j);
+}
+
 void json_bool(struct json *j, int v)
 {
 	before_value(j);

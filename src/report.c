@@ -40,6 +40,7 @@
 #define NCLS 5
 
 struct record {
+	uint64_t youngest, oldest;	/* allocation times (now_ns) */
 	uint64_t bytes;		/* direct: the sum of the blocks' sizes */
 	uint64_t indirect;	/* the sum of the blocks' indirect bytes */
 	uint64_t blocks;
@@ -128,6 +129,8 @@ static int group_block(const struct heap_block *b, void *ctx)
 	uint8_t cls = CLS_UNCLASSIFIED;
 	size_t k;
 
+	if (g->in->min_age_ns && g->in->now_ns - b->time_ns < g->in->min_age_ns)
+		return 0;	/* too young to be reported */
 	if (g->in->classes) {
 		const struct scan_block *sb = find_class(g->in, b->addr);
 
@@ -143,6 +146,10 @@ static int group_block(const struct heap_block *b, void *ctx)
 			break;
 		r = &g->recs[s - 1];
 		if (r->stack == b->stack && r->fn == b->fn && r->cls == cls) {
+			if (b->time_ns > r->youngest)
+				r->youngest = b->time_ns;
+			if (b->time_ns < r->oldest)
+				r->oldest = b->time_ns;
 			r->bytes += b->size;
 			r->indirect += indirect;
 			r->blocks++;
@@ -160,6 +167,7 @@ static int group_block(const struct heap_block *b, void *ctx)
 	r->bytes = b->size;
 	r->indirect = indirect;
 	r->blocks = 1;
+	r->youngest = r->oldest = b->time_ns;
 	if (g->nrecs * 4 > g->nslots * 3)
 		group_grow(g);	/* re-inserts every record, the new one too */
 	else
@@ -345,6 +353,42 @@ static void text_count(struct rep *r, const char *label, uint64_t bytes,
 	     why ? ")" : "");
 }
 
+static const char *reason_words(enum report_reason reason)
+{
+	switch (reason) {
+	case REPORT_SIGNAL:
+		return "on signal";
+	case REPORT_DETACH:
+		return "at detach";
+	case REPORT_EXIT:
+	default:
+		return "at exit";
+	}
+}
+
+/* "report 2 on signal, 2026-11-22 14:03:12, 12.345 s after tracing
+ * started[, blocks younger than 5 s left out]" */
+static void text_banner(struct rep *r)
+{
+	const struct report_input *in = r->in;
+	char when[64] = "";
+	struct tm tm;
+
+	if (!in->number)
+		return;
+	if (localtime_r(&in->wall, &tm))
+		strftime(when, sizeof(when), "%Y-%m-%d %H:%M:%S", &tm);
+	if (in->min_age_ns)
+		line(r, "report %u %s, %s, %.3f s after tracing started, blocks "
+		     "younger than %g s left out", in->number,
+		     reason_words(in->reason), when, (double)in->elapsed_ns / 1e9,
+		     (double)in->min_age_ns / 1e9);
+	else
+		line(r, "report %u %s, %s, %.3f s after tracing started",
+		     in->number, reason_words(in->reason), when,
+		     (double)in->elapsed_ns / 1e9);
+}
+
 static void text_head(struct rep *r)
 {
 	const struct heap_stats *st = heap_stats(r->in->heap);
@@ -410,27 +454,37 @@ static const char *kind_key(uint8_t cls)
 	return scan_class_key((enum scan_class)cls);
 }
 
+/* Seconds since allocation time T. */
+static double age_of(const struct rep *r, uint64_t t)
+{
+	return r->in->now_ns > t ? (double)(r->in->now_ns - t) / 1e9 : 0.0;
+}
+
 static void text_record(struct rep *r, size_t k, const struct record *rec,
 			unsigned nframes)
 {
-	char b1[32], b2[32], b3[32], b4[32], b5[32], b6[32];
+	char b1[32], b2[32], b3[32], b4[32], b5[32], b6[32], age[64] = "";
 	unsigned i;
 
+	/* a live process's records say how old their blocks are */
+	if (r->in->reason != REPORT_EXIT)
+		snprintf(age, sizeof(age), " (age %.3f to %.3f s)",
+			 age_of(r, rec->youngest), age_of(r, rec->oldest));
 	if (rec->indirect)
 		line(r, "%s (%s direct, %s indirect) bytes in %s %s are %s in "
-		     "loss record %s of %s",
+		     "loss record %s of %s%s",
 		     fmt_thousands(b1, rec->bytes + rec->indirect),
 		     fmt_thousands(b5, rec->bytes),
 		     fmt_thousands(b6, rec->indirect),
 		     fmt_thousands(b2, rec->blocks), blocks_word(rec->blocks),
 		     kind_words(rec->cls), fmt_thousands(b3, k + 1),
-		     fmt_thousands(b4, r->nrecs));
+		     fmt_thousands(b4, r->nrecs), age);
 	else
-		line(r, "%s bytes in %s %s are %s in loss record %s of %s",
+		line(r, "%s bytes in %s %s are %s in loss record %s of %s%s",
 		     fmt_thousands(b1, rec->bytes),
 		     fmt_thousands(b2, rec->blocks), blocks_word(rec->blocks),
 		     kind_words(rec->cls), fmt_thousands(b3, k + 1),
-		     fmt_thousands(b4, r->nrecs));
+		     fmt_thousands(b4, r->nrecs), age);
 	for (i = 0; i < nframes; i++)
 		text_frame(r, i, &r->frames[i]);
 	blank(r);
@@ -511,6 +565,24 @@ static void json_head(struct rep *r)
 	json_string(j, "ptleak");
 	json_key(j, "reason");
 	json_string(j, reason_name(in->reason));
+	if (in->number) {
+		char when[64] = "";
+		struct tm tm;
+
+		if (gmtime_r(&in->wall, &tm))
+			strftime(when, sizeof(when), "%Y-%m-%dT%H:%M:%SZ", &tm);
+		json_key(j, "report");
+		json_object_begin(j);
+		json_key(j, "number");
+		json_uint(j, in->number);
+		json_key(j, "time");
+		json_string(j, when);
+		json_key(j, "elapsed_s");
+		json_seconds(j, (double)in->elapsed_ns / 1e9);
+		json_key(j, "min_age_s");
+		json_seconds(j, (double)in->min_age_ns / 1e9);
+		json_object_end(j);
+	}
 	json_key(j, "target");
 	json_object_begin(j);
 	json_key(j, "pid");
@@ -624,6 +696,16 @@ static void json_record(struct rep *r, const struct record *rec,
 		json_object_end(j);
 	}
 	json_array_end(j);
+	/* a live process's records say how old their blocks are */
+	if (r->in->reason != REPORT_EXIT) {
+		json_key(j, "age_s");
+		json_object_begin(j);
+		json_key(j, "youngest");
+		json_seconds(j, age_of(r, rec->youngest));
+		json_key(j, "oldest");
+		json_seconds(j, age_of(r, rec->oldest));
+		json_object_end(j);
+	}
 	json_object_end(j);
 }
 
@@ -698,6 +780,8 @@ int report_write(const struct report_input *in, FILE *text,
 		}
 	}
 
+	if (r.text)
+		text_banner(&r);
 	if (r.text && in->heap)
 		text_head(&r);
 	for (k = 0; k < r.nrecs && (r.text || r.jf); k++) {

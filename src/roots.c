@@ -80,13 +80,14 @@ static long read_mem(void *ctx, uint64_t addr, void *buf, size_t len)
 }
 
 int scan_process(pid_t pid, const struct heap *heap,
-		 const struct arch_regs *regs, unsigned nregs,
+		 const struct arch_regs *regs, unsigned nregs, int reg_roots,
 		 const uint64_t *dead_sps, size_t ndead, int glibc,
 		 struct scan_block **out, size_t *nout, struct scan_stats *st)
 {
 	const struct heap_stats *hs = heap_stats(heap);
 	struct collect c = { xcalloc(hs->in_use_blocks + 1, sizeof(*c.b)), 0 };
 	struct scan_range *roots = NULL;
+	uint64_t *values = NULL;
 	size_t nroots = 0, aroots = 0;
 	struct scan_input in;
 	char path[64], line[512];
@@ -96,12 +97,7 @@ int scan_process(pid_t pid, const struct heap *heap,
 
 	heap_foreach(heap, add_block, &c);
 	qsort(c.b, c.n, sizeof(*c.b), cmp_block);
-	/*
-	 * REGS only place the stack roots: at exit the stopped thread is the
-	 * exiting one, whose registers valgrind does not scan (its leak check
-	 * runs after the thread is gone).  A report with live threads stopped
-	 * will add arch_reg_values() of each as root values.
-	 */
+	memset(&in, 0, sizeof(in));
 
 	snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
 	f = fopen(path, "r");
@@ -152,13 +148,17 @@ int scan_process(pid_t pid, const struct heap *heap,
 	}
 	fclose(f);
 
-	memset(&in, 0, sizeof(in));
 	in.blocks = c.b;
 	in.nblocks = c.n;
 	in.roots = roots;
 	in.nroots = nroots;
-	in.root_values = NULL;
-	in.nvalues = 0;
+	if (reg_roots && nregs) {
+		values = xcalloc((size_t)nregs * ARCH_NREG_VALUES, sizeof(*values));
+		for (i = 0; i < nregs; i++)
+			arch_reg_values(&regs[i], values + (size_t)i * ARCH_NREG_VALUES);
+		in.root_values = values;
+		in.nvalues = (size_t)nregs * ARCH_NREG_VALUES;
+	}
 	in.read = read_mem;
 	in.glibc_chunks = glibc;
 	in.ctx = &pid;
@@ -166,6 +166,7 @@ int scan_process(pid_t pid, const struct heap *heap,
 		debug_roots(pid, c.b, c.n, roots, nroots);
 	ret = scan_classify(&in, st);
 	free(roots);
+	free(values);
 	if (ret)
 		goto fail_blocks;
 	*out = c.b;

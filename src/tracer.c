@@ -17,10 +17,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <sys/ptrace.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/time.h>
 #include <sys/wait.h>
+#include <dirent.h>
 #include <elf.h>
 #include <unistd.h>
 
@@ -67,6 +70,13 @@ struct task {
 	int started;		/* its first stop has been seen */
 	int parked;		/* stopped, waiting for its creator's event */
 	int exiting;		/* reached PTRACE_EVENT_EXIT */
+	int dying;		/* resumed from that stop: it never stops again */
+	int attached;		/* seized by -p: its first sp is not its stack's top */
+	int first_group_stop;	/* its first stop was a group-stop */
+	/* kept stopped by ptleak (session.hold) until release_all() */
+	int held;
+	int held_sig;		/* the signal to resume it with */
+	int held_listen;	/* in a group-stop: resume with PTRACE_LISTEN */
 	uint64_t first_sp;	/* at its first stop: identifies its stack */
 	struct ret_fix *inherit; /* fork child: its creator's hijacked returns at the fork */
 	size_t ninherit;
@@ -109,10 +119,17 @@ struct session {
 	unsigned ntasks;
 	int done;
 	int status;		/* final wait status of the target */
+	int hold;		/* threads that stop stay stopped (stop_all) */
+	int attached;		/* -p: ptleak attached; a detach leaves it running */
+	int detached;		/* ptleak let go of the target: exit 0 */
+	char **cmdline;		/* -p: the target's argv, from /proc */
+	unsigned nreports;
+	uint64_t start_ns;	/* when tracing started (now_ns()) */
 };
 
-/* PTLEAK_DEBUG=events,stops: every heap event, every wait status on stderr */
-static int debug_events, debug_stops;
+/* PTLEAK_DEBUG=events,stops,stats: every heap event, every wait status,
+ * timings on stderr */
+static int debug_events, debug_stops, debug_stats;
 
 static const char *const alloc_names[AF_COUNT] = {
 	"malloc", "calloc", "realloc", "reallocarray", "free",
@@ -208,6 +225,36 @@ static void resume(pid_t tid, int sig)
 {
 	if (ptrace(PTRACE_CONT, tid, 0, (long)sig) < 0 && errno != ESRCH)
 		warning("cannot resume thread %d: %s", (int)tid, strerror(errno));
+}
+
+/* Let T run on (delivering SIG), or keep it stopped while the session
+ * holds its threads. */
+static void task_resume(struct session *S, struct task *t, int sig)
+{
+	if (S->hold) {
+		t->held = 1;
+		t->held_sig = sig;
+		t->held_listen = 0;
+		return;
+	}
+	if (t->exiting)
+		t->dying = 1;
+	resume(t->tid, sig);
+}
+
+/* T is in a group-stop: it stays stopped until SIGCONT, yet reports
+ * events (PTRACE_LISTEN). */
+static void task_listen(struct session *S, struct task *t)
+{
+	if (S->hold) {
+		t->held = 1;
+		t->held_sig = 0;
+		t->held_listen = 1;
+		return;
+	}
+	if (ptrace(PTRACE_LISTEN, t->tid, 0, 0) < 0 && errno != ESRCH)
+		warning("cannot keep thread %d in its group-stop: %s", (int)t->tid,
+			strerror(errno));
 }
 
 /* ---- memory writes of one stop, coalesced ------------------------------ */
@@ -388,9 +435,12 @@ static int on_rendezvous(struct proc *P, pid_t tid)
 	return bind_allocator(P, tid, order, n);
 }
 
-/* After exec (the launch's included): map the scratch page, then catch
- * the dynamic linker's rendezvous, or bind a static executable now. */
-static int on_exec(struct session *S, struct task *t)
+/*
+ * Map the scratch page (stopped thread TID runs the mmap), then catch the
+ * dynamic linker's rendezvous, or bind a static executable now.  Every
+ * other thread is stopped.
+ */
+static int setup_image(struct session *S, pid_t tid)
 {
 	struct proc *P = &S->proc;
 	uint64_t base, entry;
@@ -398,6 +448,32 @@ static int on_exec(struct session *S, struct task *t)
 	struct sym_def d[2];
 	static const char *const ld_names[] = { "_dl_debug_state" };
 	static const char *const ld_data[] = { "_r_debug" };
+
+	if (read_auxv(P->mem_pid, &base, &entry) || bpset_scratch(&P->bps, tid))
+		return -1;
+	if (!base)
+		return bind_allocator(P, tid, &entry, 1);
+
+	s = sym_open(P->mem_pid);
+	if (!s)
+		return -1;
+	memset(d, 0, sizeof(d));
+	sym_find_in_module(s, base, ld_names, 1, 1, &d[0]);
+	sym_find_in_module(s, base, ld_data, 1, 0, &d[1]);
+	sym_close(s);
+	if (!d[0].addr || !d[1].addr)
+		return error("the dynamic linker of process %d exports no "
+			     "_dl_debug_state/_r_debug: cannot see libraries load",
+			     (int)P->pid);
+	P->r_debug = d[1].addr;
+	return bp_plant(&P->bps, tid, d[0].addr, d[0].addr, BP_RENDEZVOUS,
+			-1, "_dl_debug_state") ? 0 : -1;
+}
+
+/* After exec (the launch's included): a new image, nothing in it yet. */
+static int on_exec(struct session *S, struct task *t)
+{
+	struct proc *P = &S->proc;
 
 	if (bpset_reset(&P->bps))
 		return -1;
@@ -412,26 +488,7 @@ static int on_exec(struct session *S, struct task *t)
 	P->nalive = 1;
 	P->mem_pid = P->pid;
 	unwinder_set_pid(P->unw, P->pid);
-
-	if (read_auxv(P->pid, &base, &entry) || bpset_scratch(&P->bps, t->tid))
-		return -1;
-	if (!base)
-		return bind_allocator(P, t->tid, &entry, 1);
-
-	s = sym_open(P->pid);
-	if (!s)
-		return -1;
-	memset(d, 0, sizeof(d));
-	sym_find_in_module(s, base, ld_names, 1, 1, &d[0]);
-	sym_find_in_module(s, base, ld_data, 1, 0, &d[1]);
-	sym_close(s);
-	if (!d[0].addr || !d[1].addr)
-		return error("the dynamic linker of process %d exports no "
-			     "_dl_debug_state/_r_debug: cannot see libraries load",
-			     (int)P->pid);
-	P->r_debug = d[1].addr;
-	return bp_plant(&P->bps, t->tid, d[0].addr, d[0].addr, BP_RENDEZVOUS,
-			-1, "_dl_debug_state") ? 0 : -1;
+	return setup_image(S, t->tid);
 }
 
 /* ---- allocator probes ------------------------------------------------- */
@@ -643,13 +700,13 @@ static void namer(void *ctx, uint64_t pc, int caller, struct frame_info *out)
 }
 
 /*
- * Make a report.  STOPPED, if not NULL, is a thread stopped with its
- * registers (the exiting thread): the reachability scan runs with them as
- * roots.  Without one (a live report: the other threads run on) the
- * records are unclassified.
+ * Make a report.  REGS[0..NREGS-1]: the registers of the stopped threads
+ * (the exiting one at exit; every thread, held, for a live report, whose
+ * register values are then roots too).  NREGS 0: no scan is possible.
+ * Memory is read through thread VIA.
  */
-static int make_report(struct session *S, enum report_reason reason,
-		       const struct task *stopped)
+static int make_report(struct session *S, enum report_reason reason, pid_t via,
+		       const struct arch_regs *regs, unsigned nregs, int reg_roots)
 {
 	struct proc *P = &S->proc;
 	struct symbolizer *s = sym_open(P->mem_pid);
@@ -663,6 +720,11 @@ static int make_report(struct session *S, enum report_reason reason,
 	in.pid = P->pid;
 	in.argv = P->argv;
 	in.reason = reason;
+	in.number = ++S->nreports;
+	in.wall = time(NULL);
+	in.now_ns = now_ns();
+	in.elapsed_ns = in.now_ns - S->start_ns;
+	in.min_age_ns = (uint64_t)(S->o->min_age * 1e9);
 	in.exited = P->exit_known;
 	in.exit_code = P->exit_code;
 	in.exit_signal = P->exit_signal;
@@ -675,29 +737,24 @@ static int make_report(struct session *S, enum report_reason reason,
 	in.supp = S->supp;
 	if (S->o->no_scan) {
 		in.unclassified_why = "--no-scan";
-	} else if (!stopped) {
-		in.unclassified_why = "no scan while the threads run: not implemented yet";
+	} else if (!nregs) {
+		in.unclassified_why = "the threads could not be stopped";
 	} else {
-		struct arch_regs r;
-		struct scan_stats st;
-
-		memset(&st, 0, sizeof(st));
 		uint64_t *dead = xcalloc(P->ndead + 1, sizeof(*dead));
+		uint64_t t0 = now_ns();
+		struct scan_stats st;
 		size_t i;
 
+		memset(&st, 0, sizeof(st));
 		for (i = 0; i < P->ndead; i++)
 			dead[i] = P->dead[i].exit_sp;
-		uint64_t t0 = now_ns();
-
-		memset(&st, 0, sizeof(st));
-		if (arch_get_regs(stopped->tid, &r) ||
-		    scan_process(stopped->tid, P->heap, &r, 1, dead, P->ndead,
-				 P->glibc, &classes, &nclasses, &st))
+		if (scan_process(via, P->heap, regs, nregs, reg_roots, dead,
+				 P->ndead, P->glibc, &classes, &nclasses, &st))
 			in.unclassified_why = "the reachability scan failed";
 		in.classes = classes;
 		in.nclasses = nclasses;
 		free(dead);
-		if (getenv("PTLEAK_DEBUG") && strstr(getenv("PTLEAK_DEBUG"), "stats")) {
+		if (debug_stats) {
 			double secs = (double)(now_ns() - t0) / 1e9;
 
 			fprintf(stderr, "ptleak-debug: scan: %zu blocks, %llu bytes read "
@@ -717,24 +774,103 @@ static int make_report(struct session *S, enum report_reason reason,
 	return ret;
 }
 
-/* ---- signals to ptleak ------------------------------------------------ */
-
-static volatile sig_atomic_t report_requested;
-
-static void on_sigusr1(int sig)
+/* The report at exit: THREAD is stopped at its exit event. */
+static int exit_report(struct session *S, const struct task *thread)
 {
-	report_requested = 1;
+	struct arch_regs r;
+
+	if (!thread || arch_get_regs(thread->tid, &r))
+		return make_report(S, REPORT_EXIT, S->proc.mem_pid, NULL, 0, 0);
+	return make_report(S, REPORT_EXIT, thread->tid, &r, 1, 0);
 }
 
-/* SIGUSR1 makes a report; without SA_RESTART it interrupts waitpid. */
-static void catch_report_signal(void)
+/* A report while every thread is held (stop_all): their registers. */
+static int live_report(struct session *S, enum report_reason reason)
+{
+	struct arch_regs *regs = xcalloc(S->ntasks + 1, sizeof(*regs));
+	unsigned n = 0, i;
+	int ret;
+
+	for (i = 0; i < ARRAY_SIZE(S->tasks); i++) {
+		const struct task *t;
+
+		for (t = S->tasks[i]; t; t = t->next)
+			if (t->role == ROLE_THREAD && t->held &&
+			    !arch_get_regs(t->tid, &regs[n]))
+				n++;
+	}
+	ret = make_report(S, reason, S->proc.mem_pid, regs, n, 1);
+	free(regs);
+	return ret;
+}
+
+/* ---- signals to ptleak ------------------------------------------------ */
+
+static volatile sig_atomic_t report_requested, detach_requested;
+/* while the event loop waits: a thread to interrupt so that waitpid
+ * returns and the request is seen (0: none) */
+static volatile sig_atomic_t wake_tid;
+
+static void wake_loop(void)
+{
+	pid_t tid = (pid_t)wake_tid;
+
+	if (tid > 0)
+		ptrace(PTRACE_INTERRUPT, tid, 0, 0);
+}
+
+static void on_report_signal(int sig)
+{
+	report_requested = 1;
+	wake_loop();
+}
+
+static void on_detach_signal(int sig)
+{
+	detach_requested = sig;
+	wake_loop();
+}
+
+static void catch_signal(int sig, void (*handler)(int))
 {
 	struct sigaction sa;
 
 	memset(&sa, 0, sizeof(sa));
-	sa.sa_handler = on_sigusr1;
-	sigemptyset(&sa.sa_mask);
-	sigaction(SIGUSR1, &sa, NULL);
+	sa.sa_handler = handler;
+	sigfillset(&sa.sa_mask);
+	sigaction(sig, &sa, NULL);
+}
+
+/*
+ * SIGUSR1 makes a report.  SIGTERM and SIGHUP (and SIGINT when attached,
+ * and the end of --duration) make a final report and detach.  Launched,
+ * the terminal's SIGINT and SIGQUIT are for the target: ptleak reports
+ * when it exits.  No SA_RESTART: a signal interrupts waitpid, and if it
+ * comes just before, the handler interrupts a thread so waitpid returns.
+ */
+static void catch_signals(const struct session *S)
+{
+	catch_signal(SIGUSR1, on_report_signal);
+	catch_signal(SIGTERM, on_detach_signal);
+	catch_signal(SIGHUP, on_detach_signal);
+	if (S->attached) {
+		catch_signal(SIGINT, on_detach_signal);
+	} else {
+		signal(SIGINT, SIG_IGN);
+		signal(SIGQUIT, SIG_IGN);
+	}
+	if (S->o->duration > 0) {
+		struct itimerval it;
+		double whole = (double)(long)S->o->duration;
+
+		memset(&it, 0, sizeof(it));
+		it.it_value.tv_sec = (long)whole;
+		it.it_value.tv_usec = (long)((S->o->duration - whole) * 1e6);
+		if (!it.it_value.tv_sec && !it.it_value.tv_usec)
+			it.it_value.tv_usec = 1;
+		catch_signal(SIGALRM, on_detach_signal);
+		setitimer(ITIMER_REAL, &it, NULL);
+	}
 }
 
 /* ---- thread and process lifetime ---------------------------------------- */
@@ -804,7 +940,7 @@ static void on_exit_event(struct session *S, struct task *t)
 	else
 		P->exit_code = (int)((msg >> 8) & 0xff);
 	P->reported = 1;
-	make_report(S, REPORT_EXIT, t);
+	exit_report(S, t);
 }
 
 /* A forked child: its own copy of the breakpoints and of its creator's
@@ -833,6 +969,15 @@ static void release_fork_child(struct session *S, struct task *c)
 	task_delete(S, c);
 }
 
+/* Let a task go on from its first stop: a group-stop stays one. */
+static void start_resume(struct session *S, struct task *t)
+{
+	if (t->first_group_stop)
+		task_listen(S, t);
+	else
+		task_resume(S, t, 0);
+}
+
 /* The first stop of a task whose role is known. */
 static void start_task(struct session *S, struct task *t)
 {
@@ -845,21 +990,21 @@ static void start_task(struct session *S, struct task *t)
 		size_t i;
 
 		/* a new thread on a cached stack: that stack is live again */
-		if (!arch_get_regs(t->tid, &r)) {
+		if (!t->attached && !arch_get_regs(t->tid, &r)) {
 			t->first_sp = arch_sp(&r);
 			for (i = 0; i < P->ndead; i++) {
 				if (P->dead[i].first_sp == t->first_sp)
 					P->dead[i--] = P->dead[--P->ndead];
 			}
 		}
-		resume(t->tid, 0);
+		start_resume(S, t);
 		break;
 	}
 	case ROLE_FORK_CHILD:
 		release_fork_child(S, t);
 		break;
 	case ROLE_VFORK_CHILD:
-		resume(t->tid, 0);
+		start_resume(S, t);
 		break;
 	case ROLE_UNKNOWN:
 		t->parked = 1;
@@ -926,14 +1071,14 @@ static void on_trap(struct session *S, struct task *t)
 	struct bp *bp;
 
 	if (arch_get_regs(t->tid, &r)) {
-		resume(t->tid, 0);
+		task_resume(S, t, 0);
 		return;
 	}
 	addr = arch_bp_addr_from_stop_pc(arch_pc(&r));
 	if (P->bps.trampoline && addr == P->bps.trampoline) {
 		if (on_return(S, t, &r)) {
 			/* nowhere to return to: let the target see the trap */
-			resume(t->tid, SIGTRAP);
+			task_resume(S, t, SIGTRAP);
 			return;
 		}
 	} else if ((bp = bp_find(&P->bps, addr))) {
@@ -967,7 +1112,7 @@ static void on_trap(struct session *S, struct task *t)
 			if (!bp->fallback) {
 				warning("cannot execute %s in thread %d: %s fails",
 					bp->name, (int)t->tid, bp->insn.text);
-				resume(t->tid, SIGSEGV);
+				task_resume(S, t, SIGSEGV);
 				return;
 			}
 			warning("cannot emulate %s in thread %d: this call of %s "
@@ -975,18 +1120,27 @@ static void on_trap(struct session *S, struct task *t)
 			arch_set_pc(&r, bp->fallback);
 		}
 	} else {
-		resume(t->tid, SIGTRAP);
+		task_resume(S, t, SIGTRAP);
 		return;
 	}
 	if (arch_set_regs(t->tid, &r))
 		warning("cannot set the registers of thread %d: %s",
 			(int)t->tid, strerror(errno));
-	resume(t->tid, 0);
+	task_resume(S, t, 0);
 }
 
 static int is_stop_signal(int sig)
 {
 	return sig == SIGSTOP || sig == SIGTSTP || sig == SIGTTIN || sig == SIGTTOU;
+}
+
+/* The signal TID stopped with was sent by a process (kill, tgkill,
+ * sigqueue), not raised by the kernel for a fault. */
+static int sent_by_user(pid_t tid)
+{
+	siginfo_t si;
+
+	return !ptrace(PTRACE_GETSIGINFO, tid, 0, &si) && si.si_code <= 0;
 }
 
 static void on_stop(struct session *S, pid_t tid, int status)
@@ -998,9 +1152,11 @@ static void on_stop(struct session *S, pid_t tid, int status)
 		/* a new task stopped before its creator's event: park it */
 		t = task_new(S, tid, ROLE_UNKNOWN);
 		t->parked = 1;
+		t->first_group_stop = event == PTRACE_EVENT_STOP && is_stop_signal(sig);
 		return;
 	}
 	if (!t->started) {
+		t->first_group_stop = event == PTRACE_EVENT_STOP && is_stop_signal(sig);
 		start_task(S, t);
 		return;
 	}
@@ -1009,7 +1165,7 @@ static void on_stop(struct session *S, pid_t tid, int status)
 	case PTRACE_EVENT_FORK:
 	case PTRACE_EVENT_VFORK:
 		on_new_task(S, t, event);
-		resume(tid, 0);
+		task_resume(S, t, 0);
 		return;
 	case PTRACE_EVENT_EXEC:
 		if (t->role == ROLE_VFORK_CHILD || t->role == ROLE_FORK_CHILD) {
@@ -1021,29 +1177,36 @@ static void on_stop(struct session *S, pid_t tid, int status)
 		if (on_exec(S, t))
 			warning("process %d is no longer traced after its exec",
 				(int)S->proc.pid);
-		resume(tid, 0);
+		task_resume(S, t, 0);
 		return;
 	case PTRACE_EVENT_EXIT:
 		on_exit_event(S, t);
-		resume(tid, 0);
+		task_resume(S, t, 0);
 		return;
 	case PTRACE_EVENT_STOP:
 		if (is_stop_signal(sig)) {
 			/* group-stop: stay stopped until SIGCONT */
-			ptrace(PTRACE_LISTEN, tid, 0, 0);
+			task_listen(S, t);
 			return;
 		}
-		resume(tid, 0);
+		task_resume(S, t, 0);
 		return;
 	case 0:
 		if (sig == SIGTRAP) {
 			on_trap(S, t);
 			return;
 		}
-		resume(tid, sig);
+		if (sig == S->o->report_signal && t->role == ROLE_THREAD &&
+		    sent_by_user(tid)) {
+			/* --report-on-signal: the target never sees it */
+			report_requested = 1;
+			task_resume(S, t, 0);
+			return;
+		}
+		task_resume(S, t, sig);
 		return;
 	default:
-		resume(tid, 0);
+		task_resume(S, t, 0);
 	}
 }
 
@@ -1064,7 +1227,504 @@ static void on_gone(struct session *S, pid_t tid, int status)
 	}
 }
 
+/* ---- waiting, stopping every thread ---------------------------------- */
+
+/* Wait for one stop or death and handle it.  0, or -1 when there is
+ * nothing left to wait for (or waitpid failed: message). */
+static int wait_one(struct session *S)
+{
+	int status;
+	pid_t tid;
+
+	for (;;) {
+		tid = waitpid(-1, &status, __WALL);
+		if (tid >= 0)
+			break;
+		if (errno == EINTR)
+			continue;
+		if (errno == ECHILD)
+			return -1;
+		return error("waitpid: %s", strerror(errno));
+	}
+	if (debug_stops)
+		fprintf(stderr, "ptleak-debug: wait %d status %#x\n", (int)tid, status);
+	if (WIFSTOPPED(status))
+		on_stop(S, tid, status);
+	else if (WIFEXITED(status) || WIFSIGNALED(status))
+		on_gone(S, tid, status);
+	return 0;
+}
+
+/* Every task is stopped: held, parked, or never to stop again. */
+static int all_stopped(struct session *S)
+{
+	unsigned i;
+
+	for (i = 0; i < ARRAY_SIZE(S->tasks); i++) {
+		const struct task *t;
+
+		for (t = S->tasks[i]; t; t = t->next) {
+			/* a task parked before its creator's event: that
+			 * event (and the creator's stop) is still to come */
+			if (t->role == ROLE_UNKNOWN)
+				return 0;
+			if (!t->held && !t->parked && !t->dying)
+				return 0;
+		}
+	}
+	return 1;
+}
+
+/* Wait until every task is stopped, handling the events on the way. */
+static int wait_all_stopped(struct session *S)
+{
+	while (!all_stopped(S))
+		if (wait_one(S))
+			return S->ntasks ? -1 : 0;
+	return 0;
+}
+
+/*
+ * Stop every thread (PTRACE_INTERRUPT) and keep them stopped: from now on
+ * a thread that stops for any reason is handled and held there, until
+ * release_all().  Events that arrive meanwhile (breakpoint hits, new
+ * threads, exits) are handled as usual.  0, or -1 with a message.
+ */
+static int stop_all(struct session *S)
+{
+	unsigned i;
+
+	S->hold = 1;
+	for (i = 0; i < ARRAY_SIZE(S->tasks); i++) {
+		struct task *t;
+
+		for (t = S->tasks[i]; t; t = t->next) {
+			if (t->held || t->parked || t->dying || !t->started)
+				continue;
+			if (ptrace(PTRACE_INTERRUPT, t->tid, 0, 0) < 0 && errno != ESRCH)
+				warning("cannot stop thread %d: %s", (int)t->tid,
+					strerror(errno));
+		}
+	}
+	return wait_all_stopped(S);
+}
+
+/* Let every held task go on as it would have. */
+static void release_all(struct session *S)
+{
+	unsigned i;
+
+	S->hold = 0;
+	for (i = 0; i < ARRAY_SIZE(S->tasks); i++) {
+		struct task *t;
+
+		for (t = S->tasks[i]; t; t = t->next) {
+			if (!t->held)
+				continue;
+			t->held = 0;
+			if (t->held_listen)
+				task_listen(S, t);
+			else
+				task_resume(S, t, t->held_sig);
+		}
+	}
+}
+
 /* ---- launch ------------------------------------------------------------ */
+
+/* The tracer of PID (0: none) and its name in COMM. */
+static int tracer_of(pid_t pid, char *comm, size_t len)
+{
+	int tracer = status_field(pid, "TracerPid:");
+	char path[64];
+	FILE *f;
+
+	comm[0] = '\0';
+	if (tracer > 0) {
+		snprintf(path, sizeof(path), "/proc/%d/comm", tracer);
+		f = fopen(path, "r");
+		if (f) {
+			if (fgets(comm, (int)len, f))
+				comm[strcspn(comm, "\n")] = '\0';
+			fclose(f);
+		}
+	}
+	return tracer;
+}
+
+/* ---- detach ------------------------------------------------------------ */
+
+/* Is SIGTRAP pending for thread TID alone (an int3 it executed but has not
+ * reported yet)? */
+static int trap_pending(pid_t tid)
+{
+	char path[64], line[256];
+	unsigned long long mask = 0;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)tid);
+	f = fopen(path, "r");
+	if (!f)
+		return 0;
+	while (fgets(line, sizeof(line), f))
+		if (!strncmp(line, "SigPnd:", 7)) {
+			mask = strtoull(line + 7, NULL, 16);
+			break;
+		}
+	fclose(f);
+	return (mask >> (SIGTRAP - 1)) & 1;
+}
+
+/*
+ * Put held thread T back where it would be untraced: out of an
+ * out-of-line slot or the trampoline, every hijacked return address of
+ * its calls in progress restored.  Returns 1 if something was fixed.
+ */
+static int untrace_thread(struct session *S, struct task *t)
+{
+	struct proc *P = &S->proc;
+	const struct bp *bp;
+	struct arch_regs r;
+	uint64_t pc, fixed, slot;
+	int n = 0;
+	size_t k;
+
+	if (!arch_get_regs(t->tid, &r)) {
+		pc = fixed = arch_pc(&r);
+		if (P->bps.trampoline && pc == P->bps.trampoline) {
+			/* returned there, the int3 not executed yet */
+			for (k = t->npend; k > 0; k--)
+				if (t->pend[k - 1].slot == arch_sp(&r) - 8) {
+					fixed = t->pend[k - 1].real;
+					t->npend = k - 1;
+					break;
+				}
+		} else if ((bp = bp_find_slot(&P->bps, pc, &slot))) {
+			fixed = arch_xol_fixup_pc(&bp->insn, slot, pc);
+		}
+		if (fixed != pc) {
+			arch_set_pc(&r, fixed);
+			if (arch_set_regs(t->tid, &r))
+				warning("cannot move thread %d out of ptleak's code: %s",
+					(int)t->tid, strerror(errno));
+			n++;
+		}
+	}
+	for (k = t->npend; k > 0; k--) {
+		const struct pending *q = &t->pend[k - 1];
+		uint64_t v;
+
+		if (mem_read_all(t->tid, q->slot, &v, sizeof(v)) ||
+		    v != P->bps.trampoline)
+			continue;	/* left by longjmp, reused */
+		if (mem_write(t->tid, q->slot, &q->real, sizeof(q->real)))
+			warning("cannot restore a return address of thread %d",
+				(int)t->tid);
+		n++;
+	}
+	t->npend = 0;
+	return n;
+}
+
+/* A held thread that can run a system call for ptleak, or NULL.  A
+ * thread in a group-stop only if LISTENING_OK: it leaves the group-stop
+ * (which a detach makes it enter again). */
+static struct task *injectable(struct session *S, int listening_ok)
+{
+	unsigned i;
+
+	for (i = 0; i < ARRAY_SIZE(S->tasks); i++) {
+		struct task *t;
+
+		for (t = S->tasks[i]; t; t = t->next)
+			if (t->role == ROLE_THREAD && t->held && !t->held_sig &&
+			    (listening_ok || !t->held_listen) && !t->exiting)
+				return t;
+	}
+	return NULL;
+}
+
+/*
+ * Let go of the target: every thread stopped; threads that executed an
+ * int3 without reporting it yet made to report it (else the pending
+ * SIGTRAP would kill them once untraced); every thread moved out of
+ * ptleak's code and its returns restored; every breakpoint removed, the
+ * scratch area unmapped; every thread detached with the signal it was
+ * stopped with.  REPORT: make the final report first.
+ */
+static int detach(struct session *S, int report)
+{
+	struct proc *P = &S->proc;
+	unsigned i, moved = 0, round;
+	struct task *inj;
+	int ret = 0;
+
+	if (stop_all(S))
+		ret = -1;
+	if (report && !P->reported && !S->done)
+		live_report(S, REPORT_DETACH);
+	for (round = 0; round < 16; round++) {
+		unsigned n = 0;
+
+		for (i = 0; i < ARRAY_SIZE(S->tasks); i++) {
+			struct task *t;
+
+			for (t = S->tasks[i]; t; t = t->next) {
+				if (!t->held || t->held_sig || t->exiting ||
+				    !trap_pending(t->tid))
+					continue;
+				t->held = 0;
+				if (ptrace(PTRACE_CONT, t->tid, 0, 0) == 0)
+					n++;
+			}
+		}
+		if (!n)
+			break;
+		if (wait_all_stopped(S))
+			ret = -1;
+	}
+	for (i = 0; i < ARRAY_SIZE(S->tasks); i++) {
+		struct task *t;
+
+		for (t = S->tasks[i]; t; t = t->next)
+			if (t->held && t->role != ROLE_FORK_CHILD)
+				moved += untrace_thread(S, t) > 0;
+	}
+	if (P->bps.pid && bpset_unplant_all(&P->bps, P->bps.pid))
+		ret = -1;
+	inj = injectable(S, 1);
+	if (P->bps.npages) {
+		if (!inj)
+			warning("no thread of process %d can unmap ptleak's scratch "
+				"page now (all stopped or exiting): it stays mapped, unused",
+				(int)P->pid);
+		else if (bpset_unmap_scratch(&P->bps, inj->tid))
+			ret = -1;
+	}
+	if (debug_stops)
+		fprintf(stderr, "ptleak-debug: detach: %u threads moved out of "
+			"ptleak's code or given back their returns\n", moved);
+	for (i = 0; i < ARRAY_SIZE(S->tasks); i++) {
+		struct task *t;
+
+		for (t = S->tasks[i]; t; t = t->next) {
+			if (!t->held && !t->parked)
+				continue;
+			if (ptrace(PTRACE_DETACH, t->tid, 0,
+				   (long)(t->held_listen ? 0 : t->held_sig)) < 0 &&
+			    errno != ESRCH)
+				ret = error("cannot detach from thread %d: %s",
+					    (int)t->tid, strerror(errno));
+		}
+	}
+	for (i = 0; i < ARRAY_SIZE(S->tasks); i++)
+		while (S->tasks[i])
+			task_delete(S, S->tasks[i]);
+	S->hold = 0;
+	S->detached = 1;
+	wake_tid = 0;
+	return ret;
+}
+
+static struct session *die_session;
+
+/* die() (out of memory) while tracing: leave the target as it was. */
+static void detach_on_die(void)
+{
+	struct session *S = die_session;
+
+	if (S && !S->detached && S->ntasks && S->proc.bps.pid)
+		detach(S, 0);
+}
+
+/* ---- attach ------------------------------------------------------------ */
+
+/* The state letter of thread TID of PID ('R', 'S', 'T', 'Z', ...), 0 if
+ * it is gone. */
+static char thread_state(pid_t pid, pid_t tid)
+{
+	char path[96], buf[512], *p;
+	char state = 0;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/stat", (int)pid, (int)tid);
+	f = fopen(path, "r");
+	if (!f)
+		return 0;
+	if (fgets(buf, sizeof(buf), f) && (p = strrchr(buf, ')')) && p[1] == ' ')
+		state = p[2];
+	fclose(f);
+	return state;
+}
+
+/* The threads of PID in /proc, into *TIDS (the caller frees); -1 if the
+ * process is gone. */
+static int list_threads(pid_t pid, pid_t **tids, size_t *n)
+{
+	char path[64];
+	struct dirent *d;
+	size_t alloc = 0;
+	DIR *dir;
+
+	*tids = NULL;
+	*n = 0;
+	snprintf(path, sizeof(path), "/proc/%d/task", (int)pid);
+	dir = opendir(path);
+	if (!dir)
+		return -1;
+	while ((d = readdir(dir))) {
+		if (d->d_name[0] < '0' || d->d_name[0] > '9')
+			continue;
+		grow_array((void **)tids, &alloc, *n + 1, sizeof(**tids));
+		(*tids)[(*n)++] = (pid_t)atoi(d->d_name);
+	}
+	closedir(dir);
+	return 0;
+}
+
+/* Why PID cannot be traced, before trying: one message, -1. */
+static int check_attachable(pid_t pid)
+{
+	char comm[64];
+	int tgid, tracer;
+	pid_t *tids;
+	size_t n, i, live = 0;
+
+	tgid = status_field(pid, "Tgid:");
+	if (tgid < 0)
+		return error("cannot attach to process %d: no such process", (int)pid);
+	if (tgid != pid)
+		return error("cannot attach to %d: it is a thread of process %d "
+			     "(use -p %d)", (int)pid, tgid, tgid);
+	if (pid == getpid())
+		return error("cannot attach to process %d: it is ptleak itself",
+			     (int)pid);
+	tracer = tracer_of(pid, comm, sizeof(comm));
+	if (tracer > 0)
+		return error("cannot attach to process %d: it is already traced by "
+			     "process %d (%s); a process has one tracer at a time",
+			     (int)pid, tracer, comm);
+	if (list_threads(pid, &tids, &n))
+		return error("cannot attach to process %d: no such process", (int)pid);
+	for (i = 0; i < n; i++)
+		live += thread_state(pid, tids[i]) != 'Z' &&
+			thread_state(pid, tids[i]) != 'X';
+	free(tids);
+	if (!live)
+		return error("cannot attach to process %d: it is a zombie (it has "
+			     "exited; its parent has not reaped it yet)", (int)pid);
+	return 0;
+}
+
+static int seize_error(pid_t pid, int e)
+{
+	char comm[64];
+	int tracer = tracer_of(pid, comm, sizeof(comm));
+
+	if (tracer > 0)
+		return error("cannot attach to process %d: it is already traced by "
+			     "process %d (%s); a process has one tracer at a time",
+			     (int)pid, tracer, comm);
+	if (e == EPERM)
+		return error("cannot attach to process %d: ptrace: %s (check "
+			     "kernel.yama.ptrace_scope, the process's owner, or give "
+			     "ptleak CAP_SYS_PTRACE)", (int)pid, strerror(e));
+	if (e == ESRCH)
+		return error("cannot attach to process %d: no such process", (int)pid);
+	return error("cannot attach to process %d: ptrace: %s", (int)pid,
+		     strerror(e));
+}
+
+/*
+ * Seize every thread of the target and stop them: /proc/PID/task is
+ * read again until a pass finds no new thread (threads created by
+ * seized threads are attached by the kernel and reported as clones).
+ * Zombie threads (a leader that called pthread_exit) are left alone.
+ */
+static int seize_all(struct session *S)
+{
+	struct proc *P = &S->proc;
+	int changed = 1, pass;
+
+	for (pass = 0; changed && pass < 1000; pass++) {
+		pid_t *tids;
+		size_t n, i;
+
+		changed = 0;
+		if (list_threads(P->pid, &tids, &n))
+			return error("cannot attach to process %d: it is gone",
+				     (int)P->pid);
+		for (i = 0; i < n; i++) {
+			char st;
+			struct task *t;
+
+			if (task_find(S, tids[i]))
+				continue;
+			st = thread_state(P->pid, tids[i]);
+			if (!st || st == 'Z' || st == 'X')
+				continue;
+			if (ptrace(PTRACE_SEIZE, tids[i], 0,
+				   (long)(TRACE_OPTIONS & ~PTRACE_O_EXITKILL)) < 0) {
+				if (errno == ESRCH)
+					continue;	/* exited meanwhile */
+				free(tids);
+				return seize_error(P->pid, errno);
+			}
+			if (ptrace(PTRACE_INTERRUPT, tids[i], 0, 0) < 0 &&
+			    errno != ESRCH)
+				warning("cannot stop thread %d: %s", (int)tids[i],
+					strerror(errno));
+			t = task_new(S, tids[i], ROLE_THREAD);
+			t->attached = 1;
+			P->nalive++;
+			changed = 1;
+		}
+		free(tids);
+	}
+	if (!S->ntasks)
+		return error("cannot attach to process %d: it has no live thread",
+			     (int)P->pid);
+	return 0;
+}
+
+/*
+ * -p PID: seize every thread, and with all of them stopped map the
+ * scratch page, catch the rendezvous and bind the allocator in the
+ * objects loaded already; then let them go.
+ */
+static int attach(struct session *S)
+{
+	struct proc *P = &S->proc;
+	struct task *inj;
+	unsigned i;
+
+	S->hold = 1;
+	if (seize_all(S) || wait_all_stopped(S))
+		return -1;
+	if (S->done || !S->ntasks)
+		return error("process %d exited while ptleak attached", (int)P->pid);
+	/* memory through a live thread: the leader may be a zombie */
+	P->mem_pid = 0;
+	for (i = 0; i < ARRAY_SIZE(S->tasks) && !P->mem_pid; i++)
+		if (S->tasks[i] && S->tasks[i]->role == ROLE_THREAD)
+			P->mem_pid = S->tasks[i]->tid;
+	if (task_find(S, P->pid))
+		P->mem_pid = P->pid;
+	inj = injectable(S, 0);
+	if (!inj)
+		return error("cannot attach to process %d: it is stopped (SIGSTOP); "
+			     "continue it first (kill -CONT %d)", (int)P->pid,
+			     (int)P->pid);
+	P->unw = unwinder_new(P->mem_pid);
+	if (!P->unw || bpset_init(&P->bps, P->mem_pid))
+		return -1;
+	P->bps.pid = P->pid;
+	if (setup_image(S, inj->tid))
+		return -1;
+	if (P->r_debug && on_rendezvous(P, inj->tid))
+		return -1;
+	return 0;
+}
 
 /* PROG as execvp would find it, without its fallback to /bin/sh. */
 static char *find_program(const char *prog)
@@ -1096,25 +1756,6 @@ static char *find_program(const char *prog)
 	}
 	free(dirs);
 	return found ? found : xstrdup(prog);
-}
-
-static int tracer_of(pid_t pid, char *comm, size_t len)
-{
-	int tracer = status_field(pid, "TracerPid:");
-	char path[64];
-	FILE *f;
-
-	comm[0] = '\0';
-	if (tracer > 0) {
-		snprintf(path, sizeof(path), "/proc/%d/comm", tracer);
-		f = fopen(path, "r");
-		if (f) {
-			if (fgets(comm, (int)len, f))
-				comm[strcspn(comm, "\n")] = '\0';
-			fclose(f);
-		}
-	}
-	return tracer;
 }
 
 static pid_t launch(struct session *S)
@@ -1255,19 +1896,100 @@ static void session_free(struct session *S)
 	stacks_delete(P->stacks);
 	heap_delete(P->heap);
 	free(P->dead);
+	for (i = 0; S->cmdline && S->cmdline[i]; i++)
+		free(S->cmdline[i]);
+	free(S->cmdline);
 	if (S->text && S->text != stderr)
 		fclose(S->text);
 	supp_free(S->supp);
 	free(S);
 }
 
+/* /proc/PID/cmdline as a NULL-terminated argv (the caller frees it and
+ * its strings), or NULL. */
+static char **read_cmdline(pid_t pid)
+{
+	char path[64], buf[4096];
+	size_t n = 0, i, k = 0;
+	char **argv;
+	ssize_t len;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%d/cmdline", (int)pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return NULL;
+	len = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (len <= 0)
+		return NULL;
+	buf[len] = '\0';
+	for (i = 0; i < (size_t)len; i++)
+		n += !buf[i];
+	if (buf[len - 1])
+		n++;		/* cut short */
+	argv = xcalloc(n + 1, sizeof(*argv));
+	for (i = 0; i < (size_t)len && k < n; i += strlen(buf + i) + 1)
+		argv[k++] = xstrdup(buf + i);
+	return argv;
+}
+
+/* Launch or attach; the target's threads run when this returns 0. */
+static int start(struct session *S)
+{
+	const struct options *o = S->o;
+	struct proc *P = &S->proc;
+	struct task *t;
+	int status;
+	pid_t pid;
+
+	P->heap = heap_new();
+	P->stacks = stacks_new();
+	if (o->pid) {
+		S->attached = 1;
+		P->pid = o->pid;
+		if (check_attachable(o->pid))
+			return -1;
+		S->cmdline = read_cmdline(o->pid);
+		P->argv = S->cmdline;
+		S->start_ns = now_ns();
+		if (attach(S)) {
+			if (S->ntasks)
+				detach(S, 0);
+			return -1;
+		}
+		release_all(S);
+		if (!util_quiet)
+			fprintf(stderr, "ptleak: attached to process %d (%u thread%s)\n",
+				(int)P->pid, S->ntasks, S->ntasks == 1 ? "" : "s");
+		return 0;
+	}
+	pid = launch(S);
+	if (pid < 0)
+		return -1;
+	S->start_ns = now_ns();
+	P->pid = pid;
+	P->mem_pid = pid;
+	P->argv = o->argv;
+	P->unw = unwinder_new(pid);
+	t = task_new(S, pid, ROLE_THREAD);
+	t->started = 1;
+	P->nalive = 1;
+	if (!P->unw || bpset_init(&P->bps, pid) || on_exec(S, t)) {
+		kill(pid, SIGKILL);
+		waitpid(pid, &status, __WALL);
+		task_delete(S, t);
+		return -1;
+	}
+	resume(pid, 0);
+	return 0;
+}
+
 int tracer_run(const struct options *o)
 {
 	struct session *S = xcalloc(1, sizeof(*S));
 	struct proc *P = &S->proc;
-	struct task *t;
-	int status, ret;
-	pid_t pid;
+	int ret;
 
 	S->o = o;
 	if (open_outputs(S)) {
@@ -1276,40 +1998,16 @@ int tracer_run(const struct options *o)
 	}
 	debug_events = getenv("PTLEAK_DEBUG") && strstr(getenv("PTLEAK_DEBUG"), "events");
 	debug_stops = getenv("PTLEAK_DEBUG") && strstr(getenv("PTLEAK_DEBUG"), "stops");
+	debug_stats = getenv("PTLEAK_DEBUG") && strstr(getenv("PTLEAK_DEBUG"), "stats");
 	signal(SIGPIPE, SIG_IGN);
-	pid = launch(S);
-	if (pid < 0) {
+	die_session = S;
+	die_hook = detach_on_die;
+	if (start(S)) {
+		die_hook = NULL;
 		session_free(S);
 		return -1;
 	}
-	catch_report_signal();
-	/* the terminal's SIGINT and SIGQUIT are for the target; ptleak
-	 * reports when it exits */
-	signal(SIGINT, SIG_IGN);
-	signal(SIGQUIT, SIG_IGN);
-
-	P->pid = pid;
-	P->mem_pid = pid;
-	P->argv = o->argv;
-	P->heap = heap_new();
-	P->stacks = stacks_new();
-	P->unw = unwinder_new(pid);
-	if (!P->unw || bpset_init(&P->bps, pid)) {
-		kill(pid, SIGKILL);
-		waitpid(pid, &status, __WALL);
-		session_free(S);
-		return -1;
-	}
-	t = task_new(S, pid, ROLE_THREAD);
-	t->started = 1;
-	P->nalive = 1;
-	if (on_exec(S, t)) {
-		kill(pid, SIGKILL);
-		waitpid(pid, &status, __WALL);
-		session_free(S);
-		return -1;
-	}
-	resume(pid, 0);
+	catch_signals(S);
 
 	/*
 	 * After the target, its children still traced (a fork child not yet
@@ -1317,42 +2015,46 @@ int tracer_run(const struct options *o)
 	 * exit would kill them (PTRACE_O_EXITKILL).
 	 */
 	while (!S->done || S->ntasks) {
-		pid_t tid;
-
-		if (report_requested) {
-			report_requested = 0;
-			make_report(S, REPORT_SIGNAL, NULL);
-		}
-		tid = waitpid(-1, &status, __WALL);
-		if (tid < 0) {
-			if (errno == EINTR)
-				continue;
-			if (errno == ECHILD)
-				break;
-			error("waitpid: %s", strerror(errno));
+		if (detach_requested) {
+			detach(S, 1);
 			break;
 		}
-		if (debug_stops)
-			fprintf(stderr, "ptleak-debug: wait %d status %#x\n", (int)tid, status);
-		if (WIFSTOPPED(status))
-			on_stop(S, tid, status);
-		else if (WIFEXITED(status) || WIFSIGNALED(status))
-			on_gone(S, tid, status);
+		if (report_requested) {
+			report_requested = 0;
+			if (!stop_all(S) && !P->reported && !S->done)
+				live_report(S, REPORT_SIGNAL);
+			release_all(S);
+		}
+		/* a signal from now on interrupts a thread to end the wait */
+		wake_tid = P->mem_pid;
+		if (detach_requested || report_requested) {
+			wake_tid = 0;
+			continue;
+		}
+		ret = wait_one(S);
+		wake_tid = 0;
+		if (ret)
+			break;
 	}
+	die_hook = NULL;
 
-	if (!P->reported) {
-		/* never saw the exit event: report what is known */
-		P->exit_known = S->done;
+	if (S->detached) {
+		ret = 0;
+	} else {
+		if (!P->reported) {
+			/* never saw the exit event: report what is known */
+			P->exit_known = S->done;
+			if (WIFSIGNALED(S->status))
+				P->exit_signal = WTERMSIG(S->status);
+			else
+				P->exit_code = WEXITSTATUS(S->status);
+			make_report(S, REPORT_EXIT, P->mem_pid, NULL, 0, 0);
+		}
 		if (WIFSIGNALED(S->status))
-			P->exit_signal = WTERMSIG(S->status);
+			ret = 128 + WTERMSIG(S->status);
 		else
-			P->exit_code = WEXITSTATUS(S->status);
-		make_report(S, REPORT_EXIT, NULL);
+			ret = WEXITSTATUS(S->status);
 	}
-	if (WIFSIGNALED(S->status))
-		ret = 128 + WTERMSIG(S->status);
-	else
-		ret = WEXITSTATUS(S->status);
 	if (o->error_exitcode && S->lost_bytes)
 		ret = o->error_exitcode;
 	if (S->report_failed)

@@ -9,6 +9,7 @@
 #include "util.h"
 
 int util_quiet;
+void (*die_hook)(void);
 
 static void vreport(const char *prefix, const char *fmt, va_list ap)
 {
@@ -46,6 +47,12 @@ void die(const char *fmt, ...)
 	va_start(ap, fmt);
 	vreport("", fmt, ap);
 	va_end(ap);
+	if (die_hook) {
+		void (*hook)(void) = die_hook;
+
+		die_hook = NULL;
+		hook();
+	}
 	exit(1);
 }
 

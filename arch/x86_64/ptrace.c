@@ -78,8 +78,11 @@ static int wait_step(pid_t tid, int *sig, int *gone)
 			continue;
 		if (WSTOPSIG(st) == SIGTRAP && (st >> 16) == 0)
 			return 0;
-		if (WSTOPSIG(st) == SIGTRAP && (st >> 16) == PTRACE_EVENT_SECCOMP) {
-			/* seccomp let the tracer look at it: go on */
+		if ((st >> 16) == PTRACE_EVENT_SECCOMP ||
+		    (st >> 16) == PTRACE_EVENT_STOP) {
+			/* seccomp let the tracer look at it, or a
+			 * PTRACE_INTERRUPT still pending stopped it before
+			 * the step: go on */
 			if (ptrace(PTRACE_SINGLESTEP, tid, NULL, NULL) == -1)
 				return error("cannot single-step thread %d: %s",
 					     (int)tid, strerror(errno));
