@@ -130,6 +130,9 @@ struct session {
 /* PTLEAK_DEBUG=events,stops,stats: every heap event, every wait status,
  * timings on stderr */
 static int debug_events, debug_stops, debug_stats;
+/* PTLEAK_DEBUG=die-on-report: a fatal error at the first report (tests
+ * that ptleak detaches before dying) */
+static int debug_die_on_report;
 
 static const char *const alloc_names[AF_COUNT] = {
 	"malloc", "calloc", "realloc", "reallocarray", "free",
@@ -765,6 +768,8 @@ static int make_report(struct session *S, enum report_reason reason, pid_t via,
 	}
 	if (!s)
 		warning("stacks are shown as addresses only");
+	if (debug_die_on_report)
+		die("debug: a fatal error in the report (PTLEAK_DEBUG=die-on-report)");
 	ret = report_write(&in, S->text, S->o->json, &res);
 	if (ret)
 		S->report_failed = 1;
@@ -1952,6 +1957,8 @@ static int start(struct session *S)
 			return -1;
 		S->cmdline = read_cmdline(o->pid);
 		P->argv = S->cmdline;
+		/* before the "attached" line: a SIGUSR1 may follow it at once */
+		catch_signals(S);
 		S->start_ns = now_ns();
 		if (attach(S)) {
 			if (S->ntasks)
@@ -1981,6 +1988,7 @@ static int start(struct session *S)
 		task_delete(S, t);
 		return -1;
 	}
+	catch_signals(S);
 	resume(pid, 0);
 	return 0;
 }
@@ -1999,6 +2007,8 @@ int tracer_run(const struct options *o)
 	debug_events = getenv("PTLEAK_DEBUG") && strstr(getenv("PTLEAK_DEBUG"), "events");
 	debug_stops = getenv("PTLEAK_DEBUG") && strstr(getenv("PTLEAK_DEBUG"), "stops");
 	debug_stats = getenv("PTLEAK_DEBUG") && strstr(getenv("PTLEAK_DEBUG"), "stats");
+	debug_die_on_report = getenv("PTLEAK_DEBUG") &&
+			      strstr(getenv("PTLEAK_DEBUG"), "die-on-report");
 	signal(SIGPIPE, SIG_IGN);
 	die_session = S;
 	die_hook = detach_on_die;
@@ -2007,7 +2017,6 @@ int tracer_run(const struct options *o)
 		session_free(S);
 		return -1;
 	}
-	catch_signals(S);
 
 	/*
 	 * After the target, its children still traced (a fork child not yet

@@ -1680,6 +1680,604 @@ def t_err_noprog():
 
 
 # ---------------------------------------------------------------------------
+# Attach (-p PID), live reports, detach
+
+import queue
+import threading
+
+
+class Lines:
+    """Lines of a pipe read by a thread, to wait for with a timeout."""
+
+    def __init__(self, f):
+        self.q = queue.Queue()
+        self.seen = []
+        t = threading.Thread(target=self._read, args=(f,), daemon=True)
+        t.start()
+
+    def _read(self, f):
+        for l in iter(f.readline, b""):
+            self.q.put(l.decode("utf-8", "replace").rstrip("\n"))
+        self.q.put(None)
+
+    def expect(self, want, timeout=10.0):
+        """The next line that matches WANT (a regex); lines before it are
+        kept in self.seen.  Fail after TIMEOUT s or at end of file."""
+        end = time.time() + timeout
+        while True:
+            try:
+                l = self.q.get(timeout=max(0.01, end - time.time()))
+            except queue.Empty:
+                raise Fail("no line /%s/ within %g s (got %s)" % (want, timeout, short(self.seen[-5:])))
+            if l is None:
+                raise Fail("end of output before a line /%s/ (got %s)" % (want, short(self.seen[-5:])))
+            self.seen.append(l)
+            m = re.fullmatch(want, l)
+            if m:
+                return m
+
+    def rest(self, timeout=5.0):
+        """Every line until end of file."""
+        out = []
+        end = time.time() + timeout
+        while time.time() < end:
+            try:
+                l = self.q.get(timeout=max(0.01, end - time.time()))
+            except queue.Empty:
+                break
+            if l is None:
+                break
+            out.append(l)
+        return out
+
+
+class Server:
+    """tests/targets/h_server, driven through its stdin and stdout."""
+
+    def __init__(self, launcher=()):
+        self.p = subprocess.Popen(list(launcher) + [need_target("h_server")],
+                                  stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                  stderr=subprocess.PIPE, env=target_env(),
+                                  start_new_session=True, preexec_fn=_child_setup)
+        self.out = Lines(self.p.stdout)
+        self.err = Lines(self.p.stderr)
+
+    def send(self, cmd):
+        self.p.stdin.write((cmd + "\n").encode())
+        self.p.stdin.flush()
+
+    def ping(self, timeout=10.0):
+        """(ops, errors) from a ping."""
+        self.send("ping")
+        m = self.out.expect(r"pong (\d+) (\d+)", timeout)
+        return int(m.group(1)), int(m.group(2))
+
+    def quit(self, timeout=30.0):
+        """The server's exit status after "quit" (it must say "bye 0")."""
+        self.send("quit")
+        self.out.expect(r"bye 0", timeout)
+        return self.p.wait(timeout=timeout)
+
+    def kill(self):
+        if self.p.poll() is None:
+            _kill_group(self.p.pid)
+            self.p.wait()
+
+
+def tracer_pid(pid):
+    with open("/proc/%d/status" % pid) as f:
+        for l in f:
+            if l.startswith("TracerPid:"):
+                return int(l.split()[1])
+    return None
+
+
+def exec_maps(pid):
+    """[(start, end, offset, path)] of PID's executable mappings."""
+    out = []
+    with open("/proc/%d/maps" % pid) as f:
+        for l in f:
+            parts = l.split(None, 5)
+            start, end = (int(x, 16) for x in parts[0].split("-"))
+            if "x" in parts[1]:
+                out.append((start, end, int(parts[2], 16), parts[5].strip() if len(parts) > 5 else ""))
+    return out
+
+
+def code_differences(pid):
+    """Where PID's executable file-backed mappings differ from their files
+    (a breakpoint left behind), and executable mappings with no file
+    (a scratch page left behind)."""
+    diffs = []
+    with open("/proc/%d/mem" % pid, "rb", buffering=0) as mem:
+        for start, end, off, path in exec_maps(pid):
+            if path in ("[vdso]", "[vsyscall]"):
+                continue
+            if not path.startswith("/"):
+                diffs.append("executable mapping %x-%x with no file (%s)" % (start, end, path or "anon"))
+                continue
+            with open(path, "rb") as f:
+                f.seek(off)
+                want = f.read(end - start)
+            mem.seek(start)
+            got = mem.read(len(want))
+            if got != want:
+                i = next(k for k in range(len(want)) if got[k] != want[k])
+                diffs.append("%s+%#x: %02x, file has %02x" % (os.path.basename(path), off + i, got[i], want[i]))
+    return diffs
+
+
+class Attached:
+    """ptleak -p PID running, its JSON and text reports in a temp dir."""
+
+    def __init__(self, pid, opts=(), d=None):
+        need_ptleak()
+        self.d = d or tempfile.mkdtemp(prefix="ptleak-at.")
+        self.json = os.path.join(self.d, "r.json")
+        self.txt = os.path.join(self.d, "r.txt")
+        for f in (self.json, self.txt):
+            if os.path.exists(f):
+                os.unlink(f)
+        self.cmd = [PTLEAK, "-p", str(pid), "--json", self.json, "-o", self.txt] + list(opts)
+        self.p = subprocess.Popen(self.cmd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                                  stderr=subprocess.PIPE, env=target_env())
+        self.err = Lines(self.p.stderr)
+        self.err.expect(r"ptleak: attached to process %d \(\d+ threads?\)" % pid, 20)
+
+    def report(self, number, timeout=20.0):
+        """The JSON report number NUMBER, once written."""
+        end = time.time() + timeout
+        while time.time() < end:
+            try:
+                with open(self.json) as f:
+                    rep = json.load(f)
+                if rep.get("report", {}).get("number") == number:
+                    return check_shape(rep)
+            except (FileNotFoundError, ValueError):
+                pass
+            time.sleep(0.01)
+        raise Fail("no JSON report number %d within %g s" % (number, timeout))
+
+    def signal(self, sig):
+        self.p.send_signal(sig)
+
+    def wait(self, timeout=30.0):
+        try:
+            return self.p.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            self.p.kill()
+            self.p.wait()
+            raise Fail("ptleak did not exit within %g s" % timeout)
+
+    def kill(self):
+        if self.p.poll() is None:
+            self.p.kill()
+            self.p.wait()
+
+
+def leak_records(rep):
+    """The heap records whose stack names leak_one."""
+    return [r for r in rep["heap"]["records"]
+            if any(f["function"] == "leak_one" for f in r["stack"])]
+
+
+def check_leak_records(ck, where, rep, reason, number):
+    ck.eq("%s: reason" % where, rep["reason"], reason)
+    ck.eq("%s: report number" % where, rep["report"]["number"], number)
+    recs = leak_records(rep)
+    if not ck.true("%s: no record names leak_one" % where, recs):
+        return
+    for r in recs:
+        ck.eq("%s: leak_one record bytes" % where, r["bytes"], 128 * r["blocks"])
+        ck.eq("%s: leak_one record allocator" % where, r["allocator"], "malloc")
+        f = r["stack"][0]
+        ck.eq("%s: leak_one frame" % where, (f["function"], f["file"], f["line"]),
+              ("leak_one", "h_server.c", line("h_server", "leak")))
+        ck.true("%s: ages youngest <= oldest" % where,
+                0 <= r["age_s"]["youngest"] <= r["age_s"]["oldest"])
+    ck.true("%s: no definitely lost leak_one record (%s)" % (where, [r["kind"] for r in recs]),
+            any(r["kind"] == DEF for r in recs))
+
+
+@case("attach_cycles")
+def t_attach_cycles():
+    """50 cycles of attach, SIGUSR1 report, SIGTERM detach on a busy
+    8-thread program (4 workers checking their blocks, a leaker, a thread
+    creating threads, ...).  Every fifth cycle a thread is blocked inside an
+    allocator call (the program's own valloc) and another inside a signal
+    handler while ptleak detaches.  After every detach: no tracer, every
+    code byte as in its file, no scratch mapping left, the program answers
+    with no error; at the end it exits 0."""
+    srv = Server()
+    ck = Check()
+    d = tempfile.mkdtemp(prefix="ptleak-at.")
+    try:
+        srv.ping()
+        before = [m for m in exec_maps(srv.p.pid)]
+        for cycle in range(50):
+            w = "cycle %d" % cycle
+            at = Attached(srv.p.pid, d=d)
+            try:
+                special = cycle % 5 == 4
+                if special:
+                    srv.send("block")
+                    srv.out.expect("blocked")
+                    srv.send("sig")
+                    srv.out.expect("in handler")
+                time.sleep(0.1)		# leak_one runs every 2 ms
+                at.signal(signal.SIGUSR1)
+                check_leak_records(ck, w + " signal report", at.report(1), "signal", 1)
+                at.signal(signal.SIGTERM)
+                ck.eq(w + ": ptleak exit status", at.wait(), 0)
+                ck.eq(w + ": ptleak's stderr after the attach line", at.err.rest(), [])
+                final = at.report(2, timeout=1)
+                check_leak_records(ck, w + " detach report", final, "detach", 2)
+                ck.eq(w + ": target argv", final["target"]["argv"], [need_target("h_server")])
+            finally:
+                at.kill()
+            ck.eq(w + ": TracerPid after detach", tracer_pid(srv.p.pid), 0)
+            ck.eq(w + ": code changed after detach", code_differences(srv.p.pid), [])
+            if special:
+                srv.send("unblock")
+                srv.out.expect("unblocked ok")
+                srv.send("unsig")
+                srv.out.expect("handler ok")
+            ck.eq(w + ": target errors", srv.ping()[1], 0)
+            if ck.errors:
+                break
+        after = exec_maps(srv.p.pid)
+        ck.eq("executable mappings after 50 detaches", after, before)
+        ck.eq("target exit status", srv.quit(), 0)
+        ck.eq("target stderr", srv.err.rest(), [])
+    finally:
+        srv.kill()
+        shutil.rmtree(d, ignore_errors=True)
+    ck.done()
+
+
+def thread_states(pid):
+    """The state letters of PID's threads."""
+    out = []
+    for tid in os.listdir("/proc/%d/task" % pid):
+        try:
+            with open("/proc/%d/task/%s/stat" % (pid, tid)) as f:
+                out.append(f.read().rsplit(")", 1)[1].split()[0])
+        except (FileNotFoundError, ProcessLookupError):
+            pass
+    return out
+
+
+def wait_stopped(pid, timeout=10.0):
+    """Wait until every thread of PID is stopped (T, or t under ptrace)."""
+    end = time.time() + timeout
+    while time.time() < end:
+        st = thread_states(pid)
+        if st and all(s in "tT" for s in st):
+            return
+        time.sleep(0.01)
+    raise Fail("process %d not stopped %g s after SIGSTOP: %s" % (pid, timeout, thread_states(pid)))
+
+
+def no_answer(srv, t=0.5):
+    """True if a ping gets no answer within T s (the answer is read later)."""
+    srv.send("ping")
+    try:
+        srv.out.expect(r"pong \d+ \d+", t)
+        return False
+    except Fail:
+        return True
+
+
+@case("report_on_signal_target")
+def t_report_on_signal_target():
+    """--report-on-signal: SIGUSR1 sent to the target (which has no handler
+    for it: it would die) makes a report instead; the target never sees it.
+    SIGINT to ptleak then detaches (exit 0)."""
+    srv = Server()
+    ck = Check()
+    try:
+        srv.ping()
+        at = Attached(srv.p.pid, ["--report-on-signal"])
+        try:
+            time.sleep(0.1)
+            os.kill(srv.p.pid, signal.SIGUSR1)
+            check_leak_records(ck, "report on the target's SIGUSR1", at.report(1), "signal", 1)
+            ck.eq("target errors while attached", srv.ping()[1], 0)
+            at.signal(signal.SIGINT)
+            ck.eq("ptleak exit status after SIGINT", at.wait(), 0)
+            check_leak_records(ck, "detach report", at.report(2, timeout=1), "detach", 2)
+        finally:
+            at.kill()
+        ck.eq("code changed after detach", code_differences(srv.p.pid), [])
+        ck.eq("target exit status", srv.quit(), 0)
+    finally:
+        srv.kill()
+    ck.done()
+
+
+@case("report_on_signal_named")
+def t_report_on_signal_named():
+    """--report-on-signal=SIGUSR2 swallows the target's SIGUSR2 (whose
+    handler would say "in handler"); SIGUSR1 to the target is not touched
+    and kills it (no handler), and ptleak reports its death."""
+    srv = Server()
+    ck = Check()
+    try:
+        srv.ping()
+        at = Attached(srv.p.pid, ["--report-on-signal=USR2"])
+        try:
+            os.kill(srv.p.pid, signal.SIGUSR2)
+            ck.eq("report on SIGUSR2 reason", at.report(1)["reason"], "signal")
+            time.sleep(0.2)
+            srv.ping()
+            ck.true("'in handler' printed: %s" % srv.out.seen[-3:], "in handler" not in srv.out.seen)
+            os.kill(srv.p.pid, signal.SIGUSR1)
+            ck.eq("ptleak exit status (the target's)", at.wait(), 128 + signal.SIGUSR1)
+            final = at.report(2, timeout=1)
+            ck.eq("final reason", final["reason"], "exit")
+            ck.eq("final target.exit", final["target"]["exit"], {"signal": signal.SIGUSR1})
+        finally:
+            at.kill()
+        ck.eq("target's status", srv.p.wait(timeout=10), -signal.SIGUSR1)
+    finally:
+        srv.kill()
+    ck.done()
+
+
+@case("min_age")
+def t_min_age():
+    """--min-age: blocks younger than it are left out of the records."""
+    srv = Server()
+    ck = Check()
+    try:
+        srv.ping()
+        at = Attached(srv.p.pid, ["--min-age", "0.4"])
+        try:
+            time.sleep(0.8)
+            at.signal(signal.SIGUSR1)
+            rep = at.report(1)
+            ck.eq("report min_age_s", rep["report"]["min_age_s"], 0.4)
+            recs = rep["heap"]["records"]
+            ck.true("no records", recs)
+            ck.eq("records with a block younger than 0.4 s",
+                  [r["age_s"] for r in recs if r["age_s"]["youngest"] < 0.4], [])
+            lr = leak_records(rep)
+            # one leak every 2 ms from the attach (0.8 s ago) to 0.4 s ago
+            n = sum(r["blocks"] for r in lr)
+            ck.true("leak_one blocks older than 0.4 s: %d, want 50..200" % n, 50 <= n <= 200)
+            at.signal(signal.SIGTERM)
+            ck.eq("ptleak exit status", at.wait(), 0)
+            with open(at.txt) as f:
+                text = f.read()
+            ck.true("no banner with 'blocks younger than 0.4 s left out': %s" % short(text[:300]),
+                    re.search(r"^ptleak\[%d\]: report 1 on signal, .*, blocks younger than 0.4 s left out$"
+                              % srv.p.pid, text, re.M))
+        finally:
+            at.kill()
+        ck.eq("target exit status", srv.quit(), 0)
+    finally:
+        srv.kill()
+    ck.done()
+
+
+@case("duration")
+def t_duration():
+    """--duration 0.3: ptleak reports, detaches and exits 0 by itself."""
+    srv = Server()
+    ck = Check()
+    try:
+        srv.ping()
+        t0 = time.time()
+        at = Attached(srv.p.pid, ["--duration", "0.3"])
+        try:
+            ck.eq("ptleak exit status", at.wait(), 0)
+            dt = time.time() - t0
+            ck.true("ptleak took %.2f s, want 0.3..10" % dt, 0.3 <= dt < 10)
+            check_leak_records(ck, "detach report", at.report(1, timeout=1), "detach", 1)
+        finally:
+            at.kill()
+        ck.eq("TracerPid", tracer_pid(srv.p.pid), 0)
+        ck.eq("code changed after detach", code_differences(srv.p.pid), [])
+        ck.eq("target exit status", srv.quit(), 0)
+    finally:
+        srv.kill()
+    ck.done()
+
+
+@case("detach_on_fatal_error")
+def t_detach_on_fatal_error():
+    """A fatal error of ptleak's own (simulated: PTLEAK_DEBUG=die-on-report
+    makes the report die()) detaches before exiting 1: the target runs on
+    untouched."""
+    srv = Server()
+    ck = Check()
+    try:
+        srv.ping()
+        os.environ["PTLEAK_DEBUG"] = "die-on-report"
+        try:
+            at = Attached(srv.p.pid)
+        finally:
+            del os.environ["PTLEAK_DEBUG"]
+        try:
+            time.sleep(0.05)
+            at.signal(signal.SIGUSR1)
+            ck.eq("ptleak exit status", at.wait(), 1)
+            ck.eq("ptleak's stderr", at.err.rest(),
+                  ["ptleak: debug: a fatal error in the report (PTLEAK_DEBUG=die-on-report)"])
+        finally:
+            at.kill()
+        ck.eq("TracerPid", tracer_pid(srv.p.pid), 0)
+        ck.eq("code changed after the fatal error", code_differences(srv.p.pid), [])
+        ck.eq("target errors", srv.ping()[1], 0)
+        ck.eq("target exit status", srv.quit(), 0)
+    finally:
+        srv.kill()
+    ck.done()
+
+
+@case("launch_detach")
+def t_launch_detach():
+    """Launched, SIGUSR1 to ptleak makes a scanned live report; SIGTERM to
+    ptleak reports and detaches: the program runs on untraced, ptleak
+    exits 0."""
+    need_ptleak()
+    d = tempfile.mkdtemp(prefix="ptleak-at.")
+    js = os.path.join(d, "r.json")
+    srv = Server([PTLEAK, "-q", "--json", js])
+    ck = Check()
+    try:
+        srv.ping()
+        time.sleep(0.1)
+        srv.p.send_signal(signal.SIGUSR1)	# srv.p is ptleak
+        at = Attached.__new__(Attached)
+        at.json = js
+        check_leak_records(ck, "live report", at.report(1), "signal", 1)
+        tpid = at.report(1)["target"]["pid"]
+        srv.p.send_signal(signal.SIGTERM)
+        ck.eq("ptleak exit status", srv.p.wait(timeout=30), 0)
+        check_leak_records(ck, "detach report", at.report(2, timeout=1), "detach", 2)
+        ck.eq("TracerPid", tracer_pid(tpid), 0)
+        ck.eq("code changed after detach", code_differences(tpid), [])
+        ck.eq("target errors", srv.ping()[1], 0)
+        srv.send("quit")
+        srv.out.expect("bye 0")
+        for _ in range(1000):
+            if not os.path.exists("/proc/%d" % tpid):
+                break
+            time.sleep(0.01)
+    finally:
+        srv.kill()
+        shutil.rmtree(d, ignore_errors=True)
+    ck.done()
+
+
+@case("group_stop_launched")
+def t_group_stop_launched():
+    """SIGSTOP to a launched program stops it (it answers nothing), SIGCONT
+    lets it go on; then it exits normally under ptleak."""
+    need_ptleak()
+    d = tempfile.mkdtemp(prefix="ptleak-at.")
+    js = os.path.join(d, "r.json")
+    srv = Server([PTLEAK, "-q", "--json", js])
+    ck = Check()
+    try:
+        srv.ping()
+        tpid = int(open("/proc/%d/task/%d/children" % (srv.p.pid, srv.p.pid)).read().split()[0])
+        os.kill(tpid, signal.SIGSTOP)
+        wait_stopped(tpid)
+        ck.true("a stopped program answered a ping", no_answer(srv))
+        os.kill(tpid, signal.SIGCONT)
+        srv.out.expect(r"pong \d+ 0")
+        ck.eq("second ping's errors", srv.ping()[1], 0)
+        srv.send("quit")
+        srv.out.expect("bye 0")
+        ck.eq("ptleak exit status", srv.p.wait(timeout=30), 0)
+        with open(js) as f:
+            rep = json.load(f)
+        ck.eq("exit report", (rep["reason"], rep["target"]["exit"]), ("exit", {"code": 0}))
+    finally:
+        srv.kill()
+        shutil.rmtree(d, ignore_errors=True)
+    ck.done()
+
+
+@case("group_stop_attached")
+def t_group_stop_attached():
+    """SIGSTOP/SIGCONT to an attached program work; a program stopped
+    when ptleak detaches stays stopped, and SIGCONT wakes it."""
+    srv = Server()
+    ck = Check()
+    try:
+        srv.ping()
+        at = Attached(srv.p.pid)
+        try:
+            os.kill(srv.p.pid, signal.SIGSTOP)
+            wait_stopped(srv.p.pid)
+            ck.true("a stopped program answered a ping", no_answer(srv))
+            os.kill(srv.p.pid, signal.SIGCONT)
+            srv.out.expect(r"pong \d+ 0")
+            os.kill(srv.p.pid, signal.SIGSTOP)
+            wait_stopped(srv.p.pid)
+            ck.true("a stopped program answered a ping", no_answer(srv))
+            at.signal(signal.SIGTERM)
+            ck.eq("ptleak exit status", at.wait(), 0)
+            ck.eq("ptleak's stderr", at.err.rest(), [])
+        finally:
+            at.kill()
+        ck.eq("TracerPid", tracer_pid(srv.p.pid), 0)
+        wait_stopped(srv.p.pid)
+        ck.eq("thread states after a detach while stopped", sorted(set(thread_states(srv.p.pid))), ["T"])
+        ck.true("a stopped program answered a ping after the detach", no_answer(srv, 0.2))
+        ck.eq("code changed after detach", code_differences(srv.p.pid), [])
+        os.kill(srv.p.pid, signal.SIGCONT)
+        srv.out.expect(r"pong \d+ 0")
+        srv.out.expect(r"pong \d+ 0")
+        ck.eq("target exit status", srv.quit(), 0)
+    finally:
+        srv.kill()
+    ck.done()
+
+
+def attach_error(ck, pid, want_line, user=None):
+    """ptleak -p PID fails with exit 1 and exactly WANT_LINE (a regex)."""
+    need_ptleak()
+    pre = None
+    if user is not None:
+        def pre():
+            os.setgroups([])
+            os.setgid(user)
+            os.setuid(user)
+    p = subprocess.run([PTLEAK, "-p", str(pid)], capture_output=True, text=True,
+                       timeout=30, preexec_fn=pre)
+    ck.eq("exit status of ptleak -p %d" % pid, p.returncode, 1)
+    lines = p.stderr.splitlines()
+    ck.true("stderr is not one line /%s/: %s" % (want_line, short(lines)),
+            len(lines) == 1 and re.fullmatch(want_line, lines[0]))
+
+
+@case("attach_errors")
+def t_attach_errors():
+    """-p errors: no such process, a zombie, a thread id, ptleak itself,
+    already traced, permission denied (as nobody: names ptrace_scope and
+    CAP_SYS_PTRACE)."""
+    ck = Check()
+    with open("/proc/sys/kernel/pid_max") as f:
+        free_pid = int(f.read()) - 1
+    while os.path.exists("/proc/%d" % free_pid):
+        free_pid -= 1
+    attach_error(ck, free_pid, r"ptleak: cannot attach to process %d: no such process" % free_pid)
+    z = subprocess.Popen(["true"])
+    for _ in range(500):
+        if thread_states(z.pid) == ["Z"]:
+            break
+        time.sleep(0.01)
+    attach_error(ck, z.pid, r"ptleak: cannot attach to process %d: it is a zombie .*" % z.pid)
+    z.wait()
+    srv = Server()
+    try:
+        srv.ping()
+        tid = max(int(t) for t in os.listdir("/proc/%d/task" % srv.p.pid))
+        attach_error(ck, tid, r"ptleak: cannot attach to %d: it is a thread of process %d \(use -p %d\)"
+                     % (tid, srv.p.pid, srv.p.pid))
+        attach_error(ck, srv.p.pid, r"ptleak: cannot attach to process %d: ptrace: Operation not "
+                     r"permitted \(check kernel.yama.ptrace_scope, the process's owner, or give "
+                     r"ptleak CAP_SYS_PTRACE\)" % srv.p.pid, user=65534)
+        at = Attached(srv.p.pid)
+        try:
+            attach_error(ck, srv.p.pid, r"ptleak: cannot attach to process %d: it is already traced "
+                         r"by process %d \(ptleak\); a process has one tracer at a time"
+                         % (srv.p.pid, at.p.pid))
+            at.signal(signal.SIGTERM)
+            ck.eq("first ptleak's exit status", at.wait(), 0)
+        finally:
+            at.kill()
+        ck.eq("target exit status", srv.quit(), 0)
+    finally:
+        srv.kill()
+    ck.done()
+
+
+# ---------------------------------------------------------------------------
 # --valgrind: compare with valgrind live
 
 VALGRIND_TARGETS = [
