@@ -121,9 +121,11 @@ int arch_set_regs(pid_t tid, const struct arch_regs *r);
  * instruction bytes at its current pc temporarily (restored after), and a
  * single step.  Only for set-up (mapping the scratch page) while every
  * other thread is stopped.  Returns 0 and the raw result in *RET, or -1.
+ * A signal that arrived meanwhile is held back: *HELD_SIG (0: none) is
+ * the signal to resume TID with so that it gets it (its siginfo is set).
  */
 int arch_inject_syscall(pid_t tid, long nr, const uint64_t args[6],
-			uint64_t *ret);
+			uint64_t *ret, int *held_sig);
 
 /* System call numbers the generic code injects. */
 extern const long arch_sys_mmap, arch_sys_munmap;

@@ -51,6 +51,9 @@ struct bpset {
 	struct scratch_page pages[8];
 	unsigned npages;
 	uint64_t trampoline;	/* 0 until the scratch area exists */
+	/* a signal that arrived while a thread ran an injected system call:
+	 * the caller resumes that thread with it (and clears it) */
+	int held_sig;
 };
 
 /* An empty set for process PID (opens /proc/PID/mem).  0 or -1. */

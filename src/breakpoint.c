@@ -97,11 +97,14 @@ static int map_page(struct bpset *s, pid_t tid, uint64_t hint)
 			     MAP_PRIVATE | MAP_ANONYMOUS, (uint64_t)-1, 0 };
 	uint64_t ret;
 	struct scratch_page *p;
+	int sig;
 
 	if (s->npages == ARRAY_SIZE(s->pages))
 		return error("too many scratch pages in process %d", (int)s->pid);
-	if (arch_inject_syscall(tid, arch_sys_mmap, args, &ret))
+	if (arch_inject_syscall(tid, arch_sys_mmap, args, &ret, &sig))
 		return -1;
+	if (sig)
+		s->held_sig = sig;
 	if (ret > -4096ull)
 		return error("cannot map a scratch page in process %d: %s",
 			     (int)s->pid, strerror((int)-ret));
@@ -254,9 +257,12 @@ int bpset_unmap_scratch(struct bpset *s, pid_t tid)
 	while (s->npages) {
 		struct scratch_page *p = &s->pages[s->npages - 1];
 		uint64_t args[6] = { p->addr, p->size, 0, 0, 0, 0 }, r;
+		int sig;
 
-		if (arch_inject_syscall(tid, arch_sys_munmap, args, &r))
+		if (arch_inject_syscall(tid, arch_sys_munmap, args, &r, &sig))
 			return -1;
+		if (sig)
+			s->held_sig = sig;
 		if (r > -4096ull)
 			ret = error("cannot unmap ptleak's scratch page at %#llx in "
 				    "process %d: %s", (unsigned long long)p->addr,

@@ -99,6 +99,7 @@ static int parse_signal(const char *arg)
 {
 	static const struct { const char *name; int sig; } names[] = {
 		{ "HUP", SIGHUP }, { "INT", SIGINT }, { "QUIT", SIGQUIT },
+		{ "KILL", SIGKILL }, { "STOP", SIGSTOP },
 		{ "USR1", SIGUSR1 }, { "USR2", SIGUSR2 }, { "PIPE", SIGPIPE },
 		{ "ALRM", SIGALRM }, { "TERM", SIGTERM }, { "CHLD", SIGCHLD },
 		{ "CONT", SIGCONT }, { "TSTP", SIGTSTP }, { "TTIN", SIGTTIN },

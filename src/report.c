@@ -402,7 +402,10 @@ static void text_head(struct rep *r)
 	     fmt_thousands(b3, st->bytes_allocated));
 	line(r, "  peak: %s bytes in use", fmt_thousands(b1, st->peak_bytes));
 	blank(r);
-	if (!r->nrecs)
+	if (!r->nrecs && st->in_use_blocks && r->in->min_age_ns)
+		line(r, "No block is older than %g s (--min-age)",
+		     (double)r->in->min_age_ns / 1e9);
+	else if (!r->nrecs)
 		line(r, "All heap blocks were freed -- no leaks are possible");
 }
 

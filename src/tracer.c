@@ -73,6 +73,9 @@ struct task {
 	int dying;		/* resumed from that stop: it never stops again */
 	int attached;		/* seized by -p: its first sp is not its stack's top */
 	int first_group_stop;	/* its first stop was a group-stop */
+	/* vfork: the parent waits in the kernel, unstoppable, until its
+	 * child (which never is held) execs or exits */
+	pid_t vfork_child, vfork_parent;
 	/* kept stopped by ptleak (session.hold) until release_all() */
 	int held;
 	int held_sig;		/* the signal to resume it with */
@@ -173,6 +176,13 @@ static void task_delete(struct session *S, struct task *t)
 {
 	struct task **p;
 
+	if (t->vfork_parent) {
+		struct task *parent = task_find(S, t->vfork_parent);
+
+		if (parent && parent->vfork_child == t->tid)
+			parent->vfork_child = 0;
+	}
+
 	for (p = task_bucket(S, t->tid); *p; p = &(*p)->next) {
 		if (*p == t) {
 			*p = t->next;
@@ -230,11 +240,23 @@ static void resume(pid_t tid, int sig)
 		warning("cannot resume thread %d: %s", (int)tid, strerror(errno));
 }
 
+/* A signal a thread got while running an injected system call (0: none),
+ * to resume that thread with; taken once. */
+static int take_held_sig(struct session *S)
+{
+	int sig = S->proc.bps.held_sig;
+
+	S->proc.bps.held_sig = 0;
+	return sig;
+}
+
 /* Let T run on (delivering SIG), or keep it stopped while the session
  * holds its threads. */
 static void task_resume(struct session *S, struct task *t, int sig)
 {
-	if (S->hold) {
+	/* a vfork child is never held: its parent, unstoppable until the
+	 * child execs or exits, would keep stop_all() waiting */
+	if (S->hold && t->role != ROLE_VFORK_CHILD) {
 		t->held = 1;
 		t->held_sig = sig;
 		t->held_listen = 0;
@@ -249,7 +271,7 @@ static void task_resume(struct session *S, struct task *t, int sig)
  * events (PTRACE_LISTEN). */
 static void task_listen(struct session *S, struct task *t)
 {
-	if (S->hold) {
+	if (S->hold && t->role != ROLE_VFORK_CHILD) {
 		t->held = 1;
 		t->held_sig = 0;
 		t->held_listen = 1;
@@ -847,19 +869,29 @@ static void catch_signal(int sig, void (*handler)(int))
 }
 
 /*
- * SIGUSR1 makes a report.  SIGTERM and SIGHUP (and SIGINT when attached,
- * and the end of --duration) make a final report and detach.  Launched,
+ * SIGUSR1 makes a report.  SIGTERM and SIGHUP (and SIGINT and SIGQUIT when
+ * attached, the end of --duration, and any other signal that would end
+ * ptleak) make a final report and detach.  Launched,
  * the terminal's SIGINT and SIGQUIT are for the target: ptleak reports
  * when it exits.  No SA_RESTART: a signal interrupts waitpid, and if it
  * comes just before, the handler interrupts a thread so waitpid returns.
  */
 static void catch_signals(const struct session *S)
 {
+	/* every other signal whose default action ends ptleak: dying would
+	 * leave breakpoints in the target, detaching does not */
+	static const int ending[] = {
+		SIGTERM, SIGHUP, SIGUSR2, SIGALRM, SIGVTALRM, SIGPROF, SIGXCPU,
+		SIGXFSZ, SIGIO, SIGPWR,
+	};
+	unsigned i;
+
 	catch_signal(SIGUSR1, on_report_signal);
-	catch_signal(SIGTERM, on_detach_signal);
-	catch_signal(SIGHUP, on_detach_signal);
+	for (i = 0; i < ARRAY_SIZE(ending); i++)
+		catch_signal(ending[i], on_detach_signal);
 	if (S->attached) {
 		catch_signal(SIGINT, on_detach_signal);
+		catch_signal(SIGQUIT, on_detach_signal);
 	} else {
 		signal(SIGINT, SIG_IGN);
 		signal(SIGQUIT, SIG_IGN);
@@ -1061,6 +1093,10 @@ static void on_new_task(struct session *S, struct task *t, int event)
 	}
 	if (c->role == ROLE_THREAD)
 		P->nalive++;
+	if (c->role == ROLE_VFORK_CHILD && event == PTRACE_EVENT_VFORK) {
+		t->vfork_child = c->tid;
+		c->vfork_parent = t->tid;
+	}
 	if (c->parked)
 		start_task(S, c);
 }
@@ -1131,7 +1167,9 @@ static void on_trap(struct session *S, struct task *t)
 	if (arch_set_regs(t->tid, &r))
 		warning("cannot set the registers of thread %d: %s",
 			(int)t->tid, strerror(errno));
-	task_resume(S, t, 0);
+	/* a scratch page mapped near a library loaded now: a signal may
+	 * have come meanwhile */
+	task_resume(S, t, take_held_sig(S));
 }
 
 static int is_stop_signal(int sig)
@@ -1162,8 +1200,14 @@ static void on_stop(struct session *S, pid_t tid, int status)
 	}
 	if (!t->started) {
 		t->first_group_stop = event == PTRACE_EVENT_STOP && is_stop_signal(sig);
-		start_task(S, t);
-		return;
+		if (!t->attached || event == PTRACE_EVENT_STOP) {
+			start_task(S, t);
+			return;
+		}
+		/* seized while something else stopped it first (in the
+		 * middle of a clone or vfork, or a signal): handled as any
+		 * stop; the interrupt's own stop comes later */
+		t->started = 1;
 	}
 	switch (event) {
 	case PTRACE_EVENT_CLONE:
@@ -1182,7 +1226,7 @@ static void on_stop(struct session *S, pid_t tid, int status)
 		if (on_exec(S, t))
 			warning("process %d is no longer traced after its exec",
 				(int)S->proc.pid);
-		task_resume(S, t, 0);
+		task_resume(S, t, take_held_sig(S));
 		return;
 	case PTRACE_EVENT_EXIT:
 		on_exit_event(S, t);
@@ -1260,8 +1304,10 @@ static int wait_one(struct session *S)
 	return 0;
 }
 
-/* Every task is stopped: held, parked, or never to stop again. */
-static int all_stopped(struct session *S)
+/* Every task is stopped: held, parked, or never to stop again; a vfork
+ * child runs on and its parent waits for it in the kernel, which counts as
+ * stopped unless STRICT (a detach must wait until the child has gone). */
+static int all_stopped(struct session *S, int strict)
 {
 	unsigned i;
 
@@ -1273,6 +1319,13 @@ static int all_stopped(struct session *S)
 			 * event (and the creator's stop) is still to come */
 			if (t->role == ROLE_UNKNOWN)
 				return 0;
+			if (t->role == ROLE_VFORK_CHILD) {
+				if (strict)
+					return 0;
+				continue;
+			}
+			if (t->vfork_child && !strict)
+				continue;
 			if (!t->held && !t->parked && !t->dying)
 				return 0;
 		}
@@ -1280,10 +1333,11 @@ static int all_stopped(struct session *S)
 	return 1;
 }
 
-/* Wait until every task is stopped, handling the events on the way. */
-static int wait_all_stopped(struct session *S)
+/* Wait until every task is stopped (all_stopped), handling the events on
+ * the way. */
+static int wait_all_stopped(struct session *S, int strict)
 {
-	while (!all_stopped(S))
+	while (!all_stopped(S, strict))
 		if (wait_one(S))
 			return S->ntasks ? -1 : 0;
 	return 0;
@@ -1304,14 +1358,15 @@ static int stop_all(struct session *S)
 		struct task *t;
 
 		for (t = S->tasks[i]; t; t = t->next) {
-			if (t->held || t->parked || t->dying || !t->started)
+			if (t->held || t->parked || t->dying || !t->started ||
+			    t->role == ROLE_VFORK_CHILD)
 				continue;
 			if (ptrace(PTRACE_INTERRUPT, t->tid, 0, 0) < 0 && errno != ESRCH)
 				warning("cannot stop thread %d: %s", (int)t->tid,
 					strerror(errno));
 		}
 	}
-	return wait_all_stopped(S);
+	return wait_all_stopped(S, 0);
 }
 
 /* Let every held task go on as it would have. */
@@ -1468,6 +1523,10 @@ static int detach(struct session *S, int report)
 		ret = -1;
 	if (report && !P->reported && !S->done)
 		live_report(S, REPORT_DETACH);
+	/* vfork children run in the target's memory, on its breakpoints:
+	 * wait until they have exec'ed or exited, their parents held */
+	if (wait_all_stopped(S, 1))
+		ret = -1;
 	for (round = 0; round < 16; round++) {
 		unsigned n = 0;
 
@@ -1485,7 +1544,7 @@ static int detach(struct session *S, int report)
 		}
 		if (!n)
 			break;
-		if (wait_all_stopped(S))
+		if (wait_all_stopped(S, 1))
 			ret = -1;
 	}
 	for (i = 0; i < ARRAY_SIZE(S->tasks); i++) {
@@ -1505,6 +1564,8 @@ static int detach(struct session *S, int report)
 				(int)P->pid);
 		else if (bpset_unmap_scratch(&P->bps, inj->tid))
 			ret = -1;
+		if (inj && (inj->held_sig = take_held_sig(S)))
+			inj->held_listen = 0;
 	}
 	if (debug_stops)
 		fprintf(stderr, "ptleak-debug: detach: %u threads moved out of "
@@ -1670,10 +1731,17 @@ static int seize_all(struct session *S)
 				continue;
 			if (ptrace(PTRACE_SEIZE, tids[i], 0,
 				   (long)(TRACE_OPTIONS & ~PTRACE_O_EXITKILL)) < 0) {
-				if (errno == ESRCH)
+				int e = errno;
+
+				if (e == ESRCH)
 					continue;	/* exited meanwhile */
+				/* created by a seized thread: the kernel
+				 * attached it, its first stop is to come */
+				if (e == EPERM && status_field(tids[i], "TracerPid:") ==
+						  getpid())
+					continue;
 				free(tids);
-				return seize_error(P->pid, errno);
+				return seize_error(P->pid, e);
 			}
 			if (ptrace(PTRACE_INTERRUPT, tids[i], 0, 0) < 0 &&
 			    errno != ESRCH)
@@ -1704,7 +1772,7 @@ static int attach(struct session *S)
 	unsigned i;
 
 	S->hold = 1;
-	if (seize_all(S) || wait_all_stopped(S))
+	if (seize_all(S) || wait_all_stopped(S, 1))
 		return -1;
 	if (S->done || !S->ntasks)
 		return error("process %d exited while ptleak attached", (int)P->pid);
@@ -1724,10 +1792,11 @@ static int attach(struct session *S)
 	if (!P->unw || bpset_init(&P->bps, P->mem_pid))
 		return -1;
 	P->bps.pid = P->pid;
-	if (setup_image(S, inj->tid))
+	if (setup_image(S, inj->tid) || (P->r_debug && on_rendezvous(P, inj->tid))) {
+		inj->held_sig = take_held_sig(S);
 		return -1;
-	if (P->r_debug && on_rendezvous(P, inj->tid))
-		return -1;
+	}
+	inj->held_sig = take_held_sig(S);
 	return 0;
 }
 
@@ -1989,7 +2058,7 @@ static int start(struct session *S)
 		return -1;
 	}
 	catch_signals(S);
-	resume(pid, 0);
+	resume(pid, take_held_sig(S));
 	return 0;
 }
 

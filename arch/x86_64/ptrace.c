@@ -53,10 +53,12 @@ static pid_t tgid_of(pid_t tid)
 
 /*
  * Wait for the single-step trap of TID.  0 when it came; -1 with a message
- * otherwise.  *SIG gets a signal that stopped the thread first (it was not
- * delivered and must be queued again), *GONE is set if the thread died.
+ * otherwise.  A signal that stops the thread first (a SIGCHLD, say) is
+ * held back and the step made again: the first one goes to *SIG with its
+ * siginfo in *INFO (to be delivered later), any other is queued again.
+ * *GONE is set if the thread died.
  */
-static int wait_step(pid_t tid, int *sig, int *gone)
+static int wait_step(pid_t tid, int *sig, siginfo_t *info, int *gone)
 {
 	int st;
 
@@ -88,24 +90,42 @@ static int wait_step(pid_t tid, int *sig, int *gone)
 					     (int)tid, strerror(errno));
 			continue;
 		}
-		if ((st >> 16) == 0 && WSTOPSIG(st) != SIGTRAP)
-			*sig = WSTOPSIG(st);	/* signal-delivery-stop */
-		return error("thread %d stopped (signal %d%s, event %d) instead "
+		if ((st >> 16) == 0 && WSTOPSIG(st) != SIGTRAP) {
+			/* signal-delivery-stop: deliver it after */
+			if (!*sig) {
+				*sig = WSTOPSIG(st);
+				if (ptrace(PTRACE_GETSIGINFO, tid, NULL, info) == -1)
+					memset(info, 0, sizeof(*info));
+			} else {
+				pid_t tgid = tgid_of(tid);
+
+				if (!tgid || syscall(SYS_tgkill, tgid, tid,
+						     WSTOPSIG(st)) == -1)
+					error("signal %d of thread %d is lost",
+					      WSTOPSIG(st), (int)tid);
+			}
+			if (ptrace(PTRACE_SINGLESTEP, tid, NULL, NULL) == -1)
+				return error("cannot single-step thread %d: %s",
+					     (int)tid, strerror(errno));
+			continue;
+		}
+		return error("thread %d stopped (signal %d, event %d) instead "
 			     "of single-stepping a system call", (int)tid,
-			     WSTOPSIG(st), *sig ? ", queued again" : "",
-			     st >> 16);
+			     WSTOPSIG(st), st >> 16);
 	}
 }
 
 int arch_inject_syscall(pid_t tid, long nr, const uint64_t args[6],
-			uint64_t *ret)
+			uint64_t *ret, int *held_sig)
 {
 	struct arch_regs saved, regs, after;
 	int step;
 	unsigned long long at;
 	unsigned long word, patched;
 	int shift = 0, sig = 0, gone = 0, rc = 0;
+	siginfo_t info;
 
+	*held_sig = 0;
 	if (arch_get_regs(tid, &saved))
 		return error("cannot read the registers of thread %d: %s",
 			     (int)tid, strerror(errno));
@@ -156,7 +176,7 @@ int arch_inject_syscall(pid_t tid, long nr, const uint64_t args[6],
 				   strerror(errno));
 			goto restore;
 		}
-		if (wait_step(tid, &sig, &gone)) {
+		if (wait_step(tid, &sig, &info, &gone)) {
 			rc = -1;
 			if (gone)
 				return -1;
@@ -191,11 +211,13 @@ restore:
 		rc = error("cannot restore the registers of thread %d: %s",
 			   (int)tid, strerror(errno));
 	if (sig) {
-		/* give the thread back the signal the step swallowed */
-		pid_t tgid = tgid_of(tid);
-
-		if (!tgid || syscall(SYS_tgkill, tgid, tid, sig) == -1)
-			rc = error("signal %d of thread %d is lost", sig, (int)tid);
+		/* the thread is in a signal-delivery-stop (the step's trap,
+		 * or the signal's own): resumed with SIG, it gets the signal
+		 * with its siginfo */
+		if (ptrace(PTRACE_SETSIGINFO, tid, NULL, &info) == -1)
+			warning("the siginfo of signal %d of thread %d is lost",
+				sig, (int)tid);
+		*held_sig = sig;
 	}
 	return rc;
 }

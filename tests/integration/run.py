@@ -1881,11 +1881,12 @@ def check_leak_records(ck, where, rep, reason, number):
 
 @case("attach_cycles")
 def t_attach_cycles():
-    """50 cycles of attach, SIGUSR1 report, SIGTERM detach on a busy
+    """50 cycles of attach, SIGUSR1 report, SIGTERM/HUP/INT detach on a busy
     8-thread program (4 workers checking their blocks, a leaker, a thread
     creating threads, ...).  Every fifth cycle a thread is blocked inside an
     allocator call (the program's own valloc) and another inside a signal
-    handler while ptleak detaches.  After every detach: no tracer, every
+    handler while ptleak detaches; a thread runs /bin/true with
+    posix_spawn (vfork) without pause.  After every detach: no tracer, every
     code byte as in its file, no scratch mapping left, the program answers
     with no error; at the end it exits 0."""
     srv = Server()
@@ -1893,6 +1894,8 @@ def t_attach_cycles():
     d = tempfile.mkdtemp(prefix="ptleak-at.")
     try:
         srv.ping()
+        srv.send("spawn")	# vfork children all the time
+        srv.out.expect("spawning")
         before = [m for m in exec_maps(srv.p.pid)]
         for cycle in range(50):
             w = "cycle %d" % cycle
@@ -1906,9 +1909,14 @@ def t_attach_cycles():
                     srv.out.expect("in handler")
                 time.sleep(0.1)		# leak_one runs every 2 ms
                 at.signal(signal.SIGUSR1)
-                check_leak_records(ck, w + " signal report", at.report(1), "signal", 1)
-                at.signal(signal.SIGTERM)
-                ck.eq(w + ": ptleak exit status", at.wait(), 0)
+                live = at.report(1)
+                check_leak_records(ck, w + " signal report", live, "signal", 1)
+                # the workers free blocks allocated before the attach
+                ck.true(w + ": no unknown frees", live["heap"]["totals"]["unknown_frees"] > 0)
+                # SIGTERM, SIGHUP and SIGINT all detach
+                sig = (signal.SIGTERM, signal.SIGHUP, signal.SIGINT)[cycle % 3]
+                at.signal(sig)
+                ck.eq(w + ": ptleak exit status after signal %d" % sig, at.wait(), 0)
                 ck.eq(w + ": ptleak's stderr after the attach line", at.err.rest(), [])
                 final = at.report(2, timeout=1)
                 check_leak_records(ck, w + " detach report", final, "detach", 2)

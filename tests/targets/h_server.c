@@ -13,15 +13,20 @@
  *             once it waits; "unblocked ok" when valloc returned
  *   sig       a thread gets SIGUSR2 whose handler waits for "unsig":
  *             "in handler"; "handler ok" when the handler returned
+ *   spawn     a thread starts running /bin/true with posix_spawn (a vfork
+ *             child in the program's memory) again and again: "spawning"
+ *             once the first one exited 0
  *   quit      stops everything: "bye ERRORS", exit status 0 if no error
  */
 #include <errno.h>
 #include <pthread.h>
 #include <signal.h>
+#include <spawn.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #define NWORK 4
@@ -166,6 +171,28 @@ static void *spawner(void *arg)
 	return NULL;
 }
 
+extern char **environ;
+
+static void *process_spawner(void *arg)
+{
+	char *argv[] = { "true", NULL };
+	int said = 0;
+
+	while (!quit) {
+		pid_t pid;
+		int st;
+
+		if (posix_spawn(&pid, "/bin/true", NULL, NULL, argv, environ) ||
+		    waitpid(pid, &st, 0) != pid || !WIFEXITED(st) || WEXITSTATUS(st)) {
+			__sync_fetch_and_add(&errors, 1);
+			continue;
+		}
+		if (!said++)
+			say("spawning\n", 0, 0);
+	}
+	return NULL;
+}
+
 static void *blocker(void *arg)
 {
 	void *p = valloc(BLOCK_SIZE);
@@ -203,9 +230,9 @@ static void *sig_target(void *arg)
 
 int main(void)
 {
-	pthread_t work[NWORK], leak, spawn, blk, sigt;
+	pthread_t work[NWORK], leak, spawn, blk, sigt, pspawn;
 	char line[64];
-	int nblk = 0;
+	int nblk = 0, npspawn = 0;
 	long i;
 	struct sigaction sa;
 
@@ -240,6 +267,9 @@ int main(void)
 		} else if (!strcmp(line, "unsig\n")) {
 			if (write(sig_pipe[1], "u", 1) != 1)
 				errors++;
+		} else if (!strcmp(line, "spawn\n")) {
+			if (!npspawn++)
+				pthread_create(&pspawn, NULL, process_spawner, NULL);
 		} else if (!strcmp(line, "quit\n")) {
 			break;
 		}
@@ -255,6 +285,8 @@ int main(void)
 	pthread_join(sigt, NULL);
 	if (nblk)
 		pthread_join(blk, NULL);
+	if (npspawn)
+		pthread_join(pspawn, NULL);
 	say("bye %ld\n", errors, 0);
 	return errors ? 1 : 0;
 }

@@ -1285,6 +1285,7 @@ static void test_inject_syscall(void **state)
 	pid_t pid = spawn_stopped();
 	struct arch_regs before;
 	uint64_t args[6] = { 0 }, ret = 0;
+	int sig;
 	long code;
 
 	assert_int_equal(arch_get_regs(pid, &before), 0);
@@ -1292,7 +1293,7 @@ static void test_inject_syscall(void **state)
 	code = ptrace(PTRACE_PEEKTEXT, pid, (void *)before.r.rip, NULL);
 	assert_int_equal(errno, 0);
 
-	assert_int_equal(arch_inject_syscall(pid, SYS_getpid, args, &ret), 0);
+	assert_int_equal(arch_inject_syscall(pid, SYS_getpid, args, &ret, &sig), 0);
 	assert_int_equal(ret, pid);
 	assert_untouched(pid, &before, code);
 
@@ -1302,7 +1303,7 @@ static void test_inject_syscall(void **state)
 	args[3] = MAP_PRIVATE | MAP_ANONYMOUS;
 	args[4] = (uint64_t)-1;
 	args[5] = 0;
-	assert_int_equal(arch_inject_syscall(pid, arch_sys_mmap, args, &ret), 0);
+	assert_int_equal(arch_inject_syscall(pid, arch_sys_mmap, args, &ret, &sig), 0);
 	assert_true(ret < -4096ULL);
 	assert_int_equal(ret & 4095, 0);
 	assert_true(maps_has(pid, ret));
@@ -1312,14 +1313,14 @@ static void test_inject_syscall(void **state)
 	memset(args, 0, sizeof(args));
 	args[0] = ret;
 	args[1] = 4096;
-	assert_int_equal(arch_inject_syscall(pid, arch_sys_munmap, args, &ret), 0);
+	assert_int_equal(arch_inject_syscall(pid, arch_sys_munmap, args, &ret, &sig), 0);
 	assert_int_equal(ret, 0);
 	assert_false(maps_has(pid, args[0]));
 	/* an error comes back raw */
-	assert_int_equal(arch_inject_syscall(pid, arch_sys_munmap, args, &ret), 0);
+	assert_int_equal(arch_inject_syscall(pid, arch_sys_munmap, args, &ret, &sig), 0);
 	assert_int_equal(ret, 0);	/* munmap of nothing is fine */
 	args[0] = 1;			/* unaligned */
-	assert_int_equal(arch_inject_syscall(pid, arch_sys_munmap, args, &ret), 0);
+	assert_int_equal(arch_inject_syscall(pid, arch_sys_munmap, args, &ret, &sig), 0);
 	assert_int_equal((int64_t)ret, -EINVAL);
 	assert_untouched(pid, &before, code);
 	kill_child(state);
@@ -1334,6 +1335,7 @@ static void test_inject_syscall_seized_in_syscall(void **state)
 	pid_t pid;
 	struct arch_regs before;
 	uint64_t args[6] = { 0 }, ret = 0;
+	int sig;
 	struct pollfd pfd;
 
 	assert_int_equal(pipe(to), 0);
@@ -1385,7 +1387,7 @@ static void test_inject_syscall_seized_in_syscall(void **state)
 	assert_int_equal(arch_get_regs(pid, &before), 0);
 	assert_int_equal(before.r.orig_rax, SYS_read);
 
-	assert_int_equal(arch_inject_syscall(pid, SYS_getpid, args, &ret), 0);
+	assert_int_equal(arch_inject_syscall(pid, SYS_getpid, args, &ret, &sig), 0);
 	assert_int_equal(ret, pid);
 	{
 		struct arch_regs now;
@@ -1407,42 +1409,49 @@ static void test_inject_syscall_seized_in_syscall(void **state)
 	kill_child(state);
 }
 
-/* a signal that stops the thread before the step: error, nothing lost */
+/* a signal that stops the thread before the step: held back, the call
+ * made, and the signal handed back with its siginfo */
 static void test_inject_syscall_signal_first(void **state)
 {
 	pid_t pid = spawn_stopped();
 	struct arch_regs before;
 	uint64_t args[6] = { 0 }, ret = 12345;
+	union sigval v = { .sival_int = 42 };
+	siginfo_t si;
 	long code;
-	int st;
+	int st, sig = -1;
 
 	assert_int_equal(arch_get_regs(pid, &before), 0);
 	errno = 0;
 	code = ptrace(PTRACE_PEEKTEXT, pid, (void *)before.r.rip, NULL);
 	assert_int_equal(errno, 0);
 
-	assert_int_equal(kill(pid, SIGUSR1), 0);
-	assert_int_equal(arch_inject_syscall(pid, SYS_getpid, args, &ret), -1);
-	assert_int_equal(ret, 12345);
-	/* the thread is in its SIGUSR1 stop, with everything restored */
-	assert_untouched(pid, &before, code);
-	/* and the signal was queued again */
-	assert_int_equal(ptrace(PTRACE_CONT, pid, NULL, NULL), 0);
-	assert_int_equal(waitpid(pid, &st, __WALL), pid);
-	assert_true(WIFSTOPPED(st));
-	assert_int_equal(WSTOPSIG(st), SIGUSR1);
-	/* and injection works from that stop */
-	assert_int_equal(arch_inject_syscall(pid, SYS_getpid, args, &ret), 0);
+	assert_int_equal(sigqueue(pid, SIGUSR1, v), 0);
+	assert_int_equal(arch_inject_syscall(pid, SYS_getpid, args, &ret, &sig), 0);
 	assert_int_equal(ret, pid);
-	kill_child(state);
+	assert_int_equal(sig, SIGUSR1);
+	/* everything restored, and the stop carries the signal's siginfo */
+	assert_untouched(pid, &before, code);
+	assert_int_equal(ptrace(PTRACE_GETSIGINFO, pid, NULL, &si), 0);
+	assert_int_equal(si.si_signo, SIGUSR1);
+	assert_int_equal(si.si_code, SI_QUEUE);
+	assert_int_equal(si.si_value.sival_int, 42);
+	assert_int_equal(si.si_pid, getpid());
+	/* resumed with it, the thread gets it (and dies: no handler) */
+	assert_int_equal(ptrace(PTRACE_CONT, pid, NULL, (void *)(long)sig), 0);
+	assert_int_equal(waitpid(pid, &st, __WALL), pid);
+	assert_true(WIFSIGNALED(st));
+	assert_int_equal(WTERMSIG(st), SIGUSR1);
+	child = -1;	/* reaped */
 }
 
 static void test_inject_syscall_no_such_thread(void **state)
 {
 	uint64_t args[6] = { 0 }, ret;
+	int sig;
 
 	/* not traced by us */
-	assert_int_equal(arch_inject_syscall(1, SYS_getpid, args, &ret), -1);
+	assert_int_equal(arch_inject_syscall(1, SYS_getpid, args, &ret, &sig), -1);
 }
 
 int main(void)
