@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <sys/types.h>
 
+#include "fds.h"
 #include "heap.h"
 #include "scan.h"
 #include "stacks.h"
@@ -43,6 +44,11 @@ struct report_input {
 	size_t nclasses;
 	int show_reachable;		/* list still reachable records too */
 	struct suppressions *supp;	/* NULL: none; its counts are updated */
+	/* descriptors (report_fds.c), NULL: not tracked ("fds": null, no
+	 * text section); records are listed by fd, inherited ones never */
+	const struct fdtable *fds;
+	uint64_t now_ns;		/* when the report is made (now_ns()) */
+	uint64_t min_age_ns;		/* --min-age: younger fds not listed */
 };
 
 /* What the report found, for --error-exitcode. */
@@ -50,6 +56,8 @@ struct report_result {
 	uint64_t lost_bytes;		/* definitely + indirectly + possibly
 					 * lost, not suppressed */
 	uint64_t lost_blocks;
+	uint64_t leaked_fds;		/* listed fd records (not inherited,
+					 * not suppressed, old enough) */
 };
 
 /*
