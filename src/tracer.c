@@ -1252,7 +1252,7 @@ static int open_outputs(struct session *S)
 			return -1;
 	}
 	if (S->o->output) {
-		S->text = fopen(S->o->output, "w");
+		S->text = fopen(S->o->output, "we");	/* not the target's */
 		if (!S->text)
 			return error("cannot write %s: %s", S->o->output, strerror(errno));
 	}
