@@ -1184,6 +1184,7 @@ def t_report_on_sigusr1():
             if live is None:
                 raise Fail("no JSON report 5 s after SIGUSR1")
             ck.eq("live report reason", live["reason"], "signal")
+            ck.eq("live report fds", live["fds"], {"open": 3, "inherited": 3, "records": []})
             ck.eq("live report target.exit", live["target"]["exit"], None)
             # the stdout buffer of printf("ready") + 100
             ck.eq("live report in_use", live["heap"]["in_use"], {"bytes": 4196, "blocks": 2})
@@ -1208,6 +1209,12 @@ def t_report_on_sigusr1():
         with open(txt) as f:
             heads = [l.split(": ", 1)[1] for l in f.read().splitlines()
                      if re.match(r"ptleak\[\d+\]:\s+in use", l)]
+        with open(txt) as f:
+            fdheads = [l.split(": ", 1)[1] for l in f.read().splitlines()
+                       if re.match(r"ptleak\[\d+\]: FILE DESCRIPTORS", l)]
+        ck.eq("text reports' fd lines", fdheads,
+              ["FILE DESCRIPTORS: 3 open now (3 inherited)",
+               "FILE DESCRIPTORS: 3 open at exit (3 inherited)"])
         ck.eq("text reports' in-use lines", heads,
               ["        in use now: 4,196 bytes in 2 blocks",
                "    in use at exit: 4,246 bytes in 3 blocks"])
@@ -1799,6 +1806,21 @@ def t_f_kinds():
             Fd(17, "socket", sock, "accept4", [T("main", "accept4")]),
         ]
         check_fds(ck, name, rep, recs)
+    ck.done()
+
+
+@case("f_range")
+def t_f_range():
+    """close_range closes a range, marks it with CLOSE_RANGE_CLOEXEC,
+    nothing when it fails; closefrom closes the rest."""
+    name = "f_range"
+    tgt = need_target(name)
+    r = ptleak([tgt])
+    ck = Check()
+    check_native(ck, name, [], r)
+    rep = need_json(r)
+    check_fds(ck, name, rep, [Fd(fd, "file", "/dev/null", "open", [T("main", "open")])
+                              for fd in (3, 7, 8, 9)])
     ck.done()
 
 
