@@ -24,6 +24,7 @@ enum bp_kind {
 	BP_ALLOC,	/* an allocator entry; fn is an enum alloc_fn */
 	BP_RENDEZVOUS,	/* the dynamic linker's _dl_debug_state */
 	BP_TRAMPOLINE,	/* where hijacked returns land */
+	BP_FD,		/* a file-descriptor function; fn indexes fdprobe.c's list */
 };
 
 struct bp {

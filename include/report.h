@@ -13,6 +13,7 @@
 #include <sys/types.h>
 #include <time.h>
 
+#include "fds.h"
 #include "heap.h"
 #include "scan.h"
 #include "stacks.h"
@@ -33,8 +34,9 @@ struct report_input {
 	time_t wall;			/* when it was made */
 	uint64_t elapsed_ns;		/* since tracing started */
 	uint64_t now_ns;		/* now_ns() when it was made: ages */
-	uint64_t min_age_ns;		/* --min-age: younger blocks are left
-					 * out of the records and the summary */
+	uint64_t min_age_ns;		/* --min-age: younger blocks and fds
+					 * are left out of the records and the
+					 * summary */
 	int exited;			/* target.exit known */
 	int exit_code;			/* if exited and !exit_signal */
 	int exit_signal;		/* died of this signal (0: exited) */
@@ -50,6 +52,9 @@ struct report_input {
 	size_t nclasses;
 	int show_reachable;		/* list still reachable records too */
 	struct suppressions *supp;	/* NULL: none; its counts are updated */
+	/* descriptors (report_fds.c), NULL: not tracked ("fds": null, no
+	 * text section); records are listed by fd, inherited ones never */
+	const struct fdtable *fds;
 };
 
 /* What the report found, for --error-exitcode. */
@@ -57,6 +62,8 @@ struct report_result {
 	uint64_t lost_bytes;		/* definitely + indirectly + possibly
 					 * lost, not suppressed */
 	uint64_t lost_blocks;
+	uint64_t leaked_fds;		/* listed fd records (not inherited,
+					 * not suppressed, old enough) */
 };
 
 /*

@@ -27,6 +27,7 @@
 #include "heap.h"
 #include "json.h"
 #include "report.h"
+#include "report_fds.h"
 #include "scan.h"
 #include "stacks.h"
 #include "suppress.h"
@@ -71,6 +72,7 @@ struct rep {
 	uint64_t supp_bytes, supp_blocks;
 	struct frame_info *frames;
 	size_t frames_alloc;
+	struct fd_report fds;	/* in->fds: the descriptors' part */
 };
 
 /* ---- grouping ---- */
@@ -416,22 +418,29 @@ static const char *base_name(const char *path)
 	return s && s[1] ? s + 1 : path;
 }
 
-static void text_frame(struct rep *r, unsigned i, const struct frame_info *fi)
+void report_text_frame(FILE *f, pid_t pid, unsigned i,
+		       const struct frame_info *fi)
 {
 	const char *verb = i ? "by" : "at";
 	const char *fn = fi->function ? fi->function : "???";
 
+	fprintf(f, "ptleak[%d]: ", (int)pid);
 	if (fi->file && fi->line > 0)
-		line(r, "   %s 0x%" PRIx64 ": %s (%s:%d)", verb, fi->pc, fn,
-		     fi->file, fi->line);
+		fprintf(f, "   %s 0x%" PRIx64 ": %s (%s:%d)\n", verb, fi->pc, fn,
+			fi->file, fi->line);
 	else if (fi->module && fi->function)
-		line(r, "   %s 0x%" PRIx64 ": %s (%s)", verb, fi->pc, fn,
-		     base_name(fi->module));
+		fprintf(f, "   %s 0x%" PRIx64 ": %s (%s)\n", verb, fi->pc, fn,
+			base_name(fi->module));
 	else if (fi->module)
-		line(r, "   %s 0x%" PRIx64 ": %s (%s+0x%" PRIx64 ")", verb,
-		     fi->pc, fn, base_name(fi->module), fi->module_offset);
+		fprintf(f, "   %s 0x%" PRIx64 ": %s (%s+0x%" PRIx64 ")\n", verb,
+			fi->pc, fn, base_name(fi->module), fi->module_offset);
 	else
-		line(r, "   %s 0x%" PRIx64 ": %s", verb, fi->pc, fn);
+		fprintf(f, "   %s 0x%" PRIx64 ": %s\n", verb, fi->pc, fn);
+}
+
+static void text_frame(struct rep *r, unsigned i, const struct frame_info *fi)
+{
+	report_text_frame(r->text, r->in->pid, i, fi);
 }
 
 static const char *kind_words(uint8_t cls)
@@ -498,7 +507,6 @@ static void text_tail(struct rep *r)
 	if (!r->nrecs)
 		return;
 	struct suppressions *supp = r->in->supp;
-	unsigned i, used = 0;
 	int c;
 
 	line(r, "LEAK SUMMARY:");
@@ -512,6 +520,14 @@ static void text_tail(struct rep *r)
 		text_count(r, "unclassified", r->cls_bytes[CLS_UNCLASSIFIED],
 			   r->cls_blocks[CLS_UNCLASSIFIED],
 			   nonempty(r->in->unclassified_why));
+}
+
+/* The patterns that suppressed something (leak: and fd:), after both
+ * parts of the report. */
+static void text_suppressions_used(struct rep *r)
+{
+	struct suppressions *supp = r->in->supp;
+	unsigned i, used = 0;
 
 	for (i = 0; supp && i < supp->n; i++)
 		used += supp->p[i].count > 0;
@@ -659,7 +675,6 @@ static void json_record(struct rep *r, const struct record *rec,
 			unsigned nframes)
 {
 	struct json *j = &r->j;
-	char pc[32];
 	unsigned i;
 
 	json_object_begin(j);
@@ -678,26 +693,8 @@ static void json_record(struct rep *r, const struct record *rec,
 	/* as SPEC.md's example: the callers; the allocator is "allocator" */
 	json_key(j, "stack");
 	json_array_begin(j);
-	for (i = 1; i < nframes; i++) {
-		const struct frame_info *fi = &r->frames[i];
-
-		json_object_begin(j);
-		snprintf(pc, sizeof(pc), "0x%" PRIx64, fi->pc);
-		json_key(j, "pc");
-		json_string(j, pc);
-		json_key(j, "function");
-		json_string(j, fi->function);
-		json_key(j, "file");
-		json_string(j, fi->file);
-		json_key(j, "line");
-		if (fi->line > 0)
-			json_int(j, fi->line);
-		else
-			json_null(j);
-		json_key(j, "module");
-		json_string(j, fi->module);
-		json_object_end(j);
-	}
+	for (i = 1; i < nframes; i++)
+		report_json_frame(j, &r->frames[i]);
 	json_array_end(j);
 	/* a live process's records say how old their blocks are */
 	if (r->in->reason != REPORT_EXIT) {
@@ -712,6 +709,28 @@ static void json_record(struct rep *r, const struct record *rec,
 	json_object_end(j);
 }
 
+void report_json_frame(struct json *j, const struct frame_info *fi)
+{
+	char pc[32];
+
+	json_object_begin(j);
+	snprintf(pc, sizeof(pc), "0x%" PRIx64, fi->pc);
+	json_key(j, "pc");
+	json_string(j, pc);
+	json_key(j, "function");
+	json_string(j, fi->function);
+	json_key(j, "file");
+	json_string(j, fi->file);
+	json_key(j, "line");
+	if (fi->line > 0)
+		json_int(j, fi->line);
+	else
+		json_null(j);
+	json_key(j, "module");
+	json_string(j, fi->module);
+	json_object_end(j);
+}
+
 static void json_tail(struct rep *r)
 {
 	struct json *j = &r->j;
@@ -721,7 +740,10 @@ static void json_tail(struct rep *r)
 		json_object_end(j);	/* heap */
 	}
 	json_key(j, "fds");
-	json_null(j);
+	if (r->in->fds)
+		fdrep_json(&r->fds, j);
+	else
+		json_null(j);
 	json_object_end(j);
 }
 
@@ -769,6 +791,11 @@ int report_write(const struct report_input *in, FILE *text,
 				   r.cls_blocks[SCAN_INDIRECTLY_LOST] +
 				   r.cls_blocks[SCAN_POSSIBLY_LOST];
 	}
+	if (in->fds) {
+		fdrep_collect(&r.fds, in);
+		if (res)
+			res->leaked_fds = r.fds.nrecs;
+	}
 
 	if (json_path) {
 		if (asprintf(&tmp, "%s.tmp", json_path) < 0)
@@ -801,6 +828,13 @@ int report_write(const struct report_input *in, FILE *text,
 	}
 	if (r.text && in->heap)
 		text_tail(&r);
+	if (r.text && in->fds) {
+		if (in->heap)
+			blank(&r);
+		fdrep_text(&r.fds, r.text);
+	}
+	if (r.text)
+		text_suppressions_used(&r);
 	if (r.jf) {
 		json_tail(&r);
 		errno = 0;
@@ -817,5 +851,6 @@ int report_write(const struct report_input *in, FILE *text,
 	free(tmp);
 	free(r.frames);
 	free(r.recs);
+	fdrep_free(&r.fds);
 	return ret;
 }

@@ -113,6 +113,19 @@ static const char *module_path(Dwfl_Module *mod, uint64_t *start)
 	return name;
 }
 
+/*
+ * NAME (from a symbol table) is WANT, or WANT's default version: a
+ * separate debug file's .symtab has "fclose@@GLIBC_2.2.5" where .dynsym
+ * has "fclose" (a compat version, "fopen@GLIBC_2.1", is not it).
+ */
+static int name_is(const char *name, const char *want)
+{
+	size_t n = strlen(want);
+
+	return !strncmp(name, want, n) &&
+	       (!name[n] || (name[n] == '@' && name[n + 1] == '@'));
+}
+
 int sym_find_in_module(struct symbolizer *s, uint64_t in_module,
 		       const char *const *names, unsigned n, int funcs,
 		       struct sym_def *out)
@@ -143,7 +156,7 @@ int sym_find_in_module(struct symbolizer *s, uint64_t in_module,
 		if (funcs ? type != STT_FUNC : type != STT_OBJECT)
 			continue;
 		for (k = 0; k < n; k++) {
-			if (out[k].addr || strcmp(name, names[k]))
+			if (out[k].addr || !name_is(name, names[k]))
 				continue;
 			out[k].addr = addr;
 			out[k].size = sym.st_size;

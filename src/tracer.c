@@ -29,6 +29,7 @@
 
 #include "arch.h"
 #include "breakpoint.h"
+#include "fdprobe.h"
 #include "heap.h"
 #include "memio.h"
 #include "report.h"
@@ -57,7 +58,7 @@ struct pending {
 	uint64_t slot;		/* stack address of the return address */
 	uint64_t real;		/* the real return address */
 	const struct bp *bp;
-	uint64_t arg[3];
+	uint64_t arg[4];
 	uint32_t stack;
 	uint64_t time;
 	int held_live;		/* realloc: the old block was live */
@@ -96,6 +97,8 @@ struct proc {
 	struct heap *heap;
 	struct stacks *stacks;
 	struct unwinder *unw;
+	struct fdprobe *fdp;	/* descriptors (NULL: --heap-only) */
+	int no_heap;		/* --fd-only: no allocator breakpoints */
 	unsigned nalive;	/* threads not yet at PTRACE_EVENT_EXIT */
 	uint64_t r_debug;	/* the dynamic linker's struct r_debug, 0 if static */
 	int bound[AF_COUNT];
@@ -117,6 +120,7 @@ struct session {
 	int report_failed;
 	struct suppressions *supp;
 	uint64_t lost_bytes;	/* of the last report, for --error-exitcode */
+	uint64_t leaked_fds;	/* likewise */
 	struct proc proc;
 	struct task *tasks[256];
 	unsigned ntasks;
@@ -399,7 +403,10 @@ static int bind_allocator(struct proc *P, pid_t tid, const uint64_t *order,
 	s = sym_open(tid);
 	if (!s)
 		return -1;
-	for (i = 0; i < n; i++)
+	if (P->fdp && !fdprobe_bound(P->fdp) &&
+	    fdprobe_bind(P->fdp, &P->bps, s, tid, order, n))
+		ret = -1;
+	for (i = 0; i < n && !P->no_heap; i++)
 		sym_find_in_module(s, order[i], alloc_names, AF_COUNT, 1, defs);
 	for (i = 0; i < AF_COUNT; i++) {
 		if (P->bound[i] || !defs[i].addr)
@@ -443,9 +450,9 @@ static int on_rendezvous(struct proc *P, pid_t tid)
 	if (state != RT_CONSISTENT)
 		return 0;
 	unwinder_flush(P->unw);
-	for (i = 0; i < AF_COUNT && P->bound[i]; i++)
+	for (i = 0; i < AF_COUNT && (P->bound[i] || P->no_heap); i++)
 		;
-	if (i == AF_COUNT)
+	if (i == AF_COUNT && (!P->fdp || fdprobe_bound(P->fdp)))
 		return 0;
 	while (map && n < ARRAY_SIZE(order)) {
 		uint64_t lm[4];
@@ -503,6 +510,8 @@ static int on_exec(struct session *S, struct task *t)
 	if (bpset_reset(&P->bps))
 		return -1;
 	heap_reset(P->heap);
+	if (P->fdp)
+		fdprobe_exec(P->fdp, P->pid);
 	memset(P->bound, 0, sizeof(P->bound));
 	P->r_debug = 0;
 	unwinder_flush(P->unw);
@@ -543,9 +552,11 @@ static void drop_pending(struct proc *P, struct task *t)
  * in progress whose slots the stack has moved past (longjmp) are dropped
  * first, as uretprobes do.
  */
-static int is_nested(struct proc *P, struct task *t, uint64_t slot, uint64_t ret)
+static int is_nested(struct proc *P, struct task *t, const struct bp *bp,
+		     uint64_t slot, uint64_t ret)
 {
 	const struct pending *outer;
+	size_t i;
 
 	while (t->npend) {
 		const struct pending *top = &t->pend[t->npend - 1];
@@ -565,9 +576,15 @@ static int is_nested(struct proc *P, struct task *t, uint64_t slot, uint64_t ret
 			break;
 		drop_pending(P, t);
 	}
-	if (!t->npend)
+	/* the innermost call in progress of the same family (an allocation
+	 * inside fopen is an allocation) */
+	for (i = t->npend; i > 0 && t->pend[i - 1].bp->kind != bp->kind; i--)
+		;
+	if (!i)
 		return 0;
-	outer = &t->pend[t->npend - 1];
+	outer = &t->pend[i - 1];
+	if (bp->kind == BP_FD)
+		return fdprobe_nested(P->fdp, bp, outer->bp, outer->slot, slot, ret);
 	return slot == outer->slot ||
 	       (ret >= outer->bp->addr && ret < outer->bp->end);
 }
@@ -588,10 +605,12 @@ static void on_alloc_entry(struct session *S, struct task *t,
 	if (t->npend) {
 		if (mem_read_all(t->tid, slot, &ret, sizeof(ret)))
 			return;
-		if (is_nested(P, t, slot, ret))
+		if (is_nested(P, t, bp, slot, ret))
 			return;
 	}
-	if (bp->fn == AF_FREE) {
+	if (bp->kind == BP_FD && !fdprobe_entry(P->fdp, t->tid, bp, r))
+		return;		/* done at entry (a close), or nothing to see */
+	if (bp->kind == BP_ALLOC && bp->fn == AF_FREE) {
 		if (debug_events)
 			fprintf(stderr, "ptleak-debug: %d free(%#llx)\n", (int)t->tid,
 				(unsigned long long)arch_arg(r, 0));
@@ -620,9 +639,11 @@ static void on_alloc_entry(struct session *S, struct task *t,
 	p->arg[0] = arch_arg(r, 0);
 	p->arg[1] = arch_arg(r, 1);
 	p->arg[2] = arch_arg(r, 2);
+	p->arg[3] = arch_arg(r, 3);
 	p->stack = stacks_intern(P->stacks, pcs, n);
 	p->time = now_ns();
-	if (bp->fn == AF_REALLOC || bp->fn == AF_REALLOCARRAY)
+	if (bp->kind == BP_ALLOC &&
+	    (bp->fn == AF_REALLOC || bp->fn == AF_REALLOCARRAY))
 		p->held_live = heap_realloc_begin(P->heap, p->arg[0], &p->held);
 	wb_write(wb, slot, &P->bps.trampoline, sizeof(P->bps.trampoline));
 }
@@ -677,6 +698,10 @@ static int on_return(struct session *S, struct task *t, struct arch_regs *r)
 		drop_pending(P, t);
 	p = t->pend[--t->npend];
 	arch_set_pc(r, p.real);
+	if (p.bp->kind == BP_FD) {
+		fdprobe_return(P->fdp, t->tid, p.bp, p.arg, result, p.stack, p.time);
+		return 0;
+	}
 
 	size = requested_size(&p, &overflow);
 	if (debug_events)
@@ -736,7 +761,7 @@ static int make_report(struct session *S, enum report_reason reason, pid_t via,
 	struct proc *P = &S->proc;
 	struct symbolizer *s = sym_open(P->mem_pid);
 	struct scan_block *classes = NULL;
-	struct report_result res = { 0, 0 };
+	struct report_result res = { 0, 0, 0 };
 	struct report_input in;
 	size_t nclasses = 0;
 	int ret;
@@ -753,14 +778,20 @@ static int make_report(struct session *S, enum report_reason reason, pid_t via,
 	in.exited = P->exit_known;
 	in.exit_code = P->exit_code;
 	in.exit_signal = P->exit_signal;
-	in.heap = P->heap;
+	in.heap = P->no_heap ? NULL : P->heap;
+	if (P->fdp) {
+		fdprobe_sync(P->fdp, P->mem_pid);
+		in.fds = fdprobe_table(P->fdp);
+	}
 	in.stacks = P->stacks;
 	in.depth = S->o->depth;
 	in.namer = namer;
 	in.namer_ctx = s;
 	in.show_reachable = S->o->show_reachable;
 	in.supp = S->supp;
-	if (S->o->no_scan) {
+	if (!in.heap) {
+		/* --fd-only */
+	} else if (S->o->no_scan) {
 		in.unclassified_why = "--no-scan";
 	} else if (!nregs) {
 		in.unclassified_why = "the threads could not be stopped";
@@ -796,6 +827,7 @@ static int make_report(struct session *S, enum report_reason reason, pid_t via,
 	if (ret)
 		S->report_failed = 1;
 	S->lost_bytes = res.lost_bytes;
+	S->leaked_fds = res.leaked_fds;
 	free(classes);
 	sym_close(s);
 	return ret;
@@ -1130,7 +1162,7 @@ static void on_trap(struct session *S, struct task *t)
 		arch_set_pc(&r, addr);
 		orig = r;
 		if (t->role == ROLE_THREAD) {
-			if (bp->kind == BP_ALLOC)
+			if (bp->kind == BP_ALLOC || bp->kind == BP_FD)
 				on_alloc_entry(S, t, bp, &r, &wb);
 			else if (bp->kind == BP_RENDEZVOUS)
 				on_rendezvous(P, t->tid);
@@ -1792,6 +1824,9 @@ static int attach(struct session *S)
 	if (!P->unw || bpset_init(&P->bps, P->mem_pid))
 		return -1;
 	P->bps.pid = P->pid;
+	/* descriptors open now are the program's own business */
+	if (P->fdp)
+		fdprobe_attach(P->fdp, P->mem_pid);
 	if (setup_image(S, inj->tid) || (P->r_debug && on_rendezvous(P, inj->tid))) {
 		inj->held_sig = take_held_sig(S);
 		return -1;
@@ -1933,7 +1968,7 @@ static int open_outputs(struct session *S)
 			return -1;
 	}
 	if (S->o->output) {
-		S->text = fopen(S->o->output, "w");
+		S->text = fopen(S->o->output, "we");	/* not the target's */
 		if (!S->text)
 			return error("cannot write %s: %s", S->o->output, strerror(errno));
 	}
@@ -1969,6 +2004,7 @@ static void session_free(struct session *S)
 	unwinder_delete(P->unw);
 	stacks_delete(P->stacks);
 	heap_delete(P->heap);
+	fdprobe_delete(P->fdp);
 	free(P->dead);
 	for (i = 0; S->cmdline && S->cmdline[i]; i++)
 		free(S->cmdline[i]);
@@ -2018,6 +2054,9 @@ static int start(struct session *S)
 	pid_t pid;
 
 	P->heap = heap_new();
+	P->no_heap = o->fd_only;
+	if (!o->heap_only)
+		P->fdp = fdprobe_new();
 	P->stacks = stacks_new();
 	if (o->pid) {
 		S->attached = 1;
@@ -2133,7 +2172,7 @@ int tracer_run(const struct options *o)
 		else
 			ret = WEXITSTATUS(S->status);
 	}
-	if (o->error_exitcode && S->lost_bytes)
+	if (o->error_exitcode && (S->lost_bytes || S->leaked_fds))
 		ret = o->error_exitcode;
 	if (S->report_failed)
 		ret = -1;

@@ -16,9 +16,11 @@
  *   spawn     a thread starts running /bin/true with posix_spawn (a vfork
  *             child in the program's memory) again and again: "spawning"
  *             once the first one exited 0
+ *   open      opens /dev/null and keeps it: "opened FD"
  *   quit      stops everything: "bye ERRORS", exit status 0 if no error
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <signal.h>
 #include <spawn.h>
@@ -267,6 +269,10 @@ int main(void)
 		} else if (!strcmp(line, "unsig\n")) {
 			if (write(sig_pipe[1], "u", 1) != 1)
 				errors++;
+		} else if (!strcmp(line, "open\n")) {
+			int fd = open("/dev/null", O_RDONLY); /* @open */
+
+			say("opened %ld\n", fd, 0);
 		} else if (!strcmp(line, "spawn\n")) {
 			if (!npspawn++)
 				pthread_create(&pspawn, NULL, process_spawner, NULL);
