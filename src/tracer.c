@@ -1767,10 +1767,13 @@ static int seize_all(struct session *S)
 
 				if (e == ESRCH)
 					continue;	/* exited meanwhile */
-				/* created by a seized thread: the kernel
-				 * attached it, its first stop is to come */
-				if (e == EPERM && status_field(tids[i], "TracerPid:") ==
-						  getpid())
+				/*
+				 * Once one thread is seized the permission is
+				 * there: EPERM then means the kernel attached
+				 * this one (created by a seized thread; its
+				 * first stop is to come) or it is exiting.
+				 */
+				if (e == EPERM && S->ntasks)
 					continue;
 				free(tids);
 				return seize_error(P->pid, e);
