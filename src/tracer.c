@@ -1223,6 +1223,16 @@ static void on_stop(struct session *S, pid_t tid, int status)
 	struct task *t = task_find(S, tid);
 	int sig = WSTOPSIG(status), event = status >> 16;
 
+	if ((!t || t->role == ROLE_UNKNOWN) && event == PTRACE_EVENT_EXIT) {
+		/* a new task killed (its process dying) before its creator's
+		 * event came, if it ever comes: let it go */
+		if (t) {
+			t->parked = 0;
+			t->exiting = t->dying = 1;
+		}
+		resume(tid, 0);
+		return;
+	}
 	if (!t) {
 		/* a new task stopped before its creator's event: park it */
 		t = task_new(S, tid, ROLE_UNKNOWN);
@@ -1349,6 +1359,8 @@ static int all_stopped(struct session *S, int strict)
 		for (t = S->tasks[i]; t; t = t->next) {
 			/* a task parked before its creator's event: that
 			 * event (and the creator's stop) is still to come */
+			if (t->dying)
+				continue;
 			if (t->role == ROLE_UNKNOWN)
 				return 0;
 			if (t->role == ROLE_VFORK_CHILD) {

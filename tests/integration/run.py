@@ -2299,7 +2299,8 @@ def t_attach_cycles():
                     srv.out.expect("blocked")
                     srv.send("sig")
                     srv.out.expect("in handler")
-                time.sleep(0.1)		# leak_one runs every 2 ms
+                srv.send("leak")	# one leak_one() after the attach, at least
+                srv.out.expect("leaked")
                 at.signal(signal.SIGUSR1)
                 live = at.report(1)
                 check_leak_records(ck, w + " signal report", live, "signal", 1)
@@ -2379,7 +2380,8 @@ def t_report_on_signal_target():
         srv.ping()
         at = Attached(srv.p.pid, ["--report-on-signal"])
         try:
-            time.sleep(0.1)
+            srv.send("leak")
+            srv.out.expect("leaked")
             os.kill(srv.p.pid, signal.SIGUSR1)
             check_leak_records(ck, "report on the target's SIGUSR1", at.report(1), "signal", 1)
             ck.eq("target errors while attached", srv.ping()[1], 0)
@@ -2565,8 +2567,8 @@ def t_launch_detach():
     srv = Server([PTLEAK, "-q", "--json", js])
     ck = Check()
     try:
-        srv.ping()
-        time.sleep(0.1)
+        srv.send("leak")
+        srv.out.expect("leaked")
         srv.p.send_signal(signal.SIGUSR1)	# srv.p is ptleak
         at = Attached.__new__(Attached)
         at.json = js

@@ -16,6 +16,7 @@
  *   spawn     a thread starts running /bin/true with posix_spawn (a vfork
  *             child in the program's memory) again and again: "spawning"
  *             once the first one exited 0
+ *   leak      calls leak_one() here: "leaked"
  *   open      opens /dev/null and keeps it: "opened FD"
  *   quit      stops everything: "bye ERRORS", exit status 0 if no error
  */
@@ -139,9 +140,10 @@ static void *worker(void *arg)
 
 static void leak_one(void)
 {
-	char *p = malloc(LEAK_SIZE); /* @leak */
+	char *volatile p = malloc(LEAK_SIZE); /* @leak */
 
 	memset(p, 0x5a, LEAK_SIZE);
+	p = NULL;	/* no stale copy in this dead frame */
 }
 
 static void *leaker(void *arg)
@@ -269,6 +271,9 @@ int main(void)
 		} else if (!strcmp(line, "unsig\n")) {
 			if (write(sig_pipe[1], "u", 1) != 1)
 				errors++;
+		} else if (!strcmp(line, "leak\n")) {
+			leak_one();
+			say("leaked\n", 0, 0);
 		} else if (!strcmp(line, "open\n")) {
 			int fd = open("/dev/null", O_RDONLY); /* @open */
 
