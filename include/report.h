@@ -22,6 +22,10 @@
 
 enum report_reason { REPORT_EXIT, REPORT_SIGNAL, REPORT_DETACH };
 
+/* When the counts of a report hold: "now", "at detach", "at exit"
+ * ("in use now", "open at exit"). */
+const char *report_when(enum report_reason reason);
+
 /* Names PC into *OUT (see sym_lookup); CALLER as there. */
 typedef void (*report_namer)(void *ctx, uint64_t pc, int caller,
 			     struct frame_info *out);

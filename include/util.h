@@ -1,10 +1,11 @@
-/* util.h - errors, allocation, formatting, time. */
+/* util.h - errors, allocation, formatting, time, /proc fields. */
 #ifndef PTLEAK_UTIL_H
 #define PTLEAK_UTIL_H
 
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <sys/types.h>
 
 #define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
 
@@ -32,6 +33,14 @@ void grow_array(void **p, size_t *alloc, size_t need, size_t size);
 
 /* "1,234,567" into BUF (at least 32 bytes); returns BUF. */
 char *fmt_thousands(char *buf, uint64_t v);
+
+/*
+ * The number after FIELD ("Tgid:", "SigPnd:") in /proc/TID/status, read
+ * in BASE (10, 16), into *V.  0, or -1 if the file or the field is not
+ * there.
+ */
+int proc_status_field(pid_t tid, const char *field, int base,
+		      unsigned long long *v);
 
 /* CLOCK_MONOTONIC in nanoseconds. */
 uint64_t now_ns(void);

@@ -330,16 +330,16 @@ static const char *blocks_word(uint64_t n)
 	return n == 1 ? "block" : "blocks";
 }
 
-static const char *in_use_label(enum report_reason reason)
+const char *report_when(enum report_reason reason)
 {
 	switch (reason) {
 	case REPORT_SIGNAL:
-		return "in use now";
+		return "now";
 	case REPORT_DETACH:
-		return "in use at detach";
+		return "at detach";
 	case REPORT_EXIT:
 	default:
-		return "in use at exit";
+		return "at exit";
 	}
 }
 
@@ -355,25 +355,12 @@ static void text_count(struct rep *r, const char *label, uint64_t bytes,
 	     why ? ")" : "");
 }
 
-static const char *reason_words(enum report_reason reason)
-{
-	switch (reason) {
-	case REPORT_SIGNAL:
-		return "on signal";
-	case REPORT_DETACH:
-		return "at detach";
-	case REPORT_EXIT:
-	default:
-		return "at exit";
-	}
-}
-
 /* "report 2 on signal, 2026-11-22 14:03:12, 12.345 s after tracing
  * started[, blocks younger than 5 s left out]" */
 static void text_banner(struct rep *r)
 {
 	const struct report_input *in = r->in;
-	char when[64] = "";
+	char when[64] = "", young[64] = "";
 	struct tm tm;
 
 	if (!in->number)
@@ -381,23 +368,21 @@ static void text_banner(struct rep *r)
 	if (localtime_r(&in->wall, &tm))
 		strftime(when, sizeof(when), "%Y-%m-%d %H:%M:%S", &tm);
 	if (in->min_age_ns)
-		line(r, "report %u %s, %s, %.3f s after tracing started, blocks "
-		     "younger than %g s left out", in->number,
-		     reason_words(in->reason), when, (double)in->elapsed_ns / 1e9,
-		     (double)in->min_age_ns / 1e9);
-	else
-		line(r, "report %u %s, %s, %.3f s after tracing started",
-		     in->number, reason_words(in->reason), when,
-		     (double)in->elapsed_ns / 1e9);
+		snprintf(young, sizeof(young), ", blocks younger than %g s left out",
+			 (double)in->min_age_ns / 1e9);
+	line(r, "report %u %s, %s, %.3f s after tracing started%s", in->number,
+	     in->reason == REPORT_SIGNAL ? "on signal" : report_when(in->reason),
+	     when, (double)in->elapsed_ns / 1e9, young);
 }
 
 static void text_head(struct rep *r)
 {
 	const struct heap_stats *st = heap_stats(r->in->heap);
-	char b1[32], b2[32], b3[32];
+	char b1[32], b2[32], b3[32], label[32];
 
+	snprintf(label, sizeof(label), "in use %s", report_when(r->in->reason));
 	line(r, "HEAP SUMMARY:");
-	text_count(r, in_use_label(r->in->reason), st->in_use_bytes,
+	text_count(r, label, st->in_use_bytes,
 		   st->in_use_blocks, NULL);
 	line(r, "  total heap usage: %s allocs, %s frees, %s bytes allocated",
 	     fmt_thousands(b1, st->allocs), fmt_thousands(b2, st->frees),

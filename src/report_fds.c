@@ -92,27 +92,14 @@ void fdrep_collect(struct fd_report *fr, const struct report_input *in)
 	}
 }
 
-static const char *open_label(enum report_reason reason)
-{
-	switch (reason) {
-	case REPORT_SIGNAL:
-		return "open now";
-	case REPORT_DETACH:
-		return "open at detach";
-	case REPORT_EXIT:
-	default:
-		return "open at exit";
-	}
-}
-
 void fdrep_text(const struct fd_report *fr, FILE *f)
 {
 	int pid = (int)fr->in->pid;
 	size_t k;
 	unsigned i;
 
-	fprintf(f, "ptleak[%d]: FILE DESCRIPTORS: %" PRIu64 " %s (%" PRIu64
-		" inherited)\n", pid, fr->open, open_label(fr->in->reason),
+	fprintf(f, "ptleak[%d]: FILE DESCRIPTORS: %" PRIu64 " open %s (%" PRIu64
+		" inherited)\n", pid, fr->open, report_when(fr->in->reason),
 		fr->inherited);
 	for (k = 0; k < fr->nrecs; k++) {
 		const struct fd_listed *l = &fr->recs[k];

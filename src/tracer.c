@@ -199,6 +199,21 @@ static void task_delete(struct session *S, struct task *t)
 	free(t);
 }
 
+/* Forget every task. */
+static void delete_tasks(struct session *S)
+{
+	unsigned i;
+
+	for (i = 0; i < ARRAY_SIZE(S->tasks); i++)
+		while (S->tasks[i])
+			task_delete(S, S->tasks[i]);
+}
+
+/* Every task T of session S (I: the bucket); none may be deleted meanwhile. */
+#define for_each_task(S, i, t) \
+	for ((i) = 0; (i) < ARRAY_SIZE((S)->tasks); (i)++) \
+		for ((t) = (S)->tasks[i]; (t); (t) = (t)->next)
+
 /* Forget every thread task but KEEP (NULL: all): they are gone. */
 static void forget_threads(struct session *S, const struct task *keep)
 {
@@ -219,23 +234,9 @@ static void forget_threads(struct session *S, const struct task *keep)
  * or -1. */
 static int status_field(pid_t pid, const char *field)
 {
-	char path[64], line[256];
-	size_t n = strlen(field);
-	int v = -1;
-	FILE *f;
+	unsigned long long v;
 
-	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
-	f = fopen(path, "r");
-	if (!f)
-		return -1;
-	while (fgets(line, sizeof(line), f)) {
-		if (!strncmp(line, field, n)) {
-			v = atoi(line + n);
-			break;
-		}
-	}
-	fclose(f);
-	return v;
+	return proc_status_field(pid, field, 10, &v) ? -1 : (int)v;
 }
 
 static void resume(pid_t tid, int sig)
@@ -848,16 +849,13 @@ static int live_report(struct session *S, enum report_reason reason)
 {
 	struct arch_regs *regs = xcalloc(S->ntasks + 1, sizeof(*regs));
 	unsigned n = 0, i;
+	const struct task *t;
 	int ret;
 
-	for (i = 0; i < ARRAY_SIZE(S->tasks); i++) {
-		const struct task *t;
-
-		for (t = S->tasks[i]; t; t = t->next)
-			if (t->role == ROLE_THREAD && t->held &&
-			    !arch_get_regs(t->tid, &regs[n]))
-				n++;
-	}
+	for_each_task(S, i, t)
+		if (t->role == ROLE_THREAD && t->held &&
+		    !arch_get_regs(t->tid, &regs[n]))
+			n++;
 	ret = make_report(S, reason, S->proc.mem_pid, regs, n, 1);
 	free(regs);
 	return ret;
@@ -950,17 +948,14 @@ static void move_mem_pid(struct session *S, struct task *self)
 {
 	struct proc *P = &S->proc;
 	unsigned i;
+	struct task *t;
 
-	for (i = 0; i < ARRAY_SIZE(S->tasks); i++) {
-		struct task *t;
-
-		for (t = S->tasks[i]; t; t = t->next) {
-			if (t == self || t->role != ROLE_THREAD || t->exiting)
-				continue;
-			P->mem_pid = t->tid;
-			unwinder_set_pid(P->unw, t->tid);
-			return;
-		}
+	for_each_task(S, i, t) {
+		if (t == self || t->role != ROLE_THREAD || t->exiting)
+			continue;
+		P->mem_pid = t->tid;
+		unwinder_set_pid(P->unw, t->tid);
+		return;
 	}
 }
 
@@ -1352,27 +1347,24 @@ static int wait_one(struct session *S)
 static int all_stopped(struct session *S, int strict)
 {
 	unsigned i;
+	const struct task *t;
 
-	for (i = 0; i < ARRAY_SIZE(S->tasks); i++) {
-		const struct task *t;
-
-		for (t = S->tasks[i]; t; t = t->next) {
-			/* a task parked before its creator's event: that
-			 * event (and the creator's stop) is still to come */
-			if (t->dying)
-				continue;
-			if (t->role == ROLE_UNKNOWN)
+	for_each_task(S, i, t) {
+		if (t->dying)
+			continue;
+		/* a task parked before its creator's event: that
+		 * event (and the creator's stop) is still to come */
+		if (t->role == ROLE_UNKNOWN)
+			return 0;
+		if (t->role == ROLE_VFORK_CHILD) {
+			if (strict)
 				return 0;
-			if (t->role == ROLE_VFORK_CHILD) {
-				if (strict)
-					return 0;
-				continue;
-			}
-			if (t->vfork_child && !strict)
-				continue;
-			if (!t->held && !t->parked && !t->dying)
-				return 0;
+			continue;
 		}
+		if (t->vfork_child && !strict)
+			continue;
+		if (!t->held && !t->parked)
+			return 0;
 	}
 	return 1;
 }
@@ -1396,19 +1388,16 @@ static int wait_all_stopped(struct session *S, int strict)
 static int stop_all(struct session *S)
 {
 	unsigned i;
+	struct task *t;
 
 	S->hold = 1;
-	for (i = 0; i < ARRAY_SIZE(S->tasks); i++) {
-		struct task *t;
-
-		for (t = S->tasks[i]; t; t = t->next) {
-			if (t->held || t->parked || t->dying || !t->started ||
-			    t->role == ROLE_VFORK_CHILD)
-				continue;
-			if (ptrace(PTRACE_INTERRUPT, t->tid, 0, 0) < 0 && errno != ESRCH)
-				warning("cannot stop thread %d: %s", (int)t->tid,
-					strerror(errno));
-		}
+	for_each_task(S, i, t) {
+		if (t->held || t->parked || t->dying || !t->started ||
+		    t->role == ROLE_VFORK_CHILD)
+			continue;
+		if (ptrace(PTRACE_INTERRUPT, t->tid, 0, 0) < 0 && errno != ESRCH)
+			warning("cannot stop thread %d: %s", (int)t->tid,
+				strerror(errno));
 	}
 	return wait_all_stopped(S, 0);
 }
@@ -1417,20 +1406,17 @@ static int stop_all(struct session *S)
 static void release_all(struct session *S)
 {
 	unsigned i;
+	struct task *t;
 
 	S->hold = 0;
-	for (i = 0; i < ARRAY_SIZE(S->tasks); i++) {
-		struct task *t;
-
-		for (t = S->tasks[i]; t; t = t->next) {
-			if (!t->held)
-				continue;
-			t->held = 0;
-			if (t->held_listen)
-				task_listen(S, t);
-			else
-				task_resume(S, t, t->held_sig);
-		}
+	for_each_task(S, i, t) {
+		if (!t->held)
+			continue;
+		t->held = 0;
+		if (t->held_listen)
+			task_listen(S, t);
+		else
+			task_resume(S, t, t->held_sig);
 	}
 }
 
@@ -1462,21 +1448,10 @@ static int tracer_of(pid_t pid, char *comm, size_t len)
  * reported yet)? */
 static int trap_pending(pid_t tid)
 {
-	char path[64], line[256];
-	unsigned long long mask = 0;
-	FILE *f;
+	unsigned long long mask;
 
-	snprintf(path, sizeof(path), "/proc/%d/status", (int)tid);
-	f = fopen(path, "r");
-	if (!f)
-		return 0;
-	while (fgets(line, sizeof(line), f))
-		if (!strncmp(line, "SigPnd:", 7)) {
-			mask = strtoull(line + 7, NULL, 16);
-			break;
-		}
-	fclose(f);
-	return (mask >> (SIGTRAP - 1)) & 1;
+	return !proc_status_field(tid, "SigPnd:", 16, &mask) &&
+	       ((mask >> (SIGTRAP - 1)) & 1);
 }
 
 /*
@@ -1536,15 +1511,12 @@ static int untrace_thread(struct session *S, struct task *t)
 static struct task *injectable(struct session *S, int listening_ok)
 {
 	unsigned i;
+	struct task *t;
 
-	for (i = 0; i < ARRAY_SIZE(S->tasks); i++) {
-		struct task *t;
-
-		for (t = S->tasks[i]; t; t = t->next)
-			if (t->role == ROLE_THREAD && t->held && !t->held_sig &&
-			    (listening_ok || !t->held_listen) && !t->exiting)
-				return t;
-	}
+	for_each_task(S, i, t)
+		if (t->role == ROLE_THREAD && t->held && !t->held_sig &&
+		    (listening_ok || !t->held_listen) && !t->exiting)
+			return t;
 	return NULL;
 }
 
@@ -1560,7 +1532,7 @@ static int detach(struct session *S, int report)
 {
 	struct proc *P = &S->proc;
 	unsigned i, moved = 0, round;
-	struct task *inj;
+	struct task *t, *inj;
 	int ret = 0;
 
 	if (stop_all(S))
@@ -1574,30 +1546,22 @@ static int detach(struct session *S, int report)
 	for (round = 0; round < 16; round++) {
 		unsigned n = 0;
 
-		for (i = 0; i < ARRAY_SIZE(S->tasks); i++) {
-			struct task *t;
-
-			for (t = S->tasks[i]; t; t = t->next) {
-				if (!t->held || t->held_sig || t->exiting ||
-				    !trap_pending(t->tid))
-					continue;
-				t->held = 0;
-				if (ptrace(PTRACE_CONT, t->tid, 0, 0) == 0)
-					n++;
-			}
+		for_each_task(S, i, t) {
+			if (!t->held || t->held_sig || t->exiting ||
+			    !trap_pending(t->tid))
+				continue;
+			t->held = 0;
+			if (ptrace(PTRACE_CONT, t->tid, 0, 0) == 0)
+				n++;
 		}
 		if (!n)
 			break;
 		if (wait_all_stopped(S, 1))
 			ret = -1;
 	}
-	for (i = 0; i < ARRAY_SIZE(S->tasks); i++) {
-		struct task *t;
-
-		for (t = S->tasks[i]; t; t = t->next)
-			if (t->held && t->role != ROLE_FORK_CHILD)
-				moved += untrace_thread(S, t) > 0;
-	}
+	for_each_task(S, i, t)
+		if (t->held && t->role != ROLE_FORK_CHILD)
+			moved += untrace_thread(S, t) > 0;
 	if (P->bps.pid && bpset_unplant_all(&P->bps, P->bps.pid))
 		ret = -1;
 	inj = injectable(S, 1);
@@ -1614,22 +1578,16 @@ static int detach(struct session *S, int report)
 	if (debug_stops)
 		fprintf(stderr, "ptleak-debug: detach: %u threads moved out of "
 			"ptleak's code or given back their returns\n", moved);
-	for (i = 0; i < ARRAY_SIZE(S->tasks); i++) {
-		struct task *t;
-
-		for (t = S->tasks[i]; t; t = t->next) {
-			if (!t->held && !t->parked)
-				continue;
-			if (ptrace(PTRACE_DETACH, t->tid, 0,
-				   (long)(t->held_listen ? 0 : t->held_sig)) < 0 &&
-			    errno != ESRCH)
-				ret = error("cannot detach from thread %d: %s",
-					    (int)t->tid, strerror(errno));
-		}
+	for_each_task(S, i, t) {
+		if (!t->held && !t->parked)
+			continue;
+		if (ptrace(PTRACE_DETACH, t->tid, 0,
+			   (long)(t->held_listen ? 0 : t->held_sig)) < 0 &&
+		    errno != ESRCH)
+			ret = error("cannot detach from thread %d: %s",
+				    (int)t->tid, strerror(errno));
 	}
-	for (i = 0; i < ARRAY_SIZE(S->tasks); i++)
-		while (S->tasks[i])
-			task_delete(S, S->tasks[i]);
+	delete_tasks(S);
 	S->hold = 0;
 	S->detached = 1;
 	wake_tid = 0;
@@ -1692,40 +1650,7 @@ static int list_threads(pid_t pid, pid_t **tids, size_t *n)
 	return 0;
 }
 
-/* Why PID cannot be traced, before trying: one message, -1. */
-static int check_attachable(pid_t pid)
-{
-	char comm[64];
-	int tgid, tracer;
-	pid_t *tids;
-	size_t n, i, live = 0;
-
-	tgid = status_field(pid, "Tgid:");
-	if (tgid < 0)
-		return error("cannot attach to process %d: no such process", (int)pid);
-	if (tgid != pid)
-		return error("cannot attach to %d: it is a thread of process %d "
-			     "(use -p %d)", (int)pid, tgid, tgid);
-	if (pid == getpid())
-		return error("cannot attach to process %d: it is ptleak itself",
-			     (int)pid);
-	tracer = tracer_of(pid, comm, sizeof(comm));
-	if (tracer > 0)
-		return error("cannot attach to process %d: it is already traced by "
-			     "process %d (%s); a process has one tracer at a time",
-			     (int)pid, tracer, comm);
-	if (list_threads(pid, &tids, &n))
-		return error("cannot attach to process %d: no such process", (int)pid);
-	for (i = 0; i < n; i++)
-		live += thread_state(pid, tids[i]) != 'Z' &&
-			thread_state(pid, tids[i]) != 'X';
-	free(tids);
-	if (!live)
-		return error("cannot attach to process %d: it is a zombie (it has "
-			     "exited; its parent has not reaped it yet)", (int)pid);
-	return 0;
-}
-
+/* Why seizing PID failed with errno E: one message, -1. */
 static int seize_error(pid_t pid, int e)
 {
 	char comm[64];
@@ -1743,6 +1668,36 @@ static int seize_error(pid_t pid, int e)
 		return error("cannot attach to process %d: no such process", (int)pid);
 	return error("cannot attach to process %d: ptrace: %s", (int)pid,
 		     strerror(e));
+}
+
+/* Why PID cannot be traced, before trying: one message, -1. */
+static int check_attachable(pid_t pid)
+{
+	int tgid;
+	pid_t *tids;
+	size_t n, i, live = 0;
+
+	tgid = status_field(pid, "Tgid:");
+	if (tgid < 0)
+		return error("cannot attach to process %d: no such process", (int)pid);
+	if (tgid != pid)
+		return error("cannot attach to %d: it is a thread of process %d "
+			     "(use -p %d)", (int)pid, tgid, tgid);
+	if (pid == getpid())
+		return error("cannot attach to process %d: it is ptleak itself",
+			     (int)pid);
+	if (status_field(pid, "TracerPid:") > 0)
+		return seize_error(pid, EPERM);	/* says by whom */
+	if (list_threads(pid, &tids, &n))
+		return error("cannot attach to process %d: no such process", (int)pid);
+	for (i = 0; i < n; i++)
+		live += thread_state(pid, tids[i]) != 'Z' &&
+			thread_state(pid, tids[i]) != 'X';
+	free(tids);
+	if (!live)
+		return error("cannot attach to process %d: it is a zombie (it has "
+			     "exited; its parent has not reaped it yet)", (int)pid);
+	return 0;
 }
 
 /*
@@ -1815,7 +1770,7 @@ static int seize_all(struct session *S)
 static int attach(struct session *S)
 {
 	struct proc *P = &S->proc;
-	struct task *inj;
+	struct task *t, *inj;
 	unsigned i;
 
 	S->hold = 1;
@@ -1825,9 +1780,9 @@ static int attach(struct session *S)
 		return error("process %d exited while ptleak attached", (int)P->pid);
 	/* memory through a live thread: the leader may be a zombie */
 	P->mem_pid = 0;
-	for (i = 0; i < ARRAY_SIZE(S->tasks) && !P->mem_pid; i++)
-		if (S->tasks[i] && S->tasks[i]->role == ROLE_THREAD)
-			P->mem_pid = S->tasks[i]->tid;
+	for_each_task(S, i, t)
+		if (t->role == ROLE_THREAD)
+			P->mem_pid = t->tid;
 	if (task_find(S, P->pid))
 		P->mem_pid = P->pid;
 	inj = injectable(S, 0);
@@ -2011,9 +1966,7 @@ static void session_free(struct session *S)
 	struct proc *P = &S->proc;
 	unsigned i;
 
-	for (i = 0; i < ARRAY_SIZE(S->tasks); i++)
-		while (S->tasks[i])
-			task_delete(S, S->tasks[i]);
+	delete_tasks(S);
 	if (P->bps.pid)
 		bpset_release(&P->bps);
 	unwinder_delete(P->unw);

@@ -1,4 +1,4 @@
-/* util.c - errors, allocation, formatting, time. */
+/* util.c - errors, allocation, formatting, time, /proc fields. */
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -125,4 +125,27 @@ uint64_t now_ns(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+int proc_status_field(pid_t tid, const char *field, int base,
+		      unsigned long long *v)
+{
+	char path[64], line[256];
+	size_t n = strlen(field);
+	int ret = -1;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)tid);
+	f = fopen(path, "r");
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f)) {
+		if (!strncmp(line, field, n)) {
+			*v = strtoull(line + n, NULL, base);
+			ret = 0;
+			break;
+		}
+	}
+	fclose(f);
+	return ret;
 }

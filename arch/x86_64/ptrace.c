@@ -34,21 +34,9 @@ int arch_set_regs(pid_t tid, const struct arch_regs *r)
 /* The thread group of TID, from /proc; 0 if unknown. */
 static pid_t tgid_of(pid_t tid)
 {
-	char path[64], line[256];
-	pid_t tgid = 0;
-	FILE *f;
+	unsigned long long tgid;
 
-	snprintf(path, sizeof(path), "/proc/%d/status", (int)tid);
-	f = fopen(path, "r");
-	if (!f)
-		return 0;
-	while (fgets(line, sizeof(line), f))
-		if (!strncmp(line, "Tgid:", 5)) {
-			tgid = (pid_t)strtol(line + 5, NULL, 10);
-			break;
-		}
-	fclose(f);
-	return tgid;
+	return proc_status_field(tid, "Tgid:", 10, &tgid) ? 0 : (pid_t)tgid;
 }
 
 /*
