@@ -2790,6 +2790,18 @@ def valgrind_case(name, args):
 
 # ---------------------------------------------------------------------------
 
+def load_case_files():
+    """Cases kept in tests/integration/cases_*.py, each run in this module's
+    namespace (so they use case(), ptleak(), Check... as the cases above
+    do), in name order after the cases of this file."""
+    here = os.path.dirname(os.path.abspath(__file__))
+    for fn in sorted(os.listdir(here)):
+        if fn.startswith("cases_") and fn.endswith(".py"):
+            path = os.path.join(here, fn)
+            with open(path, encoding="utf-8") as f:
+                exec(compile(f.read(), path, "exec"), globals())
+
+
 def run_cases(cases, label):
     passed = failed = skipped = 0
     for name, fn in cases:
@@ -2830,6 +2842,7 @@ def main():
     PTLEAK = os.path.abspath(os.environ.get("PTLEAK") or os.path.join(BUILD, "ptleak"))
     TIMEOUT = a.timeout
     VERBOSE = a.verbose
+    load_case_files()
     if a.valgrind:
         cases = [("valgrind:" + n, valgrind_case(n, args)) for n, args in VALGRIND_TARGETS]
         label = "valgrind"
