@@ -163,16 +163,18 @@ def _kill_group(pgid):
         pass
 
 
-def run_cmd(cmd, timeout=None):
+def run_cmd(cmd, timeout=None, env=None, cwd=None):
     """Run CMD in its own process group with stdin /dev/null and stdout and
     stderr to pipes (so the target's stdout is a pipe, as when valgrind
-    measured it: glibc then allocates a 4096-byte stdout buffer).  Returns
+    measured it: glibc then allocates a 4096-byte stdout buffer).  ENV
+    replaces target_env(), CWD the working directory.  Returns
     (status, stdout, stderr), status 128+N for death by signal N.  On
     timeout the whole group is killed and the case fails."""
     timeout = timeout or TIMEOUT
     try:
         p = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                             stderr=subprocess.PIPE, env=target_env(),
+                             stderr=subprocess.PIPE,
+                             env=target_env() if env is None else env, cwd=cwd,
                              start_new_session=True, preexec_fn=_child_setup)
     except OSError as e:
         raise Fail("cannot run %s: %s" % (cmd[0], e.strerror))
@@ -209,7 +211,7 @@ def need_ptleak():
 
 
 def ptleak(args, opts=(), want_json=True, want_text=False, timeout=None,
-           show_reachable=True):
+           show_reachable=True, env=None, cwd=None):
     """Run ptleak [--show-reachable] [OPTS] [--json F] [-o F] ARGS: every
     record is listed, still reachable ones too, unless SHOW_REACHABLE is
     false (the case that checks they are hidden)."""
@@ -225,7 +227,7 @@ def ptleak(args, opts=(), want_json=True, want_text=False, timeout=None,
         if want_text:
             cmd += ["-o", tf]
         cmd += list(args)
-        r = Result(cmd, *run_cmd(cmd, timeout))
+        r = Result(cmd, *run_cmd(cmd, timeout, env, cwd))
         if want_json:
             try:
                 with open(jf, encoding="utf-8") as f:
@@ -2730,19 +2732,25 @@ VALGRIND_TARGETS = [
     ("h_vector", []),
 ]
 NONDETERMINISTIC_TOTALS = {"h_sighandler"}
+VALGRIND_CASES = []	# more (name, fn) pairs for --valgrind, from cases_*.py
 
 
 def valgrind_numbers(name, args):
+    return valgrind_run([need_target(name)] + list(args))
+
+
+def valgrind_run(argv, env=None, cwd=None):
+    """valgrind's in-use (bytes, blocks), totals (allocs, frees, bytes) and
+    classes for ARGV run in ENV (default target_env()) and CWD."""
     vg = shutil.which("valgrind")
     if not vg:
         raise Fail("valgrind not installed")
-    tgt = need_target(name)
     with tempfile.TemporaryDirectory(prefix="ptleak-vg.") as d:
         cmd = [vg, "--leak-check=full", "--show-leak-kinds=all", "--run-libc-freeres=no",
-               "--run-cxx-freeres=no", "--log-file=%s/vg.%%p" % d, tgt] + list(args)
+               "--run-cxx-freeres=no", "--log-file=%s/vg.%%p" % d] + list(argv)
         p = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                             stderr=subprocess.PIPE, env=target_env(), start_new_session=True,
-                             preexec_fn=_child_setup)
+                             stderr=subprocess.PIPE, env=target_env() if env is None else env,
+                             cwd=cwd, start_new_session=True, preexec_fn=_child_setup)
         try:
             p.communicate(timeout=TIMEOUT * 5)
         except subprocess.TimeoutExpired:
@@ -2845,6 +2853,7 @@ def main():
     load_case_files()
     if a.valgrind:
         cases = [("valgrind:" + n, valgrind_case(n, args)) for n, args in VALGRIND_TARGETS]
+        cases += VALGRIND_CASES
         label = "valgrind"
     else:
         cases = CASES
