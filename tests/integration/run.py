@@ -2810,9 +2810,27 @@ def load_case_files():
                 exec(compile(f.read(), path, "exec"), globals())
 
 
-def run_cases(cases, label):
+def cpu_hogs(n):
+    """N busy-loop processes (to run the cases under CPU load); a list of
+    Popen objects for stop_hogs()."""
+    return [subprocess.Popen([sys.executable, "-c", "while True: pass"],
+                             stdin=subprocess.DEVNULL, start_new_session=True)
+            for _ in range(n)]
+
+
+def stop_hogs(hogs):
+    for h in hogs:
+        _kill_group(h.pid)
+        h.wait()
+
+
+def run_cases(cases, label, repeat=1):
+    """Run every case REPEAT times in a row; with REPEAT > 1 a line per
+    case that ever failed says how often, and a case counts as failed if
+    any of its runs failed."""
     passed = failed = skipped = 0
-    for name, fn in cases:
+    fails = {}
+    for name, fn in [c for c in cases for _ in range(repeat)]:
         try:
             fn()
         except Skip as e:
@@ -2821,6 +2839,7 @@ def run_cases(cases, label):
         except Fail as e:
             print("FAIL %s: %s" % (name, e), flush=True)
             failed += 1
+            fails[name] = fails.get(name, 0) + 1
         except Exception as e:	# a bug here, or a report shaped unexpectedly
             tb = traceback.extract_tb(sys.exc_info()[2])[-1]
             print("FAIL %s: internal error %s: %s (run.py line %d)" % (
@@ -2828,9 +2847,17 @@ def run_cases(cases, label):
             if VERBOSE:
                 traceback.print_exc(file=sys.stdout)
             failed += 1
+            fails[name] = fails.get(name, 0) + 1
         else:
             print("PASS %s" % name, flush=True)
             passed += 1
+    if repeat > 1:
+        for name, n in sorted(fails.items()):
+            print("FLAKY %s: failed %d of %d runs" % (name, n, repeat), flush=True)
+        runs = len(cases)
+        failed = len(fails)
+        passed = runs - failed - (skipped // repeat)
+        skipped //= repeat
     print("%s: %d passed, %d failed%s" % (label, passed, failed,
                                          ", %d skipped" % skipped if skipped else ""), flush=True)
     return failed
@@ -2845,6 +2872,10 @@ def main():
                     help="compare with valgrind live instead (not part of check)")
     ap.add_argument("--timeout", type=float, default=TIMEOUT, help="seconds per run (default 60)")
     ap.add_argument("-v", "--verbose", action="store_true")
+    ap.add_argument("--repeat", type=int, default=1,
+                    help="run each case N times in a row (flake hunting)")
+    ap.add_argument("--hogs", type=int, default=0,
+                    help="keep N busy loops running meanwhile (CPU load)")
     a = ap.parse_args()
     BUILD = os.path.abspath(a.build_dir)
     PTLEAK = os.path.abspath(os.environ.get("PTLEAK") or os.path.join(BUILD, "ptleak"))
@@ -2859,7 +2890,11 @@ def main():
         cases = CASES
         label = "integration"
     cases = [(n, f) for n, f in cases if a.substring in n]
-    return 1 if run_cases(cases, label) else 0
+    hogs = cpu_hogs(a.hogs)
+    try:
+        return 1 if run_cases(cases, label, max(1, a.repeat)) else 0
+    finally:
+        stop_hogs(hogs)
 
 
 if __name__ == "__main__":
