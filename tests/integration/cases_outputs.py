@@ -75,7 +75,8 @@ def t_blind_not_dumpable():
     as a setuid program is), traced by an unprivileged user (nobody): its
     memory cannot be read, so its 11 allocator calls (10 mallocs and
     stdout's buffer) are not recorded.  One warning line for all of them,
-    the report says so and counts them, --error-exitcode fires."""
+    the report says so and counts them, --error-exitcode fires.  With no
+    call after the prctl, the report still says the memory is unreadable."""
     name = "h_nondumpable"
     tgt = need_target(name)
     need_ptleak()
@@ -107,6 +108,19 @@ def t_blind_not_dumpable():
         why = "11 allocator calls were not recorded (first: %s)" % first
         fwhy = "/proc/%d/fd cannot be read: Permission denied %s" % (pid, NOT_DUMPABLE)
         check_blind(ck, rep, text, why, fwhy)
+        # no call after the prctl: none lost, but the memory is unreadable
+        rc, out, err = outputs_run_as(65534, [PTLEAK, "--error-exitcode", "9", "--json", js, "-o",
+                                              txt, tgt, "idle"], d)
+        ck.eq("idle: exit status", rc, 9)
+        with open(js) as f:
+            rep = json.load(f)
+        with open(txt) as f:
+            text = f.read()
+        pid = rep["target"]["pid"]
+        check_blind(ck, rep, text,
+                    "the memory of process %d cannot be read: Operation not permitted %s"
+                    % (pid, NOT_DUMPABLE),
+                    "/proc/%d/fd cannot be read: Permission denied %s" % (pid, NOT_DUMPABLE))
         # as root the same program is seen whole: the 10 blocks of 10 bytes lost
         r = ptleak([tgt])
         rep = need_json(r)
