@@ -265,7 +265,7 @@ def t_suppressions_bounded():
 @case("ctrl_names_escaped")
 def t_ctrl_names_escaped():
     """Control characters in a symbol name, a debug-info file name, an open
-    file's name, a suppression and a program name never reach the
+    file's name, a suppression, a program name and an option never reach the
     terminal raw: the text report and messages write them \\x1b, the JSON
     \\u001b (valid JSON, the names intact once parsed)."""
     name = "h_ctrl_names"
@@ -318,4 +318,9 @@ def t_ctrl_names_escaped():
         rc, out, err = run_cmd([PTLEAK, os.path.join(d, "no\x1bsuch")])
         ck.eq("no such program: exit, stderr", (rc, err),
               (1, "ptleak: cannot execute '%s/no\\x1bsuch': No such file or directory\n" % d))
+        for args, want in [(["--depth", "1\x1b[2J", tgt], "--depth wants a number from 1 to "
+                            "256, not '1\\x1b[2J'"),
+                           (["--b\x1bogus", tgt], "unrecognized option '--b\\x1bogus'")]:
+            rc, out, err = run_cmd([PTLEAK] + args)
+            ck.eq("usage error %r: exit, stderr" % args[0], (rc, err), (64, "ptleak: %s\n" % want))
     ck.done()
