@@ -7,7 +7,9 @@
  *   a symbolic link               the same for the file it points to (the
  *                                 link stays a link)
  *   anything else (/dev/null, a   written in place: renaming a regular file
- *   FIFO, a terminal)             over it would replace the device
+ *   FIFO, a pipe as /dev/fd/N,    over it would replace the device; opened
+ *   a terminal)                   without blocking (a FIFO that nobody reads
+ *                                 is an error, not a hang)
  */
 #ifndef PTLEAK_OUTFILE_H
 #define PTLEAK_OUTFILE_H
@@ -32,7 +34,7 @@ int outfile_check(const char *path);
 
 struct outfile {
 	const char *path;	/* as given, for messages */
-	char *dest;		/* PATH, symbolic links followed */
+	char *dest;		/* PATH, symbolic links followed (NULL: in place) */
 	char *tmp;		/* DEST.tmp, or NULL: written in place */
 	FILE *f;
 };

@@ -46,12 +46,13 @@ static char *follow_links(const char *path)
 	return NULL;
 }
 
-/* DEST is replaced by a rename (a regular file, or nothing yet)? */
-static int replaced(const char *dest)
+/* Is PATH (followed) written in place: a device, a FIFO, a pipe
+ * (/dev/fd/N of a shell's >(...)), not a regular file or nothing yet? */
+static int in_place(const char *path)
 {
 	struct stat st;
 
-	return stat(dest, &st) ? 1 : S_ISREG(st.st_mode);
+	return !stat(path, &st) && !S_ISREG(st.st_mode);
 }
 
 int outfile_check_name(const char *path)
@@ -76,19 +77,14 @@ int outfile_check(const char *path)
 
 	if (outfile_check_name(path))
 		return -1;
+	/* in place: permission is enough (a FIFO's reader may come later) */
+	if (in_place(path))
+		return access(path, W_OK) ? error("cannot write %s: %s", path,
+						   strerror(errno)) : 0;
 	memset(&of, 0, sizeof(of));
 	of.dest = follow_links(path);
 	if (!of.dest)
 		return error("cannot write %s: %s", path, strerror(errno));
-	if (!replaced(of.dest)) {
-		/* written in place: it must open for writing (a FIFO with
-		 * no reader would block: permission is enough) */
-		int ok = !access(of.dest, W_OK);
-		int e = errno;
-
-		free(of.dest);
-		return ok ? 0 : error("cannot write %s: %s", path, strerror(e));
-	}
 	if (asprintf(&of.tmp, "%s.tmp", of.dest) < 0)
 		die("out of memory");
 	fd = open(of.tmp, O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
@@ -103,16 +99,46 @@ int outfile_check(const char *path)
 	return fd >= 0 ? 0 : -1;
 }
 
+/*
+ * PATH opened in place: without blocking (a FIFO nobody reads would hold
+ * the report, and the target with it, forever), then writes block as
+ * usual.  A stream, or NULL (message).
+ */
+static FILE *open_in_place(const char *path)
+{
+	int fd = open(path, O_WRONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+	FILE *f;
+
+	if (fd < 0) {
+		if (errno == ENXIO)
+			error("cannot write %s: no process reads it", path);
+		else
+			error("cannot write %s: %s", path, strerror(errno));
+		return NULL;
+	}
+	fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK);
+	f = fdopen(fd, "w");
+	if (!f) {
+		error("cannot write %s: %s", path, strerror(errno));
+		close(fd);
+	}
+	return f;
+}
+
 int outfile_open(struct outfile *of, const char *path)
 {
 	memset(of, 0, sizeof(*of));
 	of->path = path;
+	if (in_place(path)) {
+		of->f = open_in_place(path);
+		return of->f ? 0 : -1;
+	}
 	of->dest = follow_links(path);
 	if (!of->dest)
 		return error("cannot write %s: %s", path, strerror(errno));
-	if (replaced(of->dest) && asprintf(&of->tmp, "%s.tmp", of->dest) < 0)
+	if (asprintf(&of->tmp, "%s.tmp", of->dest) < 0)
 		die("out of memory");
-	of->f = fopen(of->tmp ? of->tmp : of->dest, "we");
+	of->f = fopen(of->tmp, "we");
 	if (!of->f) {
 		error("cannot write %s: %s", path, strerror(errno));
 		free(of->tmp);

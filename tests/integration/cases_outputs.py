@@ -141,7 +141,8 @@ def outputs_demo_json(path_opt, extra=()):
 def t_outputs_json_kinds():
     """--json onto a character device (a null device of its own: a broken
     ptleak must not replace the machine's /dev/null) and a FIFO writes in
-    place (they stay what they are); onto a symbolic link replaces the
+    place (they stay what they are), and so is a pipe named /dev/fd/N;
+    onto a symbolic link replaces the
     file it points to (the link stays a link; a dangling link's file is
     created); onto a regular file still atomically (a new inode, no
     FILE.tmp left)."""
@@ -172,6 +173,24 @@ def t_outputs_json_kinds():
             ck.eq("FIFO: the report read from it", json.loads(got[0])["tool"], "ptleak")
         except (IndexError, ValueError) as e:
             ck.err("FIFO: no JSON read from it: %s" % e)
+        # a pipe as /dev/fd/N (a shell's --json >(jq .)): a magic link
+        rd, wr = os.pipe()
+        try:
+            p = subprocess.Popen([PTLEAK, "-q", "-o", "/dev/null", "--json", "/dev/fd/%d" % wr,
+                                  need_target("demo")], pass_fds=(wr,), stdin=subprocess.DEVNULL,
+                                 stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+            os.close(wr)
+            with os.fdopen(rd) as f:
+                piped = f.read()
+            err = p.communicate(timeout=TIMEOUT)[1]
+        finally:
+            if p.poll() is None:
+                p.kill()
+        ck.eq("/dev/fd/N: exit status, stderr", (p.returncode, err), (0, b""))
+        try:
+            ck.eq("/dev/fd/N: the report read from the pipe", json.loads(piped)["tool"], "ptleak")
+        except ValueError as e:
+            ck.err("/dev/fd/N: no JSON read from the pipe: %s" % e)
         real, link = os.path.join(d, "real.json"), os.path.join(d, "link.json")
         with open(real, "w") as f:
             f.write("old\n")

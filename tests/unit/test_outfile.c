@@ -147,6 +147,21 @@ static void test_in_place(void **state)
 	int rd;
 
 	assert_int_equal(mkfifo(fifo, 0600), 0);
+	/* nobody reads it: an error, not a hang */
+	{
+		struct outfile of;
+		char expect[128], *err;
+		struct cap c;
+
+		assert_int_equal(outfile_check(fifo), 0);
+		cap_begin(&c);
+		assert_int_equal(outfile_open(&of, fifo), -1);
+		err = cap_end(&c);
+		snprintf(expect, sizeof(expect), "ptleak: cannot write %s: no "
+			 "process reads it\n", fifo);
+		assert_string_equal(err, expect);
+		free(err);
+	}
 	rd = open(fifo, O_RDONLY | O_NONBLOCK);
 	assert_true(rd >= 0);
 	write_report(fifo, "fifo\n");
