@@ -13,6 +13,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 enum cov_part { COV_HEAP, COV_FDS, COV_NPARTS };
 
@@ -37,6 +38,27 @@ void cov_reset(struct coverage *c, enum cov_part part);
  * no call of PART was lost. */
 const char *cov_why(const struct coverage *c, enum cov_part part, char *buf,
 		    size_t size);
+
+/* What the tracer knows at a report. */
+struct cov_view {
+	const char *prog;	/* the program, for messages (argv[0]) */
+	pid_t pid;
+	int is_static;		/* no dynamic linker: a static executable */
+	int malloc_bound;	/* malloc's breakpoint is planted */
+	unsigned fd_planted;	/* fd functions planted */
+	int mem_err;		/* errno of reading the target's memory, 0 */
+	int fd_err;		/* errno of reading /proc/PID/fd, 0 */
+};
+
+/*
+ * Why the report's heap (descriptors) cannot be trusted, into BUF, or
+ * NULL: no malloc (fd function) found, calls not recorded (cov_why), or
+ * the memory (/proc/PID/fd) unreadable for lack of permission.
+ */
+const char *cov_heap_why(const struct coverage *c, const struct cov_view *v,
+			 char *buf, size_t size);
+const char *cov_fds_why(const struct coverage *c, const struct cov_view *v,
+			char *buf, size_t size);
 
 /* ": STRERROR" and, for EPERM/EACCES, what it means for a traced process
  * (not dumpable) and what to do: appended to a message about ERR. */

@@ -776,64 +776,23 @@ static void namer(void *ctx, uint64_t pc, int caller, struct frame_info *out)
 	out->pc = pc;
 }
 
-/* The program, for messages: its argv[0]. */
-static const char *prog_name(const struct proc *P)
-{
-	return P->argv && P->argv[0] ? P->argv[0] : "the program";
-}
-
-/* Why the heap part of a report cannot be trusted (into BUF), or NULL. */
-static const char *heap_untracked(struct session *S, char *buf, size_t size)
+/* What make_report needs to say what could not be seen (coverage.h). */
+static void coverage_view(struct session *S, int fd_err, struct cov_view *v)
 {
 	struct proc *P = &S->proc;
-	char etext[160];
 	uint64_t w;
 
-	if (!P->bound[AF_MALLOC]) {
-		if (P->r_debug)
-			snprintf(buf, size, "no allocator function found in the "
-				 "objects loaded by %s", prog_name(P));
-		else
-			snprintf(buf, size, "no allocator function found in %s "
-				 "(stripped static executable?)", prog_name(P));
-		return buf;
-	}
-	if (cov_why(&S->cov, COV_HEAP, buf, size))
-		return buf;
-	/* no call lost yet, but none could be recorded from now on */
+	memset(v, 0, sizeof(*v));
+	v->prog = P->argv && P->argv[0] ? P->argv[0] : "the program";
+	v->pid = P->pid;
+	v->is_static = !P->r_debug;
+	v->malloc_bound = P->bound[AF_MALLOC];
+	v->fd_planted = P->fdp ? fdprobe_planted(P->fdp) : 0;
+	/* the scratch page is always there: can it still be read? */
 	if (P->bps.trampoline &&
-	    mem_read_all(P->mem_pid, P->bps.trampoline, &w, sizeof(w)) &&
-	    (errno == EPERM || errno == EACCES)) {
-		snprintf(buf, size, "the memory of process %d cannot be read%s",
-			 (int)P->pid, cov_err_text(errno, etext, sizeof(etext)));
-		return buf;
-	}
-	return NULL;
-}
-
-/* Likewise for the descriptors; FD_ERR: errno of reading /proc/PID/fd. */
-static const char *fds_untracked(struct session *S, int fd_err, char *buf,
-				 size_t size)
-{
-	struct proc *P = &S->proc;
-	char etext[160];
-
-	if (!fdprobe_planted(P->fdp)) {
-		snprintf(buf, size, "no descriptor function found in %s%s%s; "
-			 "only /proc/%d/fd is read at reports",
-			 P->r_debug ? "the objects loaded by " : "", prog_name(P),
-			 P->r_debug ? "" : " (stripped static executable?)",
-			 (int)P->pid);
-		return buf;
-	}
-	if (cov_why(&S->cov, COV_FDS, buf, size))
-		return buf;
-	if (fd_err == EPERM || fd_err == EACCES) {
-		snprintf(buf, size, "/proc/%d/fd cannot be read%s", (int)P->pid,
-			 cov_err_text(fd_err, etext, sizeof(etext)));
-		return buf;
-	}
-	return NULL;
+	    mem_read_all(P->mem_pid, P->bps.trampoline, &w, sizeof(w)))
+		v->mem_err = errno;
+	v->fd_err = fd_err;
 }
 
 /*
@@ -851,6 +810,7 @@ static int make_report(struct session *S, enum report_reason reason, pid_t via,
 	struct report_result res = { 0 };
 	struct report_input in;
 	char hwhy[512], fwhy[512];
+	struct cov_view cv;
 	size_t nclasses = 0;
 	int ret, fd_err = 0;
 
@@ -872,10 +832,11 @@ static int make_report(struct session *S, enum report_reason reason, pid_t via,
 			fd_err = errno;
 		in.fds = fdprobe_table(P->fdp);
 	}
+	coverage_view(S, fd_err, &cv);
 	if (in.heap)
-		in.heap_untracked = heap_untracked(S, hwhy, sizeof(hwhy));
+		in.heap_untracked = cov_heap_why(&S->cov, &cv, hwhy, sizeof(hwhy));
 	if (in.fds)
-		in.fds_untracked = fds_untracked(S, fd_err, fwhy, sizeof(fwhy));
+		in.fds_untracked = cov_fds_why(&S->cov, &cv, fwhy, sizeof(fwhy));
 	in.stacks = P->stacks;
 	in.depth = S->o->depth;
 	in.namer = namer;

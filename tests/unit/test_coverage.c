@@ -58,11 +58,57 @@ static void test_err_text(void **state)
 			    ": Permission denied" HINT);
 }
 
+static void test_heap_fds_why(void **state)
+{
+	struct coverage c;
+	struct cov_view v;
+	char buf[512];
+
+	memset(&c, 0, sizeof(c));
+	memset(&v, 0, sizeof(v));
+	v.prog = "./app";
+	v.pid = 42;
+	v.is_static = 1;
+	assert_string_equal(cov_heap_why(&c, &v, buf, sizeof(buf)),
+		"no allocator function found in ./app (stripped static executable?)");
+	assert_string_equal(cov_fds_why(&c, &v, buf, sizeof(buf)),
+		"no descriptor function found in ./app (stripped static "
+		"executable?); only /proc/42/fd is read at reports");
+	v.is_static = 0;
+	assert_string_equal(cov_heap_why(&c, &v, buf, sizeof(buf)),
+		"no allocator function found in the objects loaded by ./app");
+	assert_string_equal(cov_fds_why(&c, &v, buf, sizeof(buf)),
+		"no descriptor function found in the objects loaded by ./app; "
+		"only /proc/42/fd is read at reports");
+	/* all seen */
+	v.malloc_bound = 1;
+	v.fd_planted = 30;
+	assert_null(cov_heap_why(&c, &v, buf, sizeof(buf)));
+	assert_null(cov_fds_why(&c, &v, buf, sizeof(buf)));
+	/* a process gone is no blindness: what was seen holds */
+	v.mem_err = ESRCH;
+	v.fd_err = ENOENT;
+	assert_null(cov_heap_why(&c, &v, buf, sizeof(buf)));
+	assert_null(cov_fds_why(&c, &v, buf, sizeof(buf)));
+	v.mem_err = EPERM;
+	v.fd_err = EACCES;
+	assert_string_equal(cov_heap_why(&c, &v, buf, sizeof(buf)),
+		"the memory of process 42 cannot be read: Operation not permitted" HINT);
+	assert_string_equal(cov_fds_why(&c, &v, buf, sizeof(buf)),
+		"/proc/42/fd cannot be read: Permission denied" HINT);
+	/* lost calls say more: they come first */
+	c.warned = 1;	/* no warning printed here */
+	cov_lost(&c, COV_HEAP, 0, "x");
+	assert_string_equal(cov_heap_why(&c, &v, buf, sizeof(buf)),
+		"1 allocator call was not recorded (first: x)");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_one_warning),
 		cmocka_unit_test(test_err_text),
+		cmocka_unit_test(test_heap_fds_why),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
