@@ -57,7 +57,11 @@ $(B)/tests/%: tests/unit/%.c $(B)/libptleak.a $(wildcard tests/unit/*.h)
 	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -Itests/unit -o $@ $< $(B)/libptleak.a \
 		$(LIBS) $$(pkg-config --libs cmocka)
 
-# Targets whose name starts with static_ are linked statically.
+# Targets whose name starts with static_ are linked statically;
+# static_stripped_ ones are stripped of every symbol too.
+$(B)/targets/static_stripped_%: tests/targets/static_stripped_%.c
+	@mkdir -p $(dir $@)
+	$(CC) $(TARGET_CFLAGS) -static -s -o $@ $<
 $(B)/targets/static_%: tests/targets/static_%.c
 	@mkdir -p $(dir $@)
 	$(CC) $(TARGET_CFLAGS) -static -o $@ $<

@@ -65,6 +65,10 @@ void fdprobe_attach(struct fdprobe *fp, pid_t pid);
 /* The functions were bound in this image (done once per image). */
 int fdprobe_bound(const struct fdprobe *fp);
 
+/* How many of them were found and planted in this image (0: a stripped
+ * static executable, say: no call is seen, only /proc at reports). */
+unsigned fdprobe_planted(const struct fdprobe *fp);
+
 /*
  * Plant a BP_FD breakpoint on every fd function, each in the first of
  * the objects ORDER[0..N-1] (addresses inside them, link-map order) that
@@ -100,7 +104,8 @@ void fdprobe_return(struct fdprobe *fp, pid_t tid, const struct bp *bp,
 		    uint64_t time_ns);
 
 /* Before a report: the table made what /proc/PID/fd says (PID: any live
- * thread).  Nothing changes if it cannot be read (the process is gone). */
-void fdprobe_sync(struct fdprobe *fp, pid_t pid);
+ * thread).  Nothing changes if it cannot be read (the process is gone, or
+ * not dumpable): -1 with errno set, else 0. */
+int fdprobe_sync(struct fdprobe *fp, pid_t pid);
 
 #endif

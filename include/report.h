@@ -59,6 +59,12 @@ struct report_input {
 	/* descriptors (report_fds.c), NULL: not tracked ("fds": null, no
 	 * text section); records are listed by fd, inherited ones never */
 	const struct fdtable *fds;
+	/* why the heap / the descriptors could not be seen (no allocator
+	 * found, memory unreadable, calls not recorded), NULL: they were.
+	 * The report says so instead of "no leaks are possible" (text:
+	 * "heap NOT tracked: WHY"; JSON: "tracked": false, "why") */
+	const char *heap_untracked;
+	const char *fds_untracked;
 };
 
 /* What the report found, for --error-exitcode. */
@@ -68,6 +74,7 @@ struct report_result {
 	uint64_t lost_blocks;
 	uint64_t leaked_fds;		/* listed fd records (not inherited,
 					 * not suppressed, old enough) */
+	int untracked;			/* heap_untracked or fds_untracked */
 };
 
 /*

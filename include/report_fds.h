@@ -49,6 +49,9 @@ void fdrep_free(struct fd_report *fr);
  * "ptleak[PID]: " prefix, on F. */
 void report_text_frame(FILE *f, pid_t pid, unsigned i,
 		       const struct frame_info *fi);
+/* "tracked": !WHY, "why": WHY (a string or null): the last keys of
+ * "heap" and "fds" */
+void report_json_tracked(struct json *j, const char *why);
 /* {"pc", "function", "file", "line", "module"} */
 void report_json_frame(struct json *j, const struct frame_info *fi);
 

@@ -27,9 +27,15 @@ struct suppressions {
 	unsigned n;
 };
 
+/* Bounds on what is read: a line, the whole file (/dev/zero is no
+ * suppressions file, and ptleak's memory stays bounded). */
+#define SUPP_MAX_LINE 4096
+#define SUPP_MAX_FILE (16 << 20)
+
 /*
  * Load PATH.  NULL after one "ptleak: PATH:LINE: ..." message for a
- * malformed line (no "leak:" or "fd:" prefix, empty glob), or
+ * malformed line (no "leak:" or "fd:" prefix, empty glob, longer than
+ * SUPP_MAX_LINE, a NUL byte), "ptleak: PATH: more than 16 MiB: ...", or
  * "ptleak: cannot read PATH: ..." if it cannot be read.
  */
 struct suppressions *supp_load(const char *path);

@@ -31,6 +31,18 @@ char *xstrdup(const char *s);
 /* Grow *P (of *ALLOC elements of SIZE bytes) to hold at least NEED. */
 void grow_array(void **p, size_t *alloc, size_t need, size_t size);
 
+/* Length of the valid UTF-8 sequence at S (S[0] >= 0x80), 0 if S[0]
+ * does not start one (never reads past S's terminating NUL). */
+int utf8_len(const char *s);
+
+/*
+ * S as it may go to a terminal: control characters (C0, DEL, C1) and
+ * bytes that are not UTF-8 written "\x1b".  Returns S itself when
+ * nothing needs escaping (*HOLD = NULL), else a copy in *HOLD, which the
+ * caller frees (free(*HOLD) always works).  NULL stays NULL.
+ */
+const char *text_safe(const char *s, char **hold);
+
 /* "1,234,567" into BUF (at least 32 bytes); returns BUF. */
 char *fmt_thousands(char *buf, uint64_t v);
 

@@ -107,6 +107,7 @@ struct fdprobe {
 	struct fd_list now;	/* /proc/PID/fd, reused */
 	int started;		/* the launch's exec was seen */
 	int bound;		/* bound in this image */
+	unsigned planted;	/* functions planted in this image */
 	/* the object each function was bound in, [lo, hi) */
 	uint64_t mod_lo[NFNS], mod_hi[NFNS];
 };
@@ -136,6 +137,7 @@ const struct fdtable *fdprobe_table(const struct fdprobe *fp)
 void fdprobe_exec(struct fdprobe *fp, pid_t pid)
 {
 	fp->bound = 0;
+	fp->planted = 0;
 	memset(fp->mod_lo, 0, sizeof(fp->mod_lo));
 	memset(fp->mod_hi, 0, sizeof(fp->mod_hi));
 	if (fds_proc_read(pid, &fp->now)) {
@@ -158,6 +160,11 @@ void fdprobe_attach(struct fdprobe *fp, pid_t pid)
 int fdprobe_bound(const struct fdprobe *fp)
 {
 	return fp->bound;
+}
+
+unsigned fdprobe_planted(const struct fdprobe *fp)
+{
+	return fp->planted;
 }
 
 int fdprobe_bind(struct fdprobe *fp, struct bpset *bps, struct symbolizer *s,
@@ -186,6 +193,7 @@ int fdprobe_bind(struct fdprobe *fp, struct bpset *bps, struct symbolizer *s,
 			ret = -1;	/* the others can still be traced */
 			continue;
 		}
+		fp->planted++;
 		if (bp->kind != BP_FD)
 			continue;	/* shares an address with another probe */
 		mod = dwfl_addrmodule(sym_dwfl(s), defs[i].addr);
@@ -330,9 +338,10 @@ void fdprobe_return(struct fdprobe *fp, pid_t tid, const struct bp *bp,
 	}
 }
 
-void fdprobe_sync(struct fdprobe *fp, pid_t pid)
+int fdprobe_sync(struct fdprobe *fp, pid_t pid)
 {
 	if (fds_proc_read(pid, &fp->now))
-		return;
+		return -1;
 	fds_sync(fp->tab, fp->now.v, fp->now.n);
+	return 0;
 }

@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "json.h"
+#include "util.h"
 
 static inline int level(const struct json *j)
 {
@@ -83,40 +84,6 @@ void json_array_end(struct json *j)
 	close_container(j, ']');
 }
 
-/* Length of the valid UTF-8 sequence at P (lead byte >= 0x80), 0 if the
- * lead byte does not start one.  P is NUL-terminated, and NUL is never a
- * continuation byte, so this never reads past the end. */
-static int utf8_len(const unsigned char *p)
-{
-	unsigned char c = p[0];
-	unsigned char lo = 0x80, hi = 0xbf;
-	int n, i;
-
-	if (c >= 0xc2 && c <= 0xdf) {
-		n = 2;
-	} else if (c >= 0xe0 && c <= 0xef) {
-		n = 3;
-		if (c == 0xe0)
-			lo = 0xa0;	/* overlong */
-		else if (c == 0xed)
-			hi = 0x9f;	/* surrogates */
-	} else if (c >= 0xf0 && c <= 0xf4) {
-		n = 4;
-		if (c == 0xf0)
-			lo = 0x90;	/* overlong */
-		else if (c == 0xf4)
-			hi = 0x8f;	/* > U+10FFFF */
-	} else {
-		return 0;
-	}
-	if (p[1] < lo || p[1] > hi)
-		return 0;
-	for (i = 2; i < n; i++)
-		if (p[i] < 0x80 || p[i] > 0xbf)
-			return 0;
-	return n;
-}
-
 static void write_string(FILE *f, const char *str)
 {
 	static const char hex[] = "0123456789abcdef";
@@ -135,7 +102,7 @@ static void write_string(FILE *f, const char *str)
 			continue;
 		}
 		if (c >= 0x80) {
-			n = utf8_len(p);
+			n = utf8_len((const char *)p);
 			if (n) {
 				p += n;
 				continue;

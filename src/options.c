@@ -69,9 +69,14 @@ static const char usage[] =
 
 static int usage_error(const char *fmt, const char *arg)
 {
+	char *hold;
+
+	/* ARG as the terminal must show it: no control characters */
+	arg = text_safe(arg, &hold);
 	fputs("ptleak: ", stderr);
 	fprintf(stderr, fmt, arg);
 	fputc('\n', stderr);
+	free(hold);
 	return EXIT_USAGE;
 }
 

@@ -26,6 +26,7 @@
 
 #include "heap.h"
 #include "json.h"
+#include "outfile.h"
 #include "report.h"
 #include "report_fds.h"
 #include "scan.h"
@@ -389,7 +390,14 @@ static void text_head(struct rep *r)
 	     fmt_thousands(b3, st->bytes_allocated));
 	line(r, "  peak: %s bytes in use", fmt_thousands(b1, st->peak_bytes));
 	blank(r);
-	if (!r->nrecs && st->in_use_blocks && r->in->min_age_ns)
+	/* never "no leaks are possible" about what could not be seen */
+	if (r->in->heap_untracked) {
+		char *hold;
+
+		line(r, "heap NOT tracked: %s",
+		     text_safe(r->in->heap_untracked, &hold));
+		free(hold);
+	} else if (!r->nrecs && st->in_use_blocks && r->in->min_age_ns)
 		line(r, "No block is older than %g s (--min-age)",
 		     (double)r->in->min_age_ns / 1e9);
 	else if (!r->nrecs)
@@ -407,20 +415,26 @@ void report_text_frame(FILE *f, pid_t pid, unsigned i,
 		       const struct frame_info *fi)
 {
 	const char *verb = i ? "by" : "at";
-	const char *fn = fi->function ? fi->function : "???";
+	char *h1, *h2, *h3;	/* names from debug info: no terminal codes */
+	const char *fn = text_safe(fi->function ? fi->function : "???", &h1);
+	const char *file = text_safe(fi->file, &h2);
+	const char *mod = text_safe(fi->module ? base_name(fi->module) : NULL,
+				    &h3);
 
 	fprintf(f, "ptleak[%d]: ", (int)pid);
-	if (fi->file && fi->line > 0)
+	if (file && fi->line > 0)
 		fprintf(f, "   %s 0x%" PRIx64 ": %s (%s:%d)\n", verb, fi->pc, fn,
-			fi->file, fi->line);
-	else if (fi->module && fi->function)
-		fprintf(f, "   %s 0x%" PRIx64 ": %s (%s)\n", verb, fi->pc, fn,
-			base_name(fi->module));
-	else if (fi->module)
+			file, fi->line);
+	else if (mod && fi->function)
+		fprintf(f, "   %s 0x%" PRIx64 ": %s (%s)\n", verb, fi->pc, fn, mod);
+	else if (mod)
 		fprintf(f, "   %s 0x%" PRIx64 ": %s (%s+0x%" PRIx64 ")\n", verb,
-			fi->pc, fn, base_name(fi->module), fi->module_offset);
+			fi->pc, fn, mod, fi->module_offset);
 	else
 		fprintf(f, "   %s 0x%" PRIx64 ": %s\n", verb, fi->pc, fn);
+	free(h1);
+	free(h2);
+	free(h3);
 }
 
 static void text_frame(struct rep *r, unsigned i, const struct frame_info *fi)
@@ -521,12 +535,16 @@ static void text_suppressions_used(struct rep *r)
 	blank(r);
 	line(r, "Suppressions used:");
 	line(r, "  count      bytes template");
-	for (i = 0; i < supp->n; i++)
-		if (supp->p[i].count)
-			line(r, "%7llu %10llu %s",
-			     (unsigned long long)supp->p[i].count,
-			     (unsigned long long)supp->p[i].bytes,
-			     supp->p[i].glob);
+	for (i = 0; i < supp->n; i++) {
+		char *hold;
+
+		if (!supp->p[i].count)
+			continue;
+		line(r, "%7llu %10llu %s", (unsigned long long)supp->p[i].count,
+		     (unsigned long long)supp->p[i].bytes,
+		     text_safe(supp->p[i].glob, &hold));
+		free(hold);
+	}
 }
 
 /* ---- JSON ---- */
@@ -694,6 +712,14 @@ static void json_record(struct rep *r, const struct record *rec,
 	json_object_end(j);
 }
 
+void report_json_tracked(struct json *j, const char *why)
+{
+	json_key(j, "tracked");
+	json_bool(j, !why);
+	json_key(j, "why");
+	json_string(j, why);
+}
+
 void report_json_frame(struct json *j, const struct frame_info *fi)
 {
 	char pc[32];
@@ -722,6 +748,7 @@ static void json_tail(struct rep *r)
 
 	if (r->in->heap) {
 		json_array_end(j);	/* records */
+		report_json_tracked(j, r->in->heap_untracked);
 		json_object_end(j);	/* heap */
 	}
 	json_key(j, "fds");
@@ -734,30 +761,11 @@ static void json_tail(struct rep *r)
 
 /* ---- driver ---- */
 
-/* Close the JSON temp file TMP and move it onto PATH; -1 (message, temp
- * file removed) on any failure. */
-static int json_finish(FILE *f, const char *tmp, const char *path)
-{
-	int err = 0;
-
-	if (fflush(f) || ferror(f))
-		err = errno ? errno : EIO;
-	if (fclose(f) && !err)
-		err = errno ? errno : EIO;
-	if (!err && rename(tmp, path))
-		err = errno;
-	if (err) {
-		unlink(tmp);
-		return error("cannot write %s: %s", path, strerror(err));
-	}
-	return 0;
-}
-
 int report_write(const struct report_input *in, FILE *text,
 		 const char *json_path, struct report_result *res)
 {
 	struct rep r;
-	char *tmp = NULL;
+	struct outfile jout;
 	int ret = 0;
 	size_t k;
 
@@ -781,15 +789,15 @@ int report_write(const struct report_input *in, FILE *text,
 		if (res)
 			res->leaked_fds = r.fds.nrecs;
 	}
+	if (res)
+		res->untracked = (in->heap && in->heap_untracked) ||
+				 (in->fds && in->fds_untracked);
 
 	if (json_path) {
-		if (asprintf(&tmp, "%s.tmp", json_path) < 0)
-			die("out of memory");
-		r.jf = fopen(tmp, "w");
-		if (!r.jf) {
-			ret = error("cannot write %s: %s", json_path,
-				    strerror(errno));
+		if (outfile_open(&jout, json_path)) {
+			ret = -1;
 		} else {
+			r.jf = jout.f;
 			json_init(&r.j, r.jf);
 			json_head(&r);
 		}
@@ -822,8 +830,7 @@ int report_write(const struct report_input *in, FILE *text,
 		text_suppressions_used(&r);
 	if (r.jf) {
 		json_tail(&r);
-		errno = 0;
-		if (json_finish(r.jf, tmp, json_path))
+		if (outfile_commit(&jout))
 			ret = -1;
 	}
 	if (r.text) {
@@ -833,7 +840,6 @@ int report_write(const struct report_input *in, FILE *text,
 				    strerror(errno ? errno : EIO));
 	}
 
-	free(tmp);
 	free(r.frames);
 	free(r.recs);
 	fdrep_free(&r.fds);

@@ -95,20 +95,28 @@ void fdrep_collect(struct fd_report *fr, const struct report_input *in)
 void fdrep_text(const struct fd_report *fr, FILE *f)
 {
 	int pid = (int)fr->in->pid;
+	char *hold;
 	size_t k;
 	unsigned i;
 
 	fprintf(f, "ptleak[%d]: FILE DESCRIPTORS: %" PRIu64 " open %s (%" PRIu64
 		" inherited)\n", pid, fr->open, report_when(fr->in->reason),
 		fr->inherited);
+	if (fr->in->fds_untracked) {
+		fprintf(f, "ptleak[%d]: file descriptors NOT tracked: %s\n", pid,
+			text_safe(fr->in->fds_untracked, &hold));
+		free(hold);
+	}
 	for (k = 0; k < fr->nrecs; k++) {
 		const struct fd_listed *l = &fr->recs[k];
 		const struct fd_rec *rec = l->rec;
 
+		/* a file name is anything the target chose */
 		fprintf(f, "ptleak[%d]: fd %d -> %s, opened by %s%s\n", pid,
-			rec->fd, rec->target ? rec->target : "?",
+			rec->fd, text_safe(rec->target ? rec->target : "?", &hold),
 			rec->opened_by ? rec->opened_by : "unknown",
 			rec->before_exec ? " before an exec" : "");
+		free(hold);
 		for (i = 0; i < l->nframes; i++)
 			report_text_frame(f, fr->in->pid, i, &l->frames[i]);
 		fprintf(f, "ptleak[%d]:\n", pid);
@@ -149,6 +157,7 @@ void fdrep_json(const struct fd_report *fr, struct json *j)
 		json_object_end(j);
 	}
 	json_array_end(j);
+	report_json_tracked(j, fr->in->fds_untracked);
 	json_object_end(j);
 }
 

@@ -52,12 +52,43 @@ static int parse_line(struct suppressions *s, size_t *alloc, char *text,
 	return 0;
 }
 
+/*
+ * The next line of F into BUF (SUPP_MAX_LINE + 1 bytes, NUL-terminated,
+ * without its newline), adding its bytes to *TOTAL: 1, 0 at the end of
+ * the file, or -1 (message) for a line too long, a NUL byte, more than
+ * SUPP_MAX_FILE bytes in all: /dev/zero or a binary file must not be
+ * read whole.
+ */
+static int read_line(FILE *f, char *buf, size_t *total, const char *path,
+		     int lineno)
+{
+	size_t n = 0;
+	int c;
+
+	while ((c = getc(f)) != EOF) {
+		if (++*total > SUPP_MAX_FILE)
+			return error("%s: more than %d MiB: not a suppressions file",
+				     path, SUPP_MAX_FILE >> 20);
+		if (c == '\n')
+			break;
+		if (!c)
+			return error("%s:%d: a NUL byte: not a suppressions file",
+				     path, lineno);
+		if (n == SUPP_MAX_LINE)
+			return error("%s:%d: line longer than %d bytes", path,
+				     lineno, SUPP_MAX_LINE);
+		buf[n++] = (char)c;
+	}
+	buf[n] = '\0';
+	return c == EOF && !n ? 0 : 1;
+}
+
 struct suppressions *supp_load(const char *path)
 {
 	struct suppressions *s;
-	size_t alloc = 0, cap = 0;
-	char *buf = NULL;
-	int lineno = 0, err;
+	size_t alloc = 0, total = 0;
+	char *buf;
+	int lineno = 0, err, got;
 	FILE *f;
 
 	f = fopen(path, "r");
@@ -66,20 +97,20 @@ struct suppressions *supp_load(const char *path)
 		return NULL;
 	}
 	s = xcalloc(1, sizeof(*s));
+	buf = xmalloc(SUPP_MAX_LINE + 1);
 	errno = 0;
-	while (getline(&buf, &cap, f) >= 0) {
-		lineno++;
-		if (parse_line(s, &alloc, buf, path, lineno)) {
-			free(buf);
-			fclose(f);
-			supp_free(s);
-			return NULL;
-		}
+	while ((got = read_line(f, buf, &total, path, ++lineno)) > 0) {
+		if (parse_line(s, &alloc, buf, path, lineno))
+			break;
 		errno = 0;
 	}
 	err = ferror(f) ? (errno ? errno : EIO) : 0;
 	free(buf);
 	fclose(f);
+	if (got) {
+		supp_free(s);
+		return NULL;
+	}
 	if (err) {
 		error("cannot read %s: %s", path, strerror(err));
 		supp_free(s);

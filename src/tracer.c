@@ -14,6 +14,7 @@
 #include <fcntl.h>
 #include <linux/kcmp.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -29,9 +30,11 @@
 
 #include "arch.h"
 #include "breakpoint.h"
+#include "coverage.h"
 #include "fdprobe.h"
 #include "heap.h"
 #include "memio.h"
+#include "outfile.h"
 #include "report.h"
 #include "roots.h"
 #include "stacks.h"
@@ -121,6 +124,8 @@ struct session {
 	struct suppressions *supp;
 	uint64_t lost_bytes;	/* of the last report, for --error-exitcode */
 	uint64_t leaked_fds;	/* likewise */
+	int untracked;		/* likewise: a part could not be seen */
+	struct coverage cov;	/* calls not recorded */
 	struct proc proc;
 	struct task *tasks[256];
 	unsigned ntasks;
@@ -511,6 +516,7 @@ static int on_exec(struct session *S, struct task *t)
 	if (bpset_reset(&P->bps))
 		return -1;
 	heap_reset(P->heap);
+	cov_reset(&S->cov, COV_HEAP);	/* the old image's heap is gone */
 	if (P->fdp)
 		fdprobe_exec(P->fdp, P->pid);
 	memset(P->bound, 0, sizeof(P->bound));
@@ -590,6 +596,23 @@ static int is_nested(struct proc *P, struct task *t, const struct bp *bp,
 	       (ret >= outer->bp->addr && ret < outer->bp->end);
 }
 
+/* A call of BP (BP_ALLOC, BP_FD) that is not recorded: counted for the
+ * report, only the session's first one warned about. */
+static void lost_call(struct session *S, const struct bp *bp, int err,
+		      const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+
+static void lost_call(struct session *S, const struct bp *bp, int err,
+		      const char *fmt, ...)
+{
+	char msg[192];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	cov_lost(&S->cov, bp->kind == BP_FD ? COV_FDS : COV_HEAP, err, "%s", msg);
+}
+
 static void on_alloc_entry(struct session *S, struct task *t,
 			   const struct bp *bp, struct arch_regs *r,
 			   struct wbuf *wb)
@@ -604,8 +627,11 @@ static void on_alloc_entry(struct session *S, struct task *t,
 	/* realloc calling malloc inside libc counts once: skip calls made
 	 * from within the allocator call in progress */
 	if (t->npend) {
-		if (mem_read_all(t->tid, slot, &ret, sizeof(ret)))
+		if (mem_read_all(t->tid, slot, &ret, sizeof(ret))) {
+			lost_call(S, bp, errno, "cannot read the return address "
+				  "of %s in thread %d", bp->name, (int)t->tid);
 			return;
+		}
 		if (is_nested(P, t, bp, slot, ret))
 			return;
 	}
@@ -628,8 +654,8 @@ static void on_alloc_entry(struct session *S, struct task *t,
 	/* the return address: from the stack snapshot just taken */
 	if (!t->npend && unwind_snapshot_read(P->unw, slot, &ret) &&
 	    mem_read_all(t->tid, slot, &ret, sizeof(ret))) {
-		warning("cannot read the return address of %s in thread %d: "
-			"this call is not recorded", bp->name, (int)t->tid);
+		lost_call(S, bp, errno, "cannot read the return address of %s "
+			  "in thread %d", bp->name, (int)t->tid);
 		return;
 	}
 	p = push_pending(t);
@@ -750,6 +776,25 @@ static void namer(void *ctx, uint64_t pc, int caller, struct frame_info *out)
 	out->pc = pc;
 }
 
+/* What make_report needs to say what could not be seen (coverage.h). */
+static void coverage_view(struct session *S, int fd_err, struct cov_view *v)
+{
+	struct proc *P = &S->proc;
+	uint64_t w;
+
+	memset(v, 0, sizeof(*v));
+	v->prog = P->argv && P->argv[0] ? P->argv[0] : "the program";
+	v->pid = P->pid;
+	v->is_static = !P->r_debug;
+	v->malloc_bound = P->bound[AF_MALLOC];
+	v->fd_planted = P->fdp ? fdprobe_planted(P->fdp) : 0;
+	/* the scratch page is always there: can it still be read? */
+	if (P->bps.trampoline &&
+	    mem_read_all(P->mem_pid, P->bps.trampoline, &w, sizeof(w)))
+		v->mem_err = errno;
+	v->fd_err = fd_err;
+}
+
 /*
  * Make a report.  REGS[0..NREGS-1]: the registers of the stopped threads
  * (the exiting one at exit; every thread, held, for a live report, whose
@@ -762,10 +807,12 @@ static int make_report(struct session *S, enum report_reason reason, pid_t via,
 	struct proc *P = &S->proc;
 	struct symbolizer *s = sym_open(P->mem_pid);
 	struct scan_block *classes = NULL;
-	struct report_result res = { 0, 0, 0 };
+	struct report_result res = { 0 };
 	struct report_input in;
+	char hwhy[512], fwhy[512];
+	struct cov_view cv;
 	size_t nclasses = 0;
-	int ret;
+	int ret, fd_err = 0;
 
 	memset(&in, 0, sizeof(in));
 	in.pid = P->pid;
@@ -781,9 +828,15 @@ static int make_report(struct session *S, enum report_reason reason, pid_t via,
 	in.exit_signal = P->exit_signal;
 	in.heap = P->no_heap ? NULL : P->heap;
 	if (P->fdp) {
-		fdprobe_sync(P->fdp, P->mem_pid);
+		if (fdprobe_sync(P->fdp, P->mem_pid))
+			fd_err = errno;
 		in.fds = fdprobe_table(P->fdp);
 	}
+	coverage_view(S, fd_err, &cv);
+	if (in.heap)
+		in.heap_untracked = cov_heap_why(&S->cov, &cv, hwhy, sizeof(hwhy));
+	if (in.fds)
+		in.fds_untracked = cov_fds_why(&S->cov, &cv, fwhy, sizeof(fwhy));
 	in.stacks = P->stacks;
 	in.depth = S->o->depth;
 	in.namer = namer;
@@ -829,6 +882,7 @@ static int make_report(struct session *S, enum report_reason reason, pid_t via,
 		S->report_failed = 1;
 	S->lost_bytes = res.lost_bytes;
 	S->leaked_fds = res.leaked_fds;
+	S->untracked = res.untracked;
 	free(classes);
 	sym_close(s);
 	return ret;
@@ -1170,6 +1224,8 @@ static void on_trap(struct session *S, struct task *t)
 			 * committed; the call is not recorded, its return not
 			 * hijacked, and the instruction runs out of line.
 			 */
+			int dropped = t->npend > npend;
+
 			while (t->npend > npend) {
 				struct pending *q = &t->pend[t->npend - 1];
 
@@ -1183,8 +1239,12 @@ static void on_trap(struct session *S, struct task *t)
 				task_resume(S, t, SIGSEGV);
 				return;
 			}
-			warning("cannot emulate %s in thread %d: this call of %s "
-				"is not recorded", bp->insn.text, (int)t->tid, bp->name);
+			/* a call whose entry was recorded (a free, a close)
+			 * or not seen at all (a read failed: counted) */
+			if (dropped)
+				lost_call(S, bp, 0, "cannot emulate %s in thread %d "
+					  "at %s", bp->insn.text, (int)t->tid,
+					  bp->name);
 			arch_set_pc(&r, bp->fallback);
 		}
 	} else {
@@ -1937,26 +1997,14 @@ static int open_outputs(struct session *S)
 		if (!S->supp)
 			return -1;
 	}
+	if (S->o->json && outfile_check(S->o->json))
+		return -1;
 	if (S->o->output) {
+		if (outfile_check_name(S->o->output))
+			return -1;
 		S->text = fopen(S->o->output, "we");	/* not the target's */
 		if (!S->text)
 			return error("cannot write %s: %s", S->o->output, strerror(errno));
-	}
-	if (S->o->json) {
-		size_t n = strlen(S->o->json) + 5;
-		char *tmp = xmalloc(n);
-		int fd;
-
-		snprintf(tmp, n, "%s.tmp", S->o->json);
-		fd = open(tmp, O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
-		if (fd < 0) {
-			error("cannot write %s: %s", S->o->json, strerror(errno));
-			free(tmp);
-			return -1;
-		}
-		close(fd);
-		unlink(tmp);
-		free(tmp);
 	}
 	return 0;
 }
@@ -2140,7 +2188,7 @@ int tracer_run(const struct options *o)
 		else
 			ret = WEXITSTATUS(S->status);
 	}
-	if (o->error_exitcode && (S->lost_bytes || S->leaked_fds))
+	if (o->error_exitcode && (S->lost_bytes || S->leaked_fds || S->untracked))
 		ret = o->error_exitcode;
 	if (S->report_failed)
 		ret = -1;

@@ -13,10 +13,12 @@ void (*die_hook)(void);
 
 static void vreport(const char *prefix, const char *fmt, va_list ap)
 {
-	char buf[1024];
+	char buf[1024], *hold;
 
 	vsnprintf(buf, sizeof(buf), fmt, ap);
-	fprintf(stderr, "ptleak: %s%s\n", prefix, buf);
+	/* names from the target or the user: one line, no terminal codes */
+	fprintf(stderr, "ptleak: %s%s\n", prefix, text_safe(buf, &hold));
+	free(hold);
 }
 
 int error(const char *fmt, ...)
@@ -102,6 +104,87 @@ void grow_array(void **p, size_t *alloc, size_t need, size_t size)
 	*p = xrealloc(*p, n * size);
 	memset((char *)*p + *alloc * size, 0, (n - *alloc) * size);
 	*alloc = n;
+}
+
+int utf8_len(const char *s)
+{
+	const unsigned char *p = (const unsigned char *)s;
+	unsigned char c = p[0];
+	unsigned char lo = 0x80, hi = 0xbf;
+	int n, i;
+
+	if (c >= 0xc2 && c <= 0xdf) {
+		n = 2;
+	} else if (c >= 0xe0 && c <= 0xef) {
+		n = 3;
+		if (c == 0xe0)
+			lo = 0xa0;	/* overlong */
+		else if (c == 0xed)
+			hi = 0x9f;	/* surrogates */
+	} else if (c >= 0xf0 && c <= 0xf4) {
+		n = 4;
+		if (c == 0xf0)
+			lo = 0x90;	/* overlong */
+		else if (c == 0xf4)
+			hi = 0x8f;	/* > U+10FFFF */
+	} else {
+		return 0;
+	}
+	if (p[1] < lo || p[1] > hi)
+		return 0;
+	for (i = 2; i < n; i++)
+		if (p[i] < 0x80 || p[i] > 0xbf)
+			return 0;
+	return n;
+}
+
+/* Bytes of S to write as they are at S: a printable character (1, or a
+ * UTF-8 sequence that is not a C1 control), 0: escape S[0]. */
+static int printable_len(const char *s)
+{
+	unsigned char c = (unsigned char)s[0];
+	int n;
+
+	if (c >= 0x20 && c < 0x7f)
+		return 1;
+	if (c < 0x80)
+		return 0;
+	n = utf8_len(s);
+	/* U+0080..U+009F: C1 controls (0x9b is CSI to some terminals) */
+	return n == 2 && c == 0xc2 && (unsigned char)s[1] < 0xa0 ? 0 : n;
+}
+
+const char *text_safe(const char *s, char **hold)
+{
+	static const char hex[] = "0123456789abcdef";
+	const char *p;
+	char *o;
+	int n;
+
+	*hold = NULL;
+	if (!s)
+		return s;
+	for (p = s; *p && (n = printable_len(p)); p += n)
+		;
+	if (!*p)
+		return s;	/* nothing to escape: no copy */
+	o = *hold = xmalloc(strlen(s) * 4 + 1);
+	for (p = s; *p; ) {
+		n = printable_len(p);
+		if (n) {
+			memcpy(o, p, (size_t)n);
+			o += n;
+			p += n;
+			continue;
+		}
+		*o++ = '\\';
+		*o++ = 'x';
+		*o++ = hex[(unsigned char)*p >> 4];
+		*o++ = hex[*p & 15];
+		p++;
+	}
+	*o = '\0';
+	return *hold;
 }
 
 char *fmt_thousands(char *buf, uint64_t v)

@@ -426,6 +426,11 @@ def check_shape(rep):
         if typ is not None and (not isinstance(v, typ) or isinstance(v, bool)):
             raise Fail("JSON: %s.%s is %s, want %s" % (where, key, short(v, 80), typ))
         return v
+    def tracked(obj, where):
+        if not isinstance(obj.get("tracked"), bool):
+            raise Fail("JSON: %s.tracked is %s, want true or false" % (where, short(obj.get("tracked"), 80)))
+        if obj["tracked"] != (need(obj, "why", (str, type(None)), where) is None):
+            raise Fail("JSON: %s.why is %s with tracked %s" % (where, short(obj["why"], 80), obj["tracked"]))
     if not isinstance(rep, dict):
         raise Fail("JSON report is not an object")
     need(rep, "version", int, "report")
@@ -439,6 +444,7 @@ def check_shape(rep):
     if fds is not None:
         need(fds, "open", int, "fds")
         need(fds, "inherited", int, "fds")
+        tracked(fds, "fds")
         for i, r in enumerate(need(fds, "records", list, "fds")):
             w = "fds.records[%d]" % i
             need(r, "fd", int, w)
@@ -449,6 +455,7 @@ def check_shape(rep):
     h = need(rep, "heap", (dict, type(None)), "report")
     if h is None:
         return rep
+    tracked(h, "heap")
     for k, sub in (("in_use", ["bytes", "blocks"]), ("totals", ["allocs", "frees", "bytes_allocated"]),
                    ("peak", ["bytes"])):
         o = need(h, k, dict, "heap")
@@ -487,6 +494,7 @@ def check_heap(ck, name, rep, in_use, totals, peak, records, alloc_module,
     (low, high) range, or None); RECORDS the expected Rec list: all of the
     records when EXHAUSTIVE."""
     h = rep["heap"]
+    ck.eq("heap tracked, why", (h["tracked"], h["why"]), (True, None))
     ck.eq("in_use", (h["in_use"]["bytes"], h["in_use"]["blocks"]), in_use)
     if totals is not None:
         t = h["totals"]
@@ -1186,7 +1194,8 @@ def t_report_on_sigusr1():
             if live is None:
                 raise Fail("no JSON report 5 s after SIGUSR1")
             ck.eq("live report reason", live["reason"], "signal")
-            ck.eq("live report fds", live["fds"], {"open": 3, "inherited": 3, "records": []})
+            ck.eq("live report fds", live["fds"], {"open": 3, "inherited": 3, "records": [],
+                                                   "tracked": True, "why": None})
             ck.eq("live report target.exit", live["target"]["exit"], None)
             # the stdout buffer of printf("ready") + 100
             ck.eq("live report in_use", live["heap"]["in_use"], {"bytes": 4196, "blocks": 2})

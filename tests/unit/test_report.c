@@ -432,7 +432,7 @@ static void test_json_full(void **state)
 "\"allocator\":\"realloc\",\"stack\":["
 "{\"pc\":\"0x55d0c0a01183\",\"function\":\"grow_buffer\",\"file\":\"h_basic.c\",\"line\":14,\"module\":\"" EXE "\"},"
 "{\"pc\":\"0x55d0c0a010b4\",\"function\":\"main\",\"file\":\"h_basic.c\",\"line\":36,\"module\":\"" EXE "\"}]}"
-"]},\"fds\":null}\n");
+"],\"tracked\":true,\"why\":null},\"fds\":null}\n");
 	free(got);
 }
 
@@ -788,8 +788,55 @@ static void test_all_freed(void **state)
 "\"totals\":{\"allocs\":2,\"frees\":2,\"bytes_allocated\":1600,\"unknown_frees\":0},"
 "\"peak\":{\"bytes\":1600},"
 "\"summary\":{" ZERO_SUMMARY ",\"unclassified\":" ZERO "},"
-"\"records\":[]},\"fds\":null}\n");
+"\"records\":[],\"tracked\":true,\"why\":null},\"fds\":null}\n");
 	free(t);
+}
+
+static void test_untracked(void **state)
+{
+	struct fx *fx = *state;
+	uint32_t a = stack(fx, 1, PC_MALLOC);
+	struct report_result res;
+	char *t;
+
+	/* nothing seen: never "no leaks are possible" */
+	fx->in.heap_untracked = "no allocator function found in ./s (stripped static executable?)";
+	check_text(fx,
+"ptleak[1234]: HEAP SUMMARY:\n"
+"ptleak[1234]:     in use at exit: 0 bytes in 0 blocks\n"
+"ptleak[1234]:   total heap usage: 0 allocs, 0 frees, 0 bytes allocated\n"
+"ptleak[1234]:   peak: 0 bytes in use\n"
+"ptleak[1234]:\n"
+"ptleak[1234]: heap NOT tracked: no allocator function found in ./s (stripped static executable?)\n");
+	memset(&res, 0xff, sizeof(res));
+	assert_int_equal(report_write(&fx->in, NULL, NULL, &res), 0);
+	assert_int_equal(res.untracked, 1);
+	assert_int_equal(res.lost_bytes, 0);
+	t = json_of(fx);
+	assert_non_null(strstr(t, "\"records\":[],\"tracked\":false,\"why\":"
+		"\"no allocator function found in ./s (stripped static executable?)\"},"
+		"\"fds\":null}\n"));
+	free(t);
+
+	/* some calls seen, some not: the records, and the line first */
+	alloc(fx, 0x100, 10, a, AF_MALLOC);
+	fx->in.heap_untracked = "1 allocator call was not recorded (first: x)";
+	t = text_of(fx);
+	assert_non_null(strstr(t,
+"ptleak[1234]:\n"
+"ptleak[1234]: heap NOT tracked: 1 allocator call was not recorded (first: x)\n"
+"ptleak[1234]: 10 bytes in 1 block are unclassified in loss record 1 of 1\n"));
+	free(t);
+
+	/* tracked: the result says so */
+	fx->in.heap_untracked = NULL;
+	assert_int_equal(report_write(&fx->in, NULL, NULL, &res), 0);
+	assert_int_equal(res.untracked, 0);
+	/* the fds part alone counts too */
+	fx->in.heap = NULL;
+	fx->in.heap_untracked = "ignored: no heap";
+	assert_int_equal(report_write(&fx->in, NULL, NULL, &res), 0);
+	assert_int_equal(res.untracked, 0);
 }
 
 static void test_thousands(void **state)
@@ -1194,7 +1241,7 @@ static void test_scanned_json(void **state)
 	assert_non_null(strstr(t,
 "{\"kind\":\"definitely_lost\",\"bytes\":30,\"blocks\":1,\"direct_bytes\":30,\"indirect_bytes\":0,"
 "\"allocator\":\"calloc\",\"stack\":["));
-	assert_non_null(strstr(t, "\"module\":null}]}]},\"fds\":null}\n"));
+	assert_non_null(strstr(t, "\"module\":null}]}],\"tracked\":true,\"why\":null},\"fds\":null}\n"));
 	assert_null(strstr(t, "still_reachable\",\"bytes"));
 	assert_null(strstr(t, "\"kind\":\"unclassified\""));
 	free(t);
@@ -1212,7 +1259,7 @@ static void test_scanned_json(void **state)
 "\"allocator\":\"malloc\",\"stack\":["
 "{\"pc\":\"0x55d0c0a01183\",\"function\":\"grow_buffer\",\"file\":\"h_basic.c\",\"line\":14,\"module\":\"" EXE "\"},"
 "{\"pc\":\"0x55d0c0a010b4\",\"function\":\"main\",\"file\":\"h_basic.c\",\"line\":36,\"module\":\"" EXE "\"}]}"
-"]},\"fds\":null}\n"));
+"],\"tracked\":true,\"why\":null},\"fds\":null}\n"));
 	free(t);
 }
 
@@ -1473,6 +1520,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_no_stack, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_singular_block, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_all_freed, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_untracked, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_thousands, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_reason_labels, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_heap_null, setup, teardown),

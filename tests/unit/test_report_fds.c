@@ -234,6 +234,27 @@ static void test_labels(void **state)
 	free(t);
 }
 
+static void test_untracked(void **state)
+{
+	struct fx *fx = *state;
+	struct report_result res;
+	char *t;
+
+	fx->in.fds_untracked = "no descriptor function found in ./f";
+	t = text_of(fx, &res);
+	assert_string_equal(t,
+		"ptleak[77]: FILE DESCRIPTORS: 3 open at exit (3 inherited)\n"
+		"ptleak[77]: file descriptors NOT tracked: no descriptor function "
+		"found in ./f\n");
+	assert_int_equal(res.untracked, 1);
+	assert_int_equal(res.leaked_fds, 0);
+	free(t);
+	t = json_of(fx);
+	assert_non_null(strstr(t, "\"records\":[],\"tracked\":false,\"why\":"
+		"\"no descriptor function found in ./f\"}}"));
+	free(t);
+}
+
 static void test_json(void **state)
 {
 	struct fx *fx = *state;
@@ -250,7 +271,7 @@ static void test_json(void **state)
 		"{\"pc\":\"0x55d0c0a010b4\",\"function\":\"main\",\"file\":\"f.c\","
 		"\"line\":20,\"module\":\"/work/f_basic\"}]},"
 		"{\"fd\":4,\"type\":\"anon\",\"target\":\"anon_inode:[eventfd]\","
-		"\"opened_by\":\"unknown\",\"stack\":[]}]}}"));
+		"\"opened_by\":\"unknown\",\"stack\":[]}],\"tracked\":true,\"why\":null}}"));
 	free(j);
 	fx->in.fds = NULL;
 	j = json_of(fx);
@@ -349,6 +370,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_after_heap, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_labels, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_json, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_untracked, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_no_fds_no_text, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_min_age, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_suppressed, setup, teardown),

@@ -127,6 +127,56 @@ static void test_malformed(void **state)
 	check_malformed("  foo \n", 1, "foo");
 }
 
+/* Loading the LEN bytes DATA fails with exactly "ptleak: PATH" + TAIL. */
+static void check_refused(const char *data, size_t len, const char *tail)
+{
+	char path[64], expect[256], *err;
+	struct suppressions *s;
+	struct cap c;
+	FILE *f;
+
+	strcpy(path, "/tmp/test_suppress.XXXXXX");
+	f = fdopen(mkstemp(path), "w");
+	assert_non_null(f);
+	assert_int_equal(fwrite(data, 1, len, f), len);
+	assert_int_equal(fclose(f), 0);
+	cap_begin(&c);
+	s = supp_load(path);
+	err = cap_end(&c);
+	unlink(path);
+	assert_null(s);
+	snprintf(expect, sizeof(expect), "ptleak: %s%s\n", path, tail);
+	assert_string_equal(err, expect);
+	free(err);
+}
+
+static void test_bounds(void **state)
+{
+	size_t big = SUPP_MAX_FILE + 1;
+	char *buf = malloc(big);
+	struct suppressions *s;
+
+	assert_non_null(buf);
+	/* a line of SUPP_MAX_LINE bytes is read, one more is refused */
+	memcpy(buf, "#\nleak:", 7);
+	memset(buf + 7, 'x', SUPP_MAX_LINE - 5);
+	buf[SUPP_MAX_LINE + 2] = '\n';
+	buf[SUPP_MAX_LINE + 3] = '\0';
+	s = load_text(buf);
+	assert_non_null(s);
+	assert_int_equal(s->n, 1);
+	assert_int_equal(strlen(s->p[0].glob), SUPP_MAX_LINE - 5);
+	supp_free(s);
+	buf[SUPP_MAX_LINE + 2] = 'x';
+	check_refused(buf, SUPP_MAX_LINE + 3, ":2: line longer than 4096 bytes");
+	/* a NUL byte: /dev/zero, a binary file */
+	check_refused("leak:a\nleak:\0b\n", 15, ":2: a NUL byte: not a suppressions file");
+	/* newlines alone count too: no file is read whole past the bound */
+	memset(buf, '\n', big);
+	check_refused(buf, big, ": more than 16 MiB: not a suppressions file");
+	free(buf);
+}
+
 static void test_unreadable(void **state)
 {
 	struct cap c;
@@ -233,6 +283,7 @@ int main(void)
 		cmocka_unit_test(test_parse),
 		cmocka_unit_test(test_malformed),
 		cmocka_unit_test(test_unreadable),
+		cmocka_unit_test(test_bounds),
 		cmocka_unit_test(test_match),
 		cmocka_unit_test(test_star_and_brackets),
 	};

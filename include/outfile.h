@@ -1,0 +1,49 @@
+/*
+ * outfile.h - the report files (-o, --json): checked before the target
+ * runs, written so that what is at the path stays what it was meant to be.
+ *
+ *   a regular file, or none yet   written to PATH.tmp, then renamed onto
+ *                                 PATH: a reader never sees half a report
+ *   a symbolic link               the same for the file it points to (the
+ *                                 link stays a link)
+ *   anything else (/dev/null, a   written in place: renaming a regular file
+ *   FIFO, a pipe as /dev/fd/N,    over it would replace the device; opened
+ *   a terminal)                   without blocking (a FIFO that nobody reads
+ *                                 is an error, not a hang)
+ */
+#ifndef PTLEAK_OUTFILE_H
+#define PTLEAK_OUTFILE_H
+
+#include <stdio.h>
+
+/*
+ * Is PATH a name to write to?  Refuses an empty name, a name ending in
+ * '/' and a directory with one "ptleak: cannot write PATH: ..." message:
+ * 0 or -1.  Done before the target runs, so that an unusable output does
+ * not cost the run (-o's file is then opened at once).
+ */
+int outfile_check_name(const char *path);
+
+/*
+ * Can outfile_open write PATH?  outfile_check_name, then: a file written
+ * in place must be writable; for one replaced by a rename, a temporary
+ * file is created in its directory and removed (a missing or unwritable
+ * directory fails).  0 or -1 (message).
+ */
+int outfile_check(const char *path);
+
+struct outfile {
+	const char *path;	/* as given, for messages */
+	char *dest;		/* PATH, symbolic links followed (NULL: in place) */
+	char *tmp;		/* DEST.tmp, or NULL: written in place */
+	FILE *f;
+};
+
+/* Open PATH for a new report into OF (OF->f): 0, or -1 (message). */
+int outfile_open(struct outfile *of, const char *path);
+
+/* Close OF and, unless in place, rename it onto its destination: 0, or -1
+ * (message, the temporary file removed). */
+int outfile_commit(struct outfile *of);
+
+#endif
