@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "debugfile.h"
 #include "symbols.h"
 #include "util.h"
 
@@ -29,8 +30,20 @@ struct module_aliases {
 	size_t n;
 };
 
+/*
+ * Two libdwfl sessions over the same maps, because libdwfl settles a
+ * module's symbol table once: DWFL never opens a separate debug file
+ * (the object's own .symtab, else its .dynsym: what set-up lookups and
+ * frame 0, named after the allocator, need); FULL, made at the first
+ * caller frame named, finds debug files (their .symtab, their DWARF for
+ * lines), and libdw reads a module's DWARF only when a frame in it
+ * asks for a line.
+ */
 struct symbolizer {
+	pid_t pid;
 	Dwfl *dwfl;
+	Dwfl *full;
+	int full_failed;
 	struct module_aliases *mods;
 	size_t nmods, amods;
 	/* strings handed out, freed at close */
@@ -44,33 +57,60 @@ struct symbolizer {
 
 static char *debuginfo_path;
 
-static const Dwfl_Callbacks proc_callbacks = {
+static const Dwfl_Callbacks light_callbacks = {
 	.find_elf = dwfl_linux_proc_find_elf,
-	.find_debuginfo = dwfl_standard_find_debuginfo,
+	.find_debuginfo = debugfile_none,
 	.debuginfo_path = &debuginfo_path,
 };
+
+static const Dwfl_Callbacks full_callbacks = {
+	.find_elf = dwfl_linux_proc_find_elf,
+	.find_debuginfo = debugfile_find,
+	.debuginfo_path = &debuginfo_path,
+};
+
+static Dwfl *proc_session(pid_t pid, const Dwfl_Callbacks *cb)
+{
+	Dwfl *dwfl = dwfl_begin(cb);
+	int ret;
+
+	if (!dwfl) {
+		error("libdw: dwfl_begin: %s", dwfl_errmsg(-1));
+		return NULL;
+	}
+	dwfl_report_begin(dwfl);
+	ret = dwfl_linux_proc_report(dwfl, pid);
+	dwfl_report_end(dwfl, NULL, NULL);
+	if (ret) {
+		error("cannot read the objects mapped by process %d: %s", (int)pid,
+		      ret > 0 ? strerror(ret) : dwfl_errmsg(-1));
+		dwfl_end(dwfl);
+		return NULL;
+	}
+	return dwfl;
+}
 
 struct symbolizer *sym_open(pid_t pid)
 {
 	struct symbolizer *s = xcalloc(1, sizeof(*s));
-	int ret;
 
-	s->dwfl = dwfl_begin(&proc_callbacks);
+	s->pid = pid;
+	s->dwfl = proc_session(pid, &light_callbacks);
 	if (!s->dwfl) {
-		error("libdw: dwfl_begin: %s", dwfl_errmsg(-1));
 		free(s);
 		return NULL;
 	}
-	dwfl_report_begin(s->dwfl);
-	ret = dwfl_linux_proc_report(s->dwfl, pid);
-	dwfl_report_end(s->dwfl, NULL, NULL);
-	if (ret) {
-		error("cannot read the objects mapped by process %d: %s", (int)pid,
-		      ret > 0 ? strerror(ret) : dwfl_errmsg(-1));
-		sym_close(s);
-		return NULL;
-	}
 	return s;
+}
+
+/* The session with debug files, NULL if it cannot be made. */
+static Dwfl *full_session(struct symbolizer *s)
+{
+	if (!s->full && !s->full_failed) {
+		s->full = proc_session(s->pid, &full_callbacks);
+		s->full_failed = !s->full;
+	}
+	return s->full;
 }
 
 Dwfl *sym_dwfl(struct symbolizer *s)
@@ -86,6 +126,8 @@ void sym_close(struct symbolizer *s)
 		return;
 	if (s->dwfl)
 		dwfl_end(s->dwfl);
+	if (s->full)
+		dwfl_end(s->full);
 	for (i = 0; i < s->nmods; i++)
 		free(s->mods[i].a);
 	free(s->mods);
@@ -292,6 +334,7 @@ void sym_lookup(struct symbolizer *s, uint64_t pc, int caller,
 	Dwfl_Module *mod;
 	uint64_t addr = caller && pc ? pc - 1 : pc;
 	struct name_cache *slot = cache_slot(s, pc, caller);
+	Dwfl *dwfl = caller ? full_session(s) : NULL;
 
 	if (slot->used) {
 		*out = slot->fi;
@@ -300,7 +343,7 @@ void sym_lookup(struct symbolizer *s, uint64_t pc, int caller,
 
 	memset(out, 0, sizeof(*out));
 	out->pc = pc;
-	mod = dwfl_addrmodule(s->dwfl, addr);
+	mod = dwfl_addrmodule(dwfl ? dwfl : s->dwfl, addr);
 	if (mod) {
 		GElf_Off off;
 		GElf_Sym sym;
@@ -331,7 +374,9 @@ void sym_lookup(struct symbolizer *s, uint64_t pc, int caller,
 			if (status != 0)
 				free(dem);
 		}
-		line = dwfl_module_getsrc(mod, addr);
+		/* frame 0 is the entry of a function named after its probe:
+		 * no line, no debug file */
+		line = dwfl ? dwfl_module_getsrc(mod, addr) : NULL;
 		if (line) {
 			int lineno = 0;
 			const char *file = dwfl_lineinfo(line, NULL, &lineno,
