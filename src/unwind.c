@@ -54,7 +54,16 @@ struct unwinder {
 	size_t snap_len;		/* bytes valid */
 	int snap_end;			/* the mapping ends at snap_base + snap_len */
 	uint8_t snap[SNAP_MAX];
+
+	/* main, where stacks end: from the entry code (unwinder_set_entry) */
+	uint64_t entry, main_ref;	/* main, or a pointer to it (kind 1) */
+	int main_kind;			/* -1: unknown */
+	unsigned main_tries;
+	uint64_t main_lo, main_hi;	/* its FDE's range once resolved */
 };
+
+/* attempts to find main's FDE (a GOT slot is filled at relocation) */
+#define MAIN_TRIES 16
 
 /*
  * libunwind passes the accessors the "arg" given to unw_init_remote, but
@@ -395,18 +404,25 @@ static struct utable *find_table(struct unwinder *u, uint64_t ip)
 	return NULL;
 }
 
-static int find_proc_info(unw_addr_space_t as, unw_word_t ip,
-			  unw_proc_info_t *pi, int need_unwind_info, void *arg)
+/* The table of IP; an object mapped since the tables were read makes
+ * them read again, once until the next flush. */
+static struct utable *table_of(struct unwinder *u, uint64_t ip)
 {
-	struct unwinder *u = current;
 	struct utable *t = find_table(u, ip);
 
-	/* an object mapped since the tables were read: read them again,
-	 * once until the next flush */
 	if (!t && !u->tabs_fresh) {
 		load_tables(u);
 		t = find_table(u, ip);
 	}
+	return t;
+}
+
+static int find_proc_info(unw_addr_space_t as, unw_word_t ip,
+			  unw_proc_info_t *pi, int need_unwind_info, void *arg)
+{
+	struct unwinder *u = current;
+	struct utable *t = table_of(u, ip);
+
 	if (!t)
 		return -UNW_ENOINFO;
 	return UNW_OBJ(dwarf_search_unwind_table)(as, ip, &t->di, pi,
@@ -451,6 +467,7 @@ struct unwinder *unwinder_new(pid_t pid)
 	struct unwinder *u = xcalloc(1, sizeof(*u));
 
 	u->pid = pid;
+	u->main_kind = -1;
 	u->as = unw_create_addr_space(&accessors, 0);
 	u->upt = _UPT_create(pid);
 	if (!u->as || !u->upt) {
@@ -495,6 +512,44 @@ void unwinder_flush(struct unwinder *u)
 	u->tabs_fresh = 0;
 }
 
+void unwinder_set_entry(struct unwinder *u, pid_t tid, uint64_t entry)
+{
+	uint8_t code[64];
+	ssize_t got = mem_read(tid, entry, code, sizeof(code));
+
+	u->entry = entry;
+	u->main_lo = u->main_hi = 0;
+	u->main_tries = 0;
+	u->main_kind = got > 0 ? arch_main_from_entry(code, (size_t)got, entry,
+						      &u->main_ref) : -1;
+}
+
+/*
+ * main's range, from the FDE that starts at its address (stripped
+ * executables have no symbol for it).  A GOT slot holds main only once
+ * the dynamic linker has relocated the executable: it must point into
+ * the executable.
+ */
+static void resolve_main(struct unwinder *u)
+{
+	uint64_t m = u->main_ref;
+	unw_proc_info_t pi;
+	struct utable *exe;
+
+	u->main_tries++;
+	if (u->main_kind == 1 && mem_read_all(u->tid, u->main_ref, &m, 8))
+		return;
+	exe = table_of(u, u->entry);
+	if (!exe || m < exe->start || m >= exe->end)
+		return;
+	memset(&pi, 0, sizeof(pi));
+	if (UNW_OBJ(dwarf_search_unwind_table)(u->as, m, &exe->di, &pi, 0, u) < 0 ||
+	    pi.start_ip != m || pi.end_ip <= m)
+		return;
+	u->main_lo = pi.start_ip;
+	u->main_hi = pi.end_ip;
+}
+
 unsigned unwind_stack(struct unwinder *u, pid_t tid, const struct arch_regs *r,
 		      const struct ret_fix *fixes, unsigned nfixes,
 		      uint64_t *pcs, unsigned max)
@@ -522,6 +577,8 @@ unsigned unwind_stack(struct unwinder *u, pid_t tid, const struct arch_regs *r,
 		u->snap_end = 1;
 	current = u;
 
+	if (u->main_kind >= 0 && !u->main_hi && u->main_tries < MAIN_TRIES)
+		resolve_main(u);
 	if (unw_init_remote(&cur, u->as, u) < 0)
 		goto out;
 	while (n < max && unw_step(&cur) > 0) {
@@ -530,6 +587,9 @@ unsigned unwind_stack(struct unwinder *u, pid_t tid, const struct arch_regs *r,
 		if (unw_get_reg(&cur, UNW_REG_IP, &ip) < 0 || !ip)
 			break;
 		pcs[n++] = ip;
+		/* a return address into main: nothing below it is shown */
+		if (ip - 1 >= u->main_lo && ip - 1 < u->main_hi)
+			break;
 	}
 out:
 	current = NULL;
