@@ -10,9 +10,8 @@
  * executables have no symbol for it; this is how their stacks are still
  * cut at main.
  */
-#include <capstone/capstone.h>
-
 #include "arch.h"
+#include "cs.h"
 
 /* What INSN, which writes %rdi or %edi, puts there: 0 value, 1 pointer to
  * it, -1 unknown. */
@@ -61,12 +60,11 @@ int arch_main_from_entry(const uint8_t *code, size_t len, uint64_t entry,
 	const uint8_t *p = code;
 	uint64_t pc = entry, v = 0;
 	int kind = -1, ret = -1;
+	csh h = x86_cs_detail();
 	cs_insn *insn;
-	csh h;
 
-	if (cs_open(CS_ARCH_X86, CS_MODE_64, &h) != CS_ERR_OK)
+	if (!h)
 		return -1;
-	cs_option(h, CS_OPT_DETAIL, CS_OPT_ON);
 	insn = cs_malloc(h);
 	while (insn && cs_disasm_iter(h, &p, &len, &pc, insn)) {
 		if (cs_insn_group(h, insn, CS_GRP_CALL)) {
@@ -84,6 +82,5 @@ int arch_main_from_entry(const uint8_t *code, size_t len, uint64_t entry,
 	}
 	if (insn)
 		cs_free(insn, 1);
-	cs_close(&h);
 	return ret;
 }
