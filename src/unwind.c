@@ -34,6 +34,21 @@ struct utable {
 #define SYN_BASE 0xfff0000000000000ull
 #define SYN_SPAN (1ull << 36)
 
+/*
+ * Pages of .eh_frame_hdr and .eh_frame (and code, for libunwind's signal
+ * frame and PLT checks) read while libunwind's caches are cold: one
+ * process_vm_readv per page instead of one per 8-byte word (~650 for the
+ * first few stacks of a small program).  Direct-mapped; emptied at every
+ * flush, which comes before any breakpoint is planted in new code.
+ */
+#define RO_PAGE 4096u
+#define RO_PAGES 32u
+
+struct ro_page {
+	uint64_t addr;		/* 0: empty */
+	uint8_t data[RO_PAGE];
+};
+
 #define SNAP_FIRST 8192u	/* read at each stop, from the stack pointer */
 #define SNAP_MAX (64u * 1024)	/* extended up to this on demand */
 
@@ -54,6 +69,7 @@ struct unwinder {
 	size_t snap_len;		/* bytes valid */
 	int snap_end;			/* the mapping ends at snap_base + snap_len */
 	uint8_t snap[SNAP_MAX];
+	struct ro_page ro[RO_PAGES];
 
 	/* main, where stacks end: from the entry code (unwinder_set_entry) */
 	uint64_t entry, main_ref;	/* main, or a pointer to it (kind 1) */
@@ -95,6 +111,24 @@ static int snap_extend(struct unwinder *u, uint64_t addr)
 	return addr + 8 <= u->snap_base + u->snap_len ? 0 : -1;
 }
 
+/* 8 bytes of read-only memory at ADDR through the page cache: 0 or -1. */
+static int ro_read(struct unwinder *u, uint64_t addr, uint64_t *val)
+{
+	uint64_t page = addr & ~(uint64_t)(RO_PAGE - 1);
+	struct ro_page *p = &u->ro[(page / RO_PAGE) % RO_PAGES];
+
+	if (addr + 8 > page + RO_PAGE || !page)
+		return mem_read_all(u->tid, addr, val, 8);
+	if (p->addr != page) {
+		p->addr = 0;
+		if (mem_read(u->tid, page, p->data, RO_PAGE) != (ssize_t)RO_PAGE)
+			return mem_read_all(u->tid, addr, val, 8);
+		p->addr = page;
+	}
+	memcpy(val, p->data + (addr - page), 8);
+	return 0;
+}
+
 static int access_mem(unw_addr_space_t as, unw_word_t addr, unw_word_t *val,
 		      int write, void *arg)
 {
@@ -125,7 +159,7 @@ static int access_mem(unw_addr_space_t as, unw_word_t addr, unw_word_t *val,
 		return 0;
 	}
 	/* text, .eh_frame: only while libunwind's caches are cold */
-	if (mem_read_all(u->tid, addr, val, 8))
+	if (ro_read(u, addr, val))
 		return -UNW_EINVAL;
 	return 0;
 }
@@ -507,9 +541,13 @@ void unwinder_set_pid(struct unwinder *u, pid_t pid)
 
 void unwinder_flush(struct unwinder *u)
 {
+	unsigned i;
+
 	unw_flush_cache(u->as, 0, 0);
 	clear_tables(u);
 	u->tabs_fresh = 0;
+	for (i = 0; i < RO_PAGES; i++)
+		u->ro[i].addr = 0;
 }
 
 void unwinder_set_entry(struct unwinder *u, pid_t tid, uint64_t entry)
