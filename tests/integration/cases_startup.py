@@ -207,3 +207,36 @@ def t_lazy_debug_info():
                 ck.true("demo: frame 'strdup (strdup.c:42)' missing: %s" % text,
                         any(re.search(r"by 0x[0-9a-f]+: strdup \(strdup\.c:\d+\)$", l) for l in text))
     ck.done()
+
+
+@case("debuglink_crc")
+def t_debuglink_crc():
+    """An executable without a build-id: its .gnu_debuglink file is taken
+    when its CRC matches (lines), refused when it does not (no lines,
+    function names from the executable's own symbols)."""
+    for tool in ("cc", "objcopy"):
+        if not shutil.which(tool):
+            raise Skip("%s missing" % tool)
+    name = "demo"
+    ck = Check()
+    with tempfile.TemporaryDirectory(prefix="ptleak-it.") as d:
+        full = os.path.join(d, "demo_full")
+        exe = os.path.join(d, "demo_nb")
+        dbg = exe + ".debug"
+        for cmd in (["cc", "-O0", "-g", "-fno-omit-frame-pointer", "-Wl,--build-id=none",
+                     "-o", full, source_path(name)],
+                    ["objcopy", "--only-keep-debug", full, dbg],
+                    ["objcopy", "--strip-debug", "--add-gnu-debuglink=" + dbg, full, exe]):
+            p = subprocess.run(cmd, capture_output=True, text=True, cwd=d)
+            if p.returncode != 0:
+                raise Fail("%s failed: %s" % (" ".join(cmd), p.stderr.strip()))
+        out = subprocess.run(["readelf", "-n", exe], capture_output=True, text=True).stdout
+        ck.true("%s has a build-id" % exe, "Build ID" not in out)
+        ck.eq("frames, debuglink CRC matching", greeting_frames(need_json(ptleak([exe])), exe),
+              [("make_greeting", "demo.c", line("demo", "greeting"), exe),
+               ("main", "demo.c", line("demo", "call_greeting"), exe)])
+        with open(dbg, "ab") as f:
+            f.write(b"\0")	# another CRC
+        ck.eq("frames, debuglink CRC not matching", greeting_frames(need_json(ptleak([exe])), exe),
+              [("make_greeting", None, None, exe), ("main", None, None, exe)])
+    ck.done()
