@@ -1,11 +1,14 @@
 /* symbols.c - libdwfl lookups over a live process's objects. */
 #include <elfutils/libdwfl.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <gelf.h>
+#include <unistd.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "debugfile.h"
+#include "dwline.h"
 #include "symbols.h"
 #include "util.h"
 
@@ -30,6 +33,14 @@ struct module_aliases {
 	size_t n;
 };
 
+/* How a module of the full session gets its lines: LINES (its separate
+ * debug file's .debug_line, when that file's .debug_info is compressed),
+ * else libdw. */
+struct module_lines {
+	Dwfl_Module *mod;
+	struct dwline *lines;
+};
+
 /*
  * Two libdwfl sessions over the same maps, because libdwfl settles a
  * module's symbol table once: DWFL never opens a separate debug file
@@ -46,6 +57,8 @@ struct symbolizer {
 	int full_failed;
 	struct module_aliases *mods;
 	size_t nmods, amods;
+	struct module_lines *mlines;
+	size_t nmlines, amlines;
 	/* strings handed out, freed at close */
 	char **strs;
 	size_t nstrs, astrs;
@@ -131,6 +144,9 @@ void sym_close(struct symbolizer *s)
 	for (i = 0; i < s->nmods; i++)
 		free(s->mods[i].a);
 	free(s->mods);
+	for (i = 0; i < s->nmlines; i++)
+		dwline_close(s->mlines[i].lines);
+	free(s->mlines);
 	for (i = 0; i < s->nstrs; i++)
 		free(s->strs[i]);
 	free(s->strs);
@@ -251,6 +267,38 @@ static const struct module_aliases *aliases_of(struct symbolizer *s,
 	return m;
 }
 
+/* MOD's line rows from its separate debug file when that file's DWARF
+ * is compressed (libdw would inflate all of it), else NULL: libdw. */
+static struct dwline *lines_of(struct symbolizer *s, Dwfl_Module *mod)
+{
+	struct module_lines *m;
+	const char *debugfile = NULL;
+	size_t i;
+	int fd;
+
+	for (i = 0; i < s->nmlines; i++)
+		if (s->mlines[i].mod == mod)
+			return s->mlines[i].lines;
+	grow_array((void **)&s->mlines, &s->amlines, s->nmlines + 1,
+		   sizeof(*s->mlines));
+	m = &s->mlines[s->nmlines++];
+	m->mod = mod;
+	m->lines = NULL;
+	/* the name lookup has already looked for the debug file */
+	dwfl_module_info(mod, NULL, NULL, NULL, NULL, NULL, NULL, &debugfile);
+	fd = debugfile ? open(debugfile, O_RDONLY | O_CLOEXEC) : -1;
+	if (fd >= 0) {
+		Elf *elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+		int compressed = elf && dwline_info_compressed(elf);
+
+		elf_end(elf);
+		close(fd);
+		if (compressed)
+			m->lines = dwline_open(debugfile);
+	}
+	return m->lines;
+}
+
 static size_t underscores(const char *name)
 {
 	return strspn(name, "_");
@@ -350,6 +398,7 @@ void sym_lookup(struct symbolizer *s, uint64_t pc, int caller,
 		uint64_t start;
 		const char *name;
 		Dwfl_Line *line;
+		struct dwline *lines;
 
 		out->module = module_path(mod, &start);
 		out->module_offset = pc - start;
@@ -376,8 +425,20 @@ void sym_lookup(struct symbolizer *s, uint64_t pc, int caller,
 		}
 		/* frame 0 is the entry of a function named after its probe:
 		 * no line, no debug file */
-		line = dwfl ? dwfl_module_getsrc(mod, addr) : NULL;
-		if (line) {
+		lines = dwfl ? lines_of(s, mod) : NULL;
+		line = dwfl && !lines ? dwfl_module_getsrc(mod, addr) : NULL;
+		if (lines) {
+			const char *file;
+			int lineno;
+			Dwarf_Addr bias = 0;
+
+			dwfl_module_getelf(mod, &bias);
+			if (!dwline_find(lines, addr - bias, &file, &lineno) &&
+			    lineno > 0) {
+				out->file = keep(s, xstrdup(base_name(file)));
+				out->line = lineno;
+			}
+		} else if (line) {
 			int lineno = 0;
 			const char *file = dwfl_lineinfo(line, NULL, &lineno,
 							 NULL, NULL, NULL);
