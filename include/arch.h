@@ -131,6 +131,16 @@ int arch_inject_syscall(pid_t tid, long nr, const uint64_t args[6],
 extern const long arch_sys_mmap, arch_sys_munmap;
 
 /*
+ * Where main is, from CODE (LEN bytes at address ENTRY, the executable's
+ * entry point): glibc's _start hands main to __libc_start_main in the
+ * first argument.  Returns 0 with *ADDR = main, 1 with *ADDR = the address
+ * of a pointer to main (a GOT slot, valid once the dynamic linker has
+ * relocated the executable), or -1 if the code is not recognised.
+ */
+int arch_main_from_entry(const uint8_t *code, size_t len, uint64_t entry,
+			 uint64_t *addr);
+
+/*
  * libunwind register REGNUM (UNW_* of this arch) from R.  0, or -1 if the
  * register is not kept in struct arch_regs.
  */

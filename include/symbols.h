@@ -4,7 +4,8 @@
  * A symbolizer is a libdwfl session over the objects mapped in a process
  * (dwfl_linux_proc_report).  It serves two purposes:
  *  - at set-up, find where functions (the allocator) are defined, in the
- *    order the dynamic linker binds them;
+ *    order the dynamic linker binds them, from the objects' own symbol
+ *    tables (.symtab, else .dynsym: no debug file is read);
  *  - at report time only, name the PCs of reported stacks: function,
  *    source file and line (from the object's own debug info or a separate
  *    one found by build-id or debuglink), module.
@@ -54,6 +55,11 @@ struct frame_info {
 /*
  * Name PC.  CALLER is non-zero for every frame but the innermost: PC is
  * then a return address and the line is that of PC - 1 (the call).
+ * The innermost frame (an allocator or descriptor function's entry) gets
+ * its symbol from the object itself and no line: no debug file is opened
+ * for it.  A caller frame uses the object's debug file when one exists
+ * (build-id, debuglink; debuginfod only if DEBUGINFOD_URLS is set), and
+ * its DWARF is read only then.
  * Strings are owned by the symbolizer and live until sym_close.
  */
 void sym_lookup(struct symbolizer *s, uint64_t pc, int caller,

@@ -29,6 +29,14 @@ void unwinder_set_pid(struct unwinder *u, pid_t pid);
 /* Forget cached unwind info (after exec, dlclose, a new mapping). */
 void unwinder_flush(struct unwinder *u);
 
+/*
+ * The image's entry point is ENTRY (its code read through thread TID):
+ * from now on stacks end at the frame in main, whose address the entry
+ * code gives (arch_main_from_entry) and whose extent its FDE, so that
+ * stripped executables' stacks end there too.  Called at each exec.
+ */
+void unwinder_set_entry(struct unwinder *u, pid_t tid, uint64_t entry);
+
 /* A stack slot holding a hijacked return address, and the real one. */
 struct ret_fix {
 	uint64_t slot;
@@ -37,7 +45,8 @@ struct ret_fix {
 
 /*
  * The call stack of thread TID stopped with registers R: PCS[0] is R's pc,
- * then the return addresses of its callers, at most MAX.  FIXES lists the
+ * then the return addresses of its callers, at most MAX, the last one in
+ * main when main is reached.  FIXES lists the
  * thread's hijacked return slots.  Returns the number of PCs (>= 1).
  */
 unsigned unwind_stack(struct unwinder *u, pid_t tid, const struct arch_regs *r,

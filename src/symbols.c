@@ -1,10 +1,14 @@
 /* symbols.c - libdwfl lookups over a live process's objects. */
 #include <elfutils/libdwfl.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <gelf.h>
+#include <unistd.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "debugfile.h"
+#include "dwline.h"
 #include "symbols.h"
 #include "util.h"
 
@@ -29,10 +33,32 @@ struct module_aliases {
 	size_t n;
 };
 
+/* How a module of the full session gets its lines: LINES (its separate
+ * debug file's .debug_line, when that file's .debug_info is compressed),
+ * else libdw. */
+struct module_lines {
+	Dwfl_Module *mod;
+	struct dwline *lines;
+};
+
+/*
+ * Two libdwfl sessions over the same maps, because libdwfl settles a
+ * module's symbol table once: DWFL never opens a separate debug file
+ * (the object's own .symtab, else its .dynsym: what set-up lookups and
+ * frame 0, named after the allocator, need); FULL, made at the first
+ * caller frame named, finds debug files (their .symtab, their DWARF for
+ * lines), and libdw reads a module's DWARF only when a frame in it
+ * asks for a line.
+ */
 struct symbolizer {
+	pid_t pid;
 	Dwfl *dwfl;
+	Dwfl *full;
+	int full_failed;
 	struct module_aliases *mods;
 	size_t nmods, amods;
+	struct module_lines *mlines;
+	size_t nmlines, amlines;
 	/* strings handed out, freed at close */
 	char **strs;
 	size_t nstrs, astrs;
@@ -44,33 +70,60 @@ struct symbolizer {
 
 static char *debuginfo_path;
 
-static const Dwfl_Callbacks proc_callbacks = {
+static const Dwfl_Callbacks light_callbacks = {
 	.find_elf = dwfl_linux_proc_find_elf,
-	.find_debuginfo = dwfl_standard_find_debuginfo,
+	.find_debuginfo = debugfile_none,
 	.debuginfo_path = &debuginfo_path,
 };
+
+static const Dwfl_Callbacks full_callbacks = {
+	.find_elf = dwfl_linux_proc_find_elf,
+	.find_debuginfo = debugfile_find,
+	.debuginfo_path = &debuginfo_path,
+};
+
+static Dwfl *proc_session(pid_t pid, const Dwfl_Callbacks *cb)
+{
+	Dwfl *dwfl = dwfl_begin(cb);
+	int ret;
+
+	if (!dwfl) {
+		error("libdw: dwfl_begin: %s", dwfl_errmsg(-1));
+		return NULL;
+	}
+	dwfl_report_begin(dwfl);
+	ret = dwfl_linux_proc_report(dwfl, pid);
+	dwfl_report_end(dwfl, NULL, NULL);
+	if (ret) {
+		error("cannot read the objects mapped by process %d: %s", (int)pid,
+		      ret > 0 ? strerror(ret) : dwfl_errmsg(-1));
+		dwfl_end(dwfl);
+		return NULL;
+	}
+	return dwfl;
+}
 
 struct symbolizer *sym_open(pid_t pid)
 {
 	struct symbolizer *s = xcalloc(1, sizeof(*s));
-	int ret;
 
-	s->dwfl = dwfl_begin(&proc_callbacks);
+	s->pid = pid;
+	s->dwfl = proc_session(pid, &light_callbacks);
 	if (!s->dwfl) {
-		error("libdw: dwfl_begin: %s", dwfl_errmsg(-1));
 		free(s);
 		return NULL;
 	}
-	dwfl_report_begin(s->dwfl);
-	ret = dwfl_linux_proc_report(s->dwfl, pid);
-	dwfl_report_end(s->dwfl, NULL, NULL);
-	if (ret) {
-		error("cannot read the objects mapped by process %d: %s", (int)pid,
-		      ret > 0 ? strerror(ret) : dwfl_errmsg(-1));
-		sym_close(s);
-		return NULL;
-	}
 	return s;
+}
+
+/* The session with debug files, NULL if it cannot be made. */
+static Dwfl *full_session(struct symbolizer *s)
+{
+	if (!s->full && !s->full_failed) {
+		s->full = proc_session(s->pid, &full_callbacks);
+		s->full_failed = !s->full;
+	}
+	return s->full;
 }
 
 Dwfl *sym_dwfl(struct symbolizer *s)
@@ -86,9 +139,14 @@ void sym_close(struct symbolizer *s)
 		return;
 	if (s->dwfl)
 		dwfl_end(s->dwfl);
+	if (s->full)
+		dwfl_end(s->full);
 	for (i = 0; i < s->nmods; i++)
 		free(s->mods[i].a);
 	free(s->mods);
+	for (i = 0; i < s->nmlines; i++)
+		dwline_close(s->mlines[i].lines);
+	free(s->mlines);
 	for (i = 0; i < s->nstrs; i++)
 		free(s->strs[i]);
 	free(s->strs);
@@ -209,6 +267,38 @@ static const struct module_aliases *aliases_of(struct symbolizer *s,
 	return m;
 }
 
+/* MOD's line rows from its separate debug file when that file's DWARF
+ * is compressed (libdw would inflate all of it), else NULL: libdw. */
+static struct dwline *lines_of(struct symbolizer *s, Dwfl_Module *mod)
+{
+	struct module_lines *m;
+	const char *debugfile = NULL;
+	size_t i;
+	int fd;
+
+	for (i = 0; i < s->nmlines; i++)
+		if (s->mlines[i].mod == mod)
+			return s->mlines[i].lines;
+	grow_array((void **)&s->mlines, &s->amlines, s->nmlines + 1,
+		   sizeof(*s->mlines));
+	m = &s->mlines[s->nmlines++];
+	m->mod = mod;
+	m->lines = NULL;
+	/* the name lookup has already looked for the debug file */
+	dwfl_module_info(mod, NULL, NULL, NULL, NULL, NULL, NULL, &debugfile);
+	fd = debugfile ? open(debugfile, O_RDONLY | O_CLOEXEC) : -1;
+	if (fd >= 0) {
+		Elf *elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+		int compressed = elf && dwline_info_compressed(elf);
+
+		elf_end(elf);
+		close(fd);
+		if (compressed)
+			m->lines = dwline_open(debugfile);
+	}
+	return m->lines;
+}
+
 static size_t underscores(const char *name)
 {
 	return strspn(name, "_");
@@ -292,6 +382,7 @@ void sym_lookup(struct symbolizer *s, uint64_t pc, int caller,
 	Dwfl_Module *mod;
 	uint64_t addr = caller && pc ? pc - 1 : pc;
 	struct name_cache *slot = cache_slot(s, pc, caller);
+	Dwfl *dwfl = caller ? full_session(s) : NULL;
 
 	if (slot->used) {
 		*out = slot->fi;
@@ -300,13 +391,14 @@ void sym_lookup(struct symbolizer *s, uint64_t pc, int caller,
 
 	memset(out, 0, sizeof(*out));
 	out->pc = pc;
-	mod = dwfl_addrmodule(s->dwfl, addr);
+	mod = dwfl_addrmodule(dwfl ? dwfl : s->dwfl, addr);
 	if (mod) {
 		GElf_Off off;
 		GElf_Sym sym;
 		uint64_t start;
 		const char *name;
 		Dwfl_Line *line;
+		struct dwline *lines;
 
 		out->module = module_path(mod, &start);
 		out->module_offset = pc - start;
@@ -331,8 +423,22 @@ void sym_lookup(struct symbolizer *s, uint64_t pc, int caller,
 			if (status != 0)
 				free(dem);
 		}
-		line = dwfl_module_getsrc(mod, addr);
-		if (line) {
+		/* frame 0 is the entry of a function named after its probe:
+		 * no line, no debug file */
+		lines = dwfl ? lines_of(s, mod) : NULL;
+		line = dwfl && !lines ? dwfl_module_getsrc(mod, addr) : NULL;
+		if (lines) {
+			const char *file;
+			int lineno;
+			Dwarf_Addr bias = 0;
+
+			dwfl_module_getelf(mod, &bias);
+			if (!dwline_find(lines, addr - bias, &file, &lineno) &&
+			    lineno > 0) {
+				out->file = keep(s, xstrdup(base_name(file)));
+				out->line = lineno;
+			}
+		} else if (line) {
 			int lineno = 0;
 			const char *file = dwfl_lineinfo(line, NULL, &lineno,
 							 NULL, NULL, NULL);

@@ -489,6 +489,7 @@ static int setup_image(struct session *S, pid_t tid)
 
 	if (read_auxv(P->mem_pid, &base, &entry) || bpset_scratch(&P->bps, tid))
 		return -1;
+	unwinder_set_entry(P->unw, tid, entry);
 	if (!base)
 		return bind_allocator(P, tid, &entry, 1);
 

@@ -34,6 +34,21 @@ struct utable {
 #define SYN_BASE 0xfff0000000000000ull
 #define SYN_SPAN (1ull << 36)
 
+/*
+ * Pages of .eh_frame_hdr and .eh_frame (and code, for libunwind's signal
+ * frame and PLT checks) read while libunwind's caches are cold: one
+ * process_vm_readv per page instead of one per 8-byte word (~650 for the
+ * first few stacks of a small program).  Direct-mapped; emptied at every
+ * flush, which comes before any breakpoint is planted in new code.
+ */
+#define RO_PAGE 4096u
+#define RO_PAGES 32u
+
+struct ro_page {
+	uint64_t addr;		/* 0: empty */
+	uint8_t data[RO_PAGE];
+};
+
 #define SNAP_FIRST 8192u	/* read at each stop, from the stack pointer */
 #define SNAP_MAX (64u * 1024)	/* extended up to this on demand */
 
@@ -54,7 +69,17 @@ struct unwinder {
 	size_t snap_len;		/* bytes valid */
 	int snap_end;			/* the mapping ends at snap_base + snap_len */
 	uint8_t snap[SNAP_MAX];
+	struct ro_page ro[RO_PAGES];
+
+	/* main, where stacks end: from the entry code (unwinder_set_entry) */
+	uint64_t entry, main_ref;	/* main, or a pointer to it (kind 1) */
+	int main_kind;			/* -1: unknown */
+	unsigned main_tries;
+	uint64_t main_lo, main_hi;	/* its FDE's range once resolved */
 };
+
+/* attempts to find main's FDE (a GOT slot is filled at relocation) */
+#define MAIN_TRIES 16
 
 /*
  * libunwind passes the accessors the "arg" given to unw_init_remote, but
@@ -84,6 +109,24 @@ static int snap_extend(struct unwinder *u, uint64_t addr)
 	if (u->snap_len < want)
 		u->snap_end = 1;
 	return addr + 8 <= u->snap_base + u->snap_len ? 0 : -1;
+}
+
+/* 8 bytes of read-only memory at ADDR through the page cache: 0 or -1. */
+static int ro_read(struct unwinder *u, uint64_t addr, uint64_t *val)
+{
+	uint64_t page = addr & ~(uint64_t)(RO_PAGE - 1);
+	struct ro_page *p = &u->ro[(page / RO_PAGE) % RO_PAGES];
+
+	if (addr + 8 > page + RO_PAGE || !page)
+		return mem_read_all(u->tid, addr, val, 8);
+	if (p->addr != page) {
+		p->addr = 0;
+		if (mem_read(u->tid, page, p->data, RO_PAGE) != (ssize_t)RO_PAGE)
+			return mem_read_all(u->tid, addr, val, 8);
+		p->addr = page;
+	}
+	memcpy(val, p->data + (addr - page), 8);
+	return 0;
 }
 
 static int access_mem(unw_addr_space_t as, unw_word_t addr, unw_word_t *val,
@@ -116,7 +159,7 @@ static int access_mem(unw_addr_space_t as, unw_word_t addr, unw_word_t *val,
 		return 0;
 	}
 	/* text, .eh_frame: only while libunwind's caches are cold */
-	if (mem_read_all(u->tid, addr, val, 8))
+	if (ro_read(u, addr, val))
 		return -UNW_EINVAL;
 	return 0;
 }
@@ -395,18 +438,25 @@ static struct utable *find_table(struct unwinder *u, uint64_t ip)
 	return NULL;
 }
 
-static int find_proc_info(unw_addr_space_t as, unw_word_t ip,
-			  unw_proc_info_t *pi, int need_unwind_info, void *arg)
+/* The table of IP; an object mapped since the tables were read makes
+ * them read again, once until the next flush. */
+static struct utable *table_of(struct unwinder *u, uint64_t ip)
 {
-	struct unwinder *u = current;
 	struct utable *t = find_table(u, ip);
 
-	/* an object mapped since the tables were read: read them again,
-	 * once until the next flush */
 	if (!t && !u->tabs_fresh) {
 		load_tables(u);
 		t = find_table(u, ip);
 	}
+	return t;
+}
+
+static int find_proc_info(unw_addr_space_t as, unw_word_t ip,
+			  unw_proc_info_t *pi, int need_unwind_info, void *arg)
+{
+	struct unwinder *u = current;
+	struct utable *t = table_of(u, ip);
+
 	if (!t)
 		return -UNW_ENOINFO;
 	return UNW_OBJ(dwarf_search_unwind_table)(as, ip, &t->di, pi,
@@ -451,6 +501,7 @@ struct unwinder *unwinder_new(pid_t pid)
 	struct unwinder *u = xcalloc(1, sizeof(*u));
 
 	u->pid = pid;
+	u->main_kind = -1;
 	u->as = unw_create_addr_space(&accessors, 0);
 	u->upt = _UPT_create(pid);
 	if (!u->as || !u->upt) {
@@ -490,9 +541,51 @@ void unwinder_set_pid(struct unwinder *u, pid_t pid)
 
 void unwinder_flush(struct unwinder *u)
 {
+	unsigned i;
+
 	unw_flush_cache(u->as, 0, 0);
 	clear_tables(u);
 	u->tabs_fresh = 0;
+	for (i = 0; i < RO_PAGES; i++)
+		u->ro[i].addr = 0;
+}
+
+void unwinder_set_entry(struct unwinder *u, pid_t tid, uint64_t entry)
+{
+	uint8_t code[64];
+	ssize_t got = mem_read(tid, entry, code, sizeof(code));
+
+	u->entry = entry;
+	u->main_lo = u->main_hi = 0;
+	u->main_tries = 0;
+	u->main_kind = got > 0 ? arch_main_from_entry(code, (size_t)got, entry,
+						      &u->main_ref) : -1;
+}
+
+/*
+ * main's range, from the FDE that starts at its address (stripped
+ * executables have no symbol for it).  A GOT slot holds main only once
+ * the dynamic linker has relocated the executable: it must point into
+ * the executable.
+ */
+static void resolve_main(struct unwinder *u)
+{
+	uint64_t m = u->main_ref;
+	unw_proc_info_t pi;
+	struct utable *exe;
+
+	u->main_tries++;
+	if (u->main_kind == 1 && mem_read_all(u->tid, u->main_ref, &m, 8))
+		return;
+	exe = table_of(u, u->entry);
+	if (!exe || m < exe->start || m >= exe->end)
+		return;
+	memset(&pi, 0, sizeof(pi));
+	if (UNW_OBJ(dwarf_search_unwind_table)(u->as, m, &exe->di, &pi, 0, u) < 0 ||
+	    pi.start_ip != m || pi.end_ip <= m)
+		return;
+	u->main_lo = pi.start_ip;
+	u->main_hi = pi.end_ip;
 }
 
 unsigned unwind_stack(struct unwinder *u, pid_t tid, const struct arch_regs *r,
@@ -522,6 +615,8 @@ unsigned unwind_stack(struct unwinder *u, pid_t tid, const struct arch_regs *r,
 		u->snap_end = 1;
 	current = u;
 
+	if (u->main_kind >= 0 && !u->main_hi && u->main_tries < MAIN_TRIES)
+		resolve_main(u);
 	if (unw_init_remote(&cur, u->as, u) < 0)
 		goto out;
 	while (n < max && unw_step(&cur) > 0) {
@@ -530,6 +625,9 @@ unsigned unwind_stack(struct unwinder *u, pid_t tid, const struct arch_regs *r,
 		if (unw_get_reg(&cur, UNW_REG_IP, &ip) < 0 || !ip)
 			break;
 		pcs[n++] = ip;
+		/* a return address into main: nothing below it is shown */
+		if (ip - 1 >= u->main_lo && ip - 1 < u->main_hi)
+			break;
 	}
 out:
 	current = NULL;

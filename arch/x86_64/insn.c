@@ -41,6 +41,7 @@
 #include <string.h>
 
 #include "arch.h"
+#include "cs.h"
 
 #define REG_NONE	(-1)
 #define REG_AH		16	/* ah, ch, dh, bh: REG_AH + 0..3 */
@@ -772,7 +773,7 @@ static void set_text(struct arch_insn *insn, const cs_insn *ci)
 int arch_insn_analyse(struct arch_insn *insn, uint64_t addr,
 		      const uint8_t *code, size_t n, char *err, size_t errlen)
 {
-	csh h = 0, att = 0;
+	csh h = x86_cs_detail(), att = x86_cs_att();
 	cs_insn *ci = NULL, *ca = NULL;
 	const char *why;
 	char hex[3 * 16 + 1] = "";
@@ -787,11 +788,10 @@ int arch_insn_analyse(struct arch_insn *insn, uint64_t addr,
 	if (i)
 		hex[3 * i - 1] = '\0';
 
-	if (cs_open(CS_ARCH_X86, CS_MODE_64, &h) != CS_ERR_OK) {
+	if (!h) {
 		fmt_err(err, errlen, "cannot initialise capstone");
 		return -1;
 	}
-	cs_option(h, CS_OPT_DETAIL, CS_OPT_ON);
 	if (!avail || cs_disasm(h, code, avail, addr, 1, &ci) != 1) {
 		fmt_err(err, errlen, "cannot decode the instruction at %#" PRIx64
 			" (bytes: %s)", addr, avail ? hex : "none");
@@ -801,9 +801,7 @@ int arch_insn_analyse(struct arch_insn *insn, uint64_t addr,
 	memcpy(insn->bytes, code, ci->size);
 
 	/* the log text in AT&T syntax ("pushq %r12") */
-	if (cs_open(CS_ARCH_X86, CS_MODE_64, &att) == CS_ERR_OK &&
-	    cs_option(att, CS_OPT_SYNTAX, CS_OPT_SYNTAX_ATT) == CS_ERR_OK &&
-	    cs_disasm(att, code, ci->size, addr, 1, &ca) == 1)
+	if (att && cs_disasm(att, code, ci->size, addr, 1, &ca) == 1)
 		set_text(insn, ca);
 	else
 		set_text(insn, ci);
@@ -831,9 +829,6 @@ out:
 		cs_free(ca, 1);
 	if (ci)
 		cs_free(ci, 1);
-	if (att)
-		cs_close(&att);
-	cs_close(&h);
 	return ret;
 }
 
