@@ -57,6 +57,9 @@ $(B)/tests/%: tests/unit/%.c $(B)/libptleak.a $(wildcard tests/unit/*.h)
 	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -Itests/unit -o $@ $< $(B)/libptleak.a \
 		$(LIBS) $$(pkg-config --libs cmocka)
 
+# The unwind-table test walks its own stack: frames without a frame pointer.
+$(B)/tests/test_unwtab: ALL_CFLAGS += -fomit-frame-pointer
+
 # Targets whose name starts with static_ are linked statically.
 $(B)/targets/static_%: tests/targets/static_%.c
 	@mkdir -p $(dir $@)
