@@ -336,7 +336,8 @@ static int find_cfi(struct compiler *c, Dwarf **dw)
 	if (elf_getshdrstrndx(c->elf, &shstrndx) < 0)
 		return error("%s: not an ELF file: %s", c->path, elf_errmsg(-1));
 	while ((scn = elf_nextscn(c->elf, scn))) {
-		if (!gelf_getshdr(scn, &sh) || sh.sh_type == SHT_NOBITS)
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type == SHT_NOBITS ||
+		    sh.sh_size == 0)
 			continue;
 		name = elf_strptr(c->elf, shstrndx, sh.sh_name);
 		if (name && !strcmp(name, ".eh_frame"))
@@ -395,7 +396,8 @@ int unwtab_compile(const char *path, struct unwtab_hdr **tab,
 		return error("cannot open %s: %s", path, strerror(errno));
 	elf_version(EV_CURRENT);
 	c.elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
-	if (!c.elf) {
+	if (!c.elf || elf_kind(c.elf) != ELF_K_ELF) {
+		elf_end(c.elf);
 		close(fd);
 		return error("%s: not an ELF file: %s", path, elf_errmsg(-1));
 	}
@@ -431,8 +433,8 @@ int unwtab_check(const void *tab, size_t size)
 	    h->rows_off < sizeof(*h) ||
 	    h->rows_off + (uint64_t)h->nrows * sizeof(*rows) > h->rules_off ||
 	    h->rules_off + (uint64_t)h->nrules * sizeof(*rules) > h->size)
-		return error("unwind table: counts and offsets do not fit its %u bytes",
-			     h->size);
+		return error("unwind table: counts and offsets do not fit its %u bytes (%zu given)",
+			     h->size, size);
 	rows = unwtab_rows(h);
 	rules = unwtab_rules(h);
 	for (i = 0; i < h->nrules; i++)

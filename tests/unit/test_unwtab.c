@@ -8,6 +8,7 @@
  * compiled from every loaded object, must give glibc backtrace()'s pcs one
  * for one, and the return addresses the frames recorded themselves.
  */
+#include <dlfcn.h>
 #include <execinfo.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -17,12 +18,14 @@
 #include <stdlib.h>
 #include <string.h>
 #include <cmocka.h>
+#include <unistd.h>
 
 #include "unwtab.h"
 #include "unwtab_walk.h"
 #include "unwtab_self.h"
 
 #define MAXF 128
+#define ARRAY_LEN(a) (sizeof(a) / sizeof((a)[0]))
 #define NOINLINE __attribute__((noinline, noipa))
 #define RA() ((uint64_t)(uintptr_t)__builtin_return_address(0))
 
@@ -187,10 +190,291 @@ static void test_walk_equals_backtrace(void **state)
 	assert_int_equal(rule_kind_at(seen.ours[seen.nours - 1] - 1), UNWTAB_STOP);
 }
 
+/*
+ * A synthetic object: table pcs 0x1000-0x1040 run at 0x5000 (bias 0x4000).
+ *   0x1000 CFA = sp + 8                (function entry)
+ *   0x1001 CFA = sp + 16, fp at CFA-16 (after push rbp)
+ *   0x1004 CFA = fp + 16, fp at CFA-16 (after mov rsp, rbp)
+ *   0x1020 CFA = sp + 8                (after leave)
+ *   0x1030 INVALID
+ *   0x1040 STOP (end)
+ */
+static const struct unwtab_rule syn_rules[] = {
+	{ .kind = UNWTAB_STOP },
+	{ .kind = UNWTAB_CFA_SP, .cfa_off = 8, .ra_off = -8 },
+	{ .kind = UNWTAB_CFA_SP, .cfa_off = 16, .ra_off = -8, .fp_off = -16 },
+	{ .kind = UNWTAB_CFA_FP, .cfa_off = 16, .ra_off = -8, .fp_off = -16 },
+	{ .kind = UNWTAB_INVALID },
+};
+static const struct unwtab_row syn_rows[] = {
+	{ 0x1000, 1, 0 }, { 0x1001, 2, 0 }, { 0x1004, 3, 0 },
+	{ 0x1020, 1, 0 }, { 0x1030, 4, 0 }, { 0x1040, 0, 0 },
+};
+
+static struct {
+	struct unwtab_hdr h;
+	struct unwtab_row rows[ARRAY_LEN(syn_rows)];
+	struct unwtab_rule rules[ARRAY_LEN(syn_rules)];
+} syn;
+
+static struct unwtab_obj syn_obj(void)
+{
+	syn.h = (struct unwtab_hdr){
+		.magic = UNWTAB_MAGIC, .version = UNWTAB_VERSION,
+		.nrules = ARRAY_LEN(syn_rules), .nrows = ARRAY_LEN(syn_rows),
+		.rows_off = offsetof(__typeof__(syn), rows),
+		.rules_off = offsetof(__typeof__(syn), rules),
+		.size = sizeof(syn), .lo = 0x1000, .hi = 0x1040,
+	};
+	memcpy(syn.rows, syn_rows, sizeof(syn_rows));
+	memcpy(syn.rules, syn_rules, sizeof(syn_rules));
+	return (struct unwtab_obj){ 0x5000, 0x5040, 0x4000, &syn.h };
+}
+
+#define A(p) ((uint64_t)(uintptr_t)(p))
+
+/*
+ * A stack of three frames over the synthetic object: fp-based (twice), then
+ * sp-based after push rbp, then a return into INVALID.  The first pc is a
+ * return address exactly at the row boundary 0x1020: its row is the
+ * call's (0x101f, fp-based), not the next one.
+ */
+static void syn_stack(uint64_t *stk)
+{
+	memset(stk, 0, 16 * sizeof(*stk));
+	stk[0] = 0xdead;		/* what sp + 8 would give */
+	stk[4] = A(&stk[10]);		/* saved fp */
+	stk[5] = 0x5010;
+	stk[10] = A(&stk[12]);
+	stk[11] = 0x5003;		/* after push rbp */
+	stk[12] = 0x1234;		/* its saved fp */
+	stk[13] = 0x5031;		/* into INVALID */
+}
+
+static unsigned syn_walk(uint64_t *stk, uint64_t lo, uint64_t hi, uint64_t *pcs)
+{
+	struct unwtab_obj o = syn_obj();
+	struct unwtab_stack st = { lo, hi };
+	struct unwtab_frame f = { 0x5020, A(&stk[0]), A(&stk[4]), 0 };
+
+	assert_int_equal(unwtab_check(&syn, sizeof(syn)), 0);
+	return unwtab_walk(&o, 1, &st, f, pcs, 8);
+}
+
+static void test_walk_synthetic(void **state)
+{
+	uint64_t stk[16], pcs[8];
+	const uint64_t want[] = { 0x5020, 0x5010, 0x5003, 0x5031 };
+	struct unwtab_obj o = syn_obj();
+	struct unwtab_stack st = { A(&stk[0]), A(&stk[16]) };
+	struct unwtab_frame f = { 0x5003, A(&stk[12]), 0x1234, 0 };
+
+	syn_stack(stk);
+	assert_int_equal(syn_walk(stk, A(&stk[0]), A(&stk[16]), pcs), 4);
+	assert_memory_equal(pcs, want, sizeof(want));
+	/* the last step: fp restored from CFA - 16 */
+	assert_int_equal(unwtab_step(&o, 1, &st, &f), 1);
+	assert_int_equal(f.pc, 0x5031);
+	assert_int_equal(f.sp, A(&stk[14]));
+	assert_int_equal(f.fp, 0x1234);
+	/* exact pc at the boundary: the sp-based row of 0x1020 */
+	f = (struct unwtab_frame){ 0x5020, A(&stk[0]), 0, 1 };
+	assert_int_equal(unwtab_step(&o, 1, &st, &f), 1);
+	assert_int_equal(f.pc, 0xdead);
+	/* outside the object, before its first row, in its STOP: no caller */
+	f = (struct unwtab_frame){ 0x5041, A(&stk[0]), 0, 0 };
+	assert_int_equal(unwtab_step(&o, 1, &st, &f), 0);
+	f = (struct unwtab_frame){ 0x5000, A(&stk[0]), 0, 0 };
+	assert_int_equal(unwtab_step(&o, 1, &st, &f), 0);
+	assert_int_equal(unwtab_walk(&o, 1, &st, f, pcs, 0), 0);
+	assert_int_equal(unwtab_walk(&o, 1, &st, f, pcs, 1), 1);
+}
+
+static void test_walk_stays_in_bounds(void **state)
+{
+	uint64_t stk[16], pcs[8];
+
+	syn_stack(stk);
+	/* the third frame's return address is at stk[13]: just outside */
+	assert_int_equal(syn_walk(stk, A(&stk[0]), A(&stk[13]), pcs), 3);
+	assert_int_equal(syn_walk(stk, A(&stk[0]), A(&stk[14]), pcs), 4);
+	/* the second frame's at stk[11], its saved fp at stk[10] */
+	assert_int_equal(syn_walk(stk, A(&stk[0]), A(&stk[11]), pcs), 2);
+	/* the first frame's return address at stk[5], its saved fp at stk[4] */
+	assert_int_equal(syn_walk(stk, A(&stk[4]), A(&stk[16]), pcs), 4);
+	assert_int_equal(syn_walk(stk, A(&stk[5]), A(&stk[16]), pcs), 1);
+	/* a saved fp below the frame: the caller's caller's sp would not be
+	 * above its caller's */
+	stk[4] = A(&stk[0]) - 64;
+	assert_int_equal(syn_walk(stk, 0, UINT64_MAX, pcs), 2);
+	/* an empty or tiny stack */
+	assert_int_equal(syn_walk(stk, 0, 0, pcs), 1);
+	assert_int_equal(syn_walk(stk, 0, 7, pcs), 1);
+}
+
+static void test_check_rejects(void **state)
+{
+	syn_obj();
+	assert_int_equal(unwtab_check(&syn, sizeof(syn)), 0);
+	assert_int_equal(unwtab_check(&syn, sizeof(syn) - 1), -1);
+	syn.rows[2].pc = 0x1001;	/* not increasing */
+	assert_int_equal(unwtab_check(&syn, sizeof(syn)), -1);
+	syn_obj();
+	syn.rows[1].rule = ARRAY_LEN(syn_rules);
+	assert_int_equal(unwtab_check(&syn, sizeof(syn)), -1);
+	syn_obj();
+	syn.rules[4].kind = UNWTAB_SIGNAL + 1;
+	assert_int_equal(unwtab_check(&syn, sizeof(syn)), -1);
+	syn_obj();
+	syn.rows[5].rule = 1;		/* does not end with STOP */
+	assert_int_equal(unwtab_check(&syn, sizeof(syn)), -1);
+	syn_obj();
+	syn.h.version = 2;
+	assert_int_equal(unwtab_check(&syn, sizeof(syn)), -1);
+	syn_obj();
+	syn.h.nrows = 100;
+	assert_int_equal(unwtab_check(&syn, sizeof(syn)), -1);
+}
+
+/* The first row of T with a rule of KIND, or NULL. */
+static const struct unwtab_row *row_of_kind(const struct unwtab_hdr *t, int kind)
+{
+	const struct unwtab_row *rows = unwtab_rows(t);
+	uint32_t i;
+
+	for (i = 0; i < t->nrows; i++)
+		if (unwtab_rules(t)[rows[i].rule].kind == kind)
+			return &rows[i];
+	return NULL;
+}
+
+/* libc's table: its one signal frame, PLT, function entries */
+static void test_libc_table(void **state)
+{
+	const struct unwtab_obj *libc = self_obj_of(&tabs, (void *)qsort);
+	const struct unwtab_row *row;
+	const struct unwtab_rule *r;
+	Dl_info dli;
+	struct unwtab_hdr *t;
+	struct unwtab_stats st;
+
+	assert_non_null(libc);
+	assert_int_not_equal(dladdr((void *)qsort, &dli), 0);
+	assert_int_equal(unwtab_compile(dli.dli_fname, &t, &st), 0);
+	assert_int_equal(unwtab_check(t, t->size), 0);
+	assert_memory_equal(t, libc->tab, t->size);	/* deterministic */
+	assert_int_equal(st.signal, 1);		/* __restore_rt */
+	assert_int_equal(st.debug_frame, 0);
+	row = row_of_kind(t, UNWTAB_SIGNAL);
+	assert_non_null(row);
+	r = &unwtab_rules(t)[row->rule];
+	/* rip, rsp, rbp of the ucontext's mcontext (sys/ucontext.h) */
+	assert_int_equal(r->ra_off, 40 + 8 * 16);
+	assert_int_equal(r->cfa_off, 40 + 8 * 15);
+	assert_int_equal(r->fp_off, 40 + 8 * 10);
+	/* at a function's entry: CFA = rsp + 8, return address at CFA - 8 */
+	r = unwtab_find_rule(t, (uint64_t)(uintptr_t)qsort - libc->bias);
+	assert_non_null(r);
+	assert_int_equal(r->kind, UNWTAB_CFA_SP);
+	assert_int_equal(r->cfa_off, 8);
+	assert_int_equal(r->ra_off, -8);
+	assert_int_equal(r->fp_off, 0);
+	free(t);
+}
+
+/*
+ * A PLT entry (16 bytes: jmp *GOT; push $index; jmp PLT0): before the push
+ * (byte 11) the return address is at sp, after it at sp + 8.  libc's own
+ * .plt, after PLT0, on a synthetic stack.
+ */
+static void test_plt_rule(void **state)
+{
+	const struct unwtab_obj *libc = self_obj_of(&tabs, (void *)qsort);
+	const struct unwtab_row *row = row_of_kind(libc->tab, UNWTAB_PLT);
+	const struct unwtab_rule *r;
+	uint64_t stk[4] = { 0x1111, 0x2222, 0x3333, 0x4444 }, entry;
+	struct unwtab_stack st = { A(&stk[0]), A(&stk[4]) };
+	struct unwtab_frame f;
+
+	assert_non_null(row);
+	r = &unwtab_rules(libc->tab)[row->rule];
+	assert_int_equal(r->plt_split, 11);
+	assert_int_equal(r->cfa_off, 8);
+	entry = libc->bias + row->pc;
+	assert_int_equal(entry & 15, 0);
+	f = (struct unwtab_frame){ entry + 6, A(&stk[0]), 7, 1 };
+	assert_int_equal(unwtab_step(libc, 1, &st, &f), 1);
+	assert_int_equal(f.pc, 0x1111);
+	assert_int_equal(f.sp, A(&stk[1]));
+	assert_int_equal(f.fp, 7);
+	f = (struct unwtab_frame){ entry + 11, A(&stk[0]), 7, 1 };
+	assert_int_equal(unwtab_step(libc, 1, &st, &f), 1);
+	assert_int_equal(f.pc, 0x2222);
+	assert_int_equal(f.sp, A(&stk[2]));
+}
+
+/*
+ * An object with .debug_frame only (built next to this test): its two
+ * functions, uwt_framed starting with "sub $N, %rsp" (48 83 ec N).
+ */
+static void test_debug_frame(void **state)
+{
+	char path[4096], *slash;
+	ssize_t len = readlink("/proc/self/exe", path, sizeof(path) - 64);
+	const struct unwtab_rule *r;
+	const uint8_t *code;
+	struct unwtab_hdr *t;
+	struct unwtab_stats st;
+	uint64_t at;
+	Dl_info dli;
+	void *h;
+
+	assert_true(len > 0);
+	path[len] = 0;
+	slash = strrchr(path, '/');
+	strcpy(slash + 1, "libuwt_debug_frame.so");
+	assert_int_equal(unwtab_compile(path, &t, &st), 0);
+	assert_int_equal(unwtab_check(t, t->size), 0);
+	assert_int_equal(st.debug_frame, 1);
+	assert_int_equal(st.fdes, 2);
+	h = dlopen(path, RTLD_NOW);
+	assert_non_null(h);
+	code = dlsym(h, "uwt_framed");
+	assert_non_null(code);
+	assert_int_not_equal(dladdr(code, &dli), 0);
+	at = A(code) - A(dli.dli_fbase);
+	r = unwtab_find_rule(t, at);
+	assert_int_equal(r->kind, UNWTAB_CFA_SP);
+	assert_int_equal(r->cfa_off, 8);
+	assert_memory_equal(code, "\x48\x83\xec", 3);
+	r = unwtab_find_rule(t, at + 4);
+	assert_int_equal(r->kind, UNWTAB_CFA_SP);
+	assert_int_equal(r->cfa_off, 8 + code[3]);
+	assert_int_equal(r->ra_off, -8);
+	dlclose(h);
+	free(t);
+}
+
+static void test_compile_errors(void **state)
+{
+	struct unwtab_hdr *t = NULL;
+
+	assert_int_equal(unwtab_compile("/nonexistent/libx.so", &t, NULL), -1);
+	assert_int_equal(unwtab_compile("/proc/self/status", &t, NULL), -1);
+	assert_null(t);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_walk_equals_backtrace),
+		cmocka_unit_test(test_walk_synthetic),
+		cmocka_unit_test(test_walk_stays_in_bounds),
+		cmocka_unit_test(test_check_rejects),
+		cmocka_unit_test(test_libc_table),
+		cmocka_unit_test(test_plt_rule),
+		cmocka_unit_test(test_debug_frame),
+		cmocka_unit_test(test_compile_errors),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);
