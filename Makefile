@@ -6,6 +6,7 @@
 #   make check    unit and integration tests; ends "N passed, M failed"
 #   make check-valgrind   ptleak's totals against a live valgrind run
 #   make bench    benchmarks (never part of check)
+#   make bench-unwtab   unwind tables: compile time, ns per 16-frame walk
 
 ARCH ?= $(shell uname -m)
 B := build
@@ -38,7 +39,7 @@ TARGET_BIN := $(patsubst tests/targets/%.c,$(B)/targets/%,$(TARGET_C)) \
 	$(patsubst tests/targets/%.cc,$(B)/targets/%,$(TARGET_CXX))
 TARGET_CFLAGS := -O0 -g -fno-omit-frame-pointer -pthread
 
-.PHONY: all deps demo check check-valgrind unit integration bench clean
+.PHONY: all deps demo check check-valgrind unit integration bench bench-unwtab clean
 all: $(B)/ptleak
 
 $(B)/obj/%.o: %.c $(wildcard include/*.h) $(wildcard arch/$(ARCH)/*.h)
@@ -96,6 +97,10 @@ check-valgrind: $(B)/ptleak $(TARGET_BIN)
 
 bench: $(B)/ptleak
 	@$(MAKE) -s -C bench B=$(abspath $(B))
+
+# unwind tables (docs/recorder.md piece 6): compile ms, ns per walk
+bench-unwtab: $(B)/libptleak.a
+	@$(MAKE) -s -C bench unwtab B=$(abspath $(B))
 
 clean:
 	rm -rf $(B)

@@ -399,7 +399,7 @@ int unwtab_compile(const char *path, struct unwtab_hdr **tab,
 	if (!c.elf || elf_kind(c.elf) != ELF_K_ELF) {
 		elf_end(c.elf);
 		close(fd);
-		return error("%s: not an ELF file: %s", path, elf_errmsg(-1));
+		return error("%s: not an ELF file", path);
 	}
 	c.rule_hash = xcalloc(c.hash_size, sizeof(*c.rule_hash));
 	intern_rule(&c, &stop);		/* rule 0 is STOP */

@@ -30,6 +30,7 @@ static int self_add(struct dl_phdr_info *info, size_t size, void *arg)
 	struct unwtab_hdr *h;
 	unsigned i;
 
+	(void)size;
 	if (access(path, R_OK) || t->n == SELF_MAX_OBJS)
 		return 0;	/* the vdso: no file */
 	for (i = 0; i < info->dlpi_phnum; i++) {
