@@ -10,6 +10,7 @@
  */
 #include <dlfcn.h>
 #include <execinfo.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -46,17 +47,25 @@ static struct {
 static volatile int raised;
 static volatile int sink;
 
+/*
+ * Walk from the registers ut_capture saved, called by the function that
+ * called ut_capture (its frame and those above are as they were then),
+ * over the stack up to HI.
+ */
+static NOINLINE void walk_captured(uint64_t hi)
+{
+	struct unwtab_stack st = { ut_regs.sp, hi };
+	struct unwtab_frame f = { ut_regs.pc, ut_regs.sp, ut_regs.fp, 0 };
+
+	seen.regs = ut_regs;
+	seen.nours = unwtab_walk(tabs.objs, tabs.n, &st, f, seen.ours, MAXF);
+}
+
 static NOINLINE void in_handler2(void)
 {
-	struct unwtab_stack st;
-	struct unwtab_frame f;
-
 	seen.ra_handler2 = RA();
 	seen.nbt = ut_capture(seen.bt, MAXF);
-	seen.regs = ut_regs;
-	st = (struct unwtab_stack){ ut_regs.sp, self_stack_end() };
-	f = (struct unwtab_frame){ ut_regs.pc, ut_regs.sp, ut_regs.fp, 0 };
-	seen.nours = unwtab_walk(tabs.objs, tabs.n, &st, f, seen.ours, MAXF);
+	walk_captured(self_stack_end());
 	sink++;
 }
 
@@ -288,6 +297,13 @@ static void test_walk_synthetic(void **state)
 	assert_int_equal(unwtab_step(&o, 1, &st, &f), 0);
 	assert_int_equal(unwtab_walk(&o, 1, &st, f, pcs, 0), 0);
 	assert_int_equal(unwtab_walk(&o, 1, &st, f, pcs, 1), 1);
+	/* at a function's entry: the caller's pc is at sp */
+	assert_int_equal(unwtab_entry_frame(&st, A(&stk[13]), 5, &f), 0);
+	assert_int_equal(f.pc, 0x5031);
+	assert_int_equal(f.sp, A(&stk[14]));
+	assert_int_equal(f.fp, 5);
+	assert_int_equal(f.exact, 0);
+	assert_int_equal(unwtab_entry_frame(&st, A(&stk[16]), 5, &f), -1);
 }
 
 static void test_walk_stays_in_bounds(void **state)
@@ -464,10 +480,56 @@ static void test_compile_errors(void **state)
 	assert_null(t);
 }
 
+static NOINLINE void in_thread(uint64_t hi)
+{
+	seen.ra_handler2 = RA();
+	seen.nbt = ut_capture(seen.bt, MAXF);
+	walk_captured(hi);
+	sink++;
+}
+
+static void *thread_main(void *arg)
+{
+	pthread_attr_t a;
+	void *addr = NULL;
+	size_t size = 0;
+
+	if (!pthread_getattr_np(pthread_self(), &a)) {
+		pthread_attr_getstack(&a, &addr, &size);
+		pthread_attr_destroy(&a);
+	}
+	in_thread((uint64_t)(uintptr_t)addr + size);
+	sink++;
+	return NULL;
+}
+
+/* A thread's stack ends in clone's child, whose CFI says "no caller". */
+static void test_walk_thread(void **state)
+{
+	const struct unwtab_obj *libc = self_obj_of(&tabs, (void *)qsort);
+	pthread_t t;
+	int i;
+
+	memset(&seen, 0, sizeof(seen));
+	assert_int_equal(pthread_create(&t, NULL, thread_main, NULL), 0);
+	assert_int_equal(pthread_join(t, NULL), 0);
+	/* in_thread, thread_main, start_thread, clone3 */
+	assert_int_equal(seen.nbt, 4);
+	assert_int_equal(seen.nours, seen.nbt);
+	for (i = 0; i < seen.nbt; i++)
+		assert_int_equal(seen.ours[i], (uint64_t)(uintptr_t)seen.bt[i]);
+	assert_int_equal(seen.ours[0], seen.regs.pc);
+	assert_int_equal(seen.ours[1], seen.ra_handler2);
+	i = seen.nours - 1;
+	assert_true(seen.ours[i] >= libc->lo && seen.ours[i] < libc->hi);
+	assert_int_equal(rule_kind_at(seen.ours[i] - 1), UNWTAB_STOP);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_walk_equals_backtrace),
+		cmocka_unit_test(test_walk_thread),
 		cmocka_unit_test(test_walk_synthetic),
 		cmocka_unit_test(test_walk_stays_in_bounds),
 		cmocka_unit_test(test_check_rejects),
