@@ -60,12 +60,17 @@ $(B)/tests/%: tests/unit/%.c $(B)/libptleak.a $(wildcard tests/unit/*.h)
 
 # The unwind-table test walks its own stack: frames without a frame pointer.
 $(B)/tests/test_unwtab: ALL_CFLAGS += -fomit-frame-pointer
-# ... and an object whose only CFI is .debug_frame, next to it.
-$(B)/tests/test_unwtab: $(B)/tests/libuwt_debug_frame.so
-$(B)/tests/libuwt_debug_frame.so: tests/unit/uwt_debug_frame.c
+# ... and, next to it, objects with odd CFI: only .debug_frame, rows
+# libdw refuses.
+$(B)/tests/test_unwtab: $(B)/tests/libuwt_debug_frame.so \
+	$(B)/tests/libuwt_cfi_odd.so
+$(B)/tests/libuwt_%.so: tests/unit/uwt_%.c
 	@mkdir -p $(dir $@)
 	$(CC) -O2 -g -fPIC -shared -nostdlib -fno-asynchronous-unwind-tables \
 		-o $@ $<
+$(B)/tests/libuwt_%.so: tests/unit/uwt_%.S
+	@mkdir -p $(dir $@)
+	$(CC) -fPIC -shared -nostdlib -o $@ $<
 
 # Targets whose name starts with static_ are linked statically.
 $(B)/targets/static_%: tests/targets/static_%.c

@@ -96,6 +96,8 @@ struct unwtab_stats {
 	unsigned fdes;		/* FDEs compiled */
 	unsigned ranges;	/* CFI rows seen (before merging) */
 	unsigned invalid;	/* of those, INVALID */
+	unsigned refused;	/* FDEs whose rows libdw refused from some pc
+				 * on (INVALID there) */
 	unsigned plt, signal, stop;	/* PLT, SIGNAL and outermost rows */
 	int debug_frame;	/* the CFI came from .debug_frame */
 };

@@ -188,46 +188,58 @@ static int cie_encoding(struct compiler *c, Dwarf_Off off, uint8_t *enc)
 	return 0;
 }
 
-static void add_range(struct compiler *c, uint64_t s, uint64_t e, uint32_t rule)
+/* Account for rule R over [START, END): the range, and the stats. */
+static int add_rule(struct compiler *c, uint64_t start, uint64_t end,
+		    const struct unwtab_rule *r)
 {
+	int64_t idx = intern_rule(c, r);
+
+	if (idx < 0)
+		return error("%s: more than %u distinct unwind rules",
+			     c->path, MAX_RULES);
+	c->st.ranges++;
+	c->st.invalid += r->kind == UNWTAB_INVALID;
+	c->st.plt += r->kind == UNWTAB_PLT;
+	c->st.signal += r->kind == UNWTAB_SIGNAL;
+	c->st.stop += r->kind == UNWTAB_STOP;
 	grow_array((void **)&c->ranges, &c->aranges, c->nranges + 1,
 		   sizeof(*c->ranges));
-	c->ranges[c->nranges++] = (struct range){ s, e, rule };
+	c->ranges[c->nranges++] = (struct range){ start, end, (uint32_t)idx };
+	return 0;
 }
 
-/* The rows of the FDE covering [START, END), as ranges. */
+/*
+ * The rows of the FDE covering [START, END), as ranges.  A row libdw
+ * refuses to interpret (libgcrypt's hand-written assembly redefines the
+ * CFA register after a CFA expression) makes the rest of the FDE INVALID:
+ * libdw stops at the same instruction for every later row.
+ */
 static int compile_fde(struct compiler *c, uint64_t start, uint64_t end)
 {
+	const struct unwtab_rule invalid = { .kind = UNWTAB_INVALID };
 	uint64_t pc = start, s, e;
 	struct unwtab_rule r;
 	Dwarf_Frame *f;
 	bool sig;
-	int64_t idx;
+	int bad;
 
 	c->st.fdes++;
 	while (pc < end) {
-		if (dwarf_cfi_addrframe(c->cfi, pc, &f) < 0)
-			return error("%s: no CFI row at %#lx inside its FDE: %s",
-				     c->path, (unsigned long)pc, dwarf_errmsg(-1));
-		if (dwarf_frame_info(f, &s, &e, &sig) < 0 ||
-		    arch_unwtab_rule(f, sig, &r) < 0) {
-			free(f);
-			return error("%s: bad CFI row at %#lx: %s", c->path,
-				     (unsigned long)pc, dwarf_errmsg(-1));
+		if (dwarf_cfi_addrframe(c->cfi, pc, &f) < 0) {
+			c->st.refused++;
+			return add_rule(c, pc, end, &invalid);
 		}
+		bad = dwarf_frame_info(f, &s, &e, &sig) < 0 ||
+		      arch_unwtab_rule(f, sig, &r) < 0;
 		free(f);
+		if (bad) {
+			c->st.refused++;
+			return add_rule(c, pc, end, &invalid);
+		}
 		if (e > end || e <= pc)
 			e = end;
-		c->st.ranges++;
-		c->st.invalid += r.kind == UNWTAB_INVALID;
-		c->st.plt += r.kind == UNWTAB_PLT;
-		c->st.signal += r.kind == UNWTAB_SIGNAL;
-		c->st.stop += r.kind == UNWTAB_STOP;
-		idx = intern_rule(c, &r);
-		if (idx < 0)
-			return error("%s: more than %u distinct unwind rules",
-				     c->path, MAX_RULES);
-		add_range(c, pc, e, (uint32_t)idx);
+		if (add_rule(c, pc, e, &r) < 0)
+			return -1;
 		pc = e;
 	}
 	return 0;

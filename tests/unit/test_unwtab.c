@@ -5,11 +5,14 @@
  * The real test: this binary (built -O2 -fomit-frame-pointer) stops in a
  * signal handler raised from a qsort comparator (a frame inside libc,
  * below a signal frame), and its own stack, walked with the tables
- * compiled from every loaded object, must give glibc backtrace()'s pcs one
- * for one, and the return addresses the frames recorded themselves.
+ * compiled from every loaded object, must give the pcs of libunwind's
+ * unw_backtrace() and of glibc's backtrace() (libgcc's unwinder) one for
+ * one, and the return addresses the frames recorded themselves.
  */
 #include <dlfcn.h>
 #include <execinfo.h>
+#include <libunwind.h>
+#include <link.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -34,8 +37,11 @@ static struct self_tabs tabs;
 
 /* what the frames saw, filled inside the signal handler */
 static struct {
-	void *bt[MAXF];
+	void *bt[MAXF];		/* libunwind's */
 	int nbt;
+	void *bt_glibc[MAXF];
+	int nbt_glibc;
+	uint64_t pc_glibc;	/* its call's return address */
 	uint64_t ours[MAXF];
 	unsigned nours;
 	struct ut_regs regs;
@@ -61,9 +67,15 @@ static NOINLINE void walk_captured(uint64_t hi)
 	seen.nours = unwtab_walk(tabs.objs, tabs.n, &st, f, seen.ours, MAXF);
 }
 
+static int (*glibc_backtrace)(void **, int);
+
 static NOINLINE void in_handler2(void)
 {
 	seen.ra_handler2 = RA();
+	ut_backtrace = glibc_backtrace;
+	seen.nbt_glibc = ut_capture(seen.bt_glibc, MAXF);
+	seen.pc_glibc = ut_regs.pc;
+	ut_backtrace = unw_backtrace;
 	seen.nbt = ut_capture(seen.bt, MAXF);
 	walk_captured(self_stack_end());
 	sink++;
@@ -127,8 +139,12 @@ static NOINLINE int chain(int n)
 
 static int setup(void **state)
 {
+	void *libc = dlopen("libc.so.6", RTLD_NOW | RTLD_NOLOAD);
+
+	/* libunwind.so exports a backtrace too, found first here */
+	glibc_backtrace = libc ? (int (*)(void **, int))dlsym(libc, "backtrace") : NULL;
 	self_tabs_load(&tabs);
-	return tabs.failed ? -1 : 0;
+	return tabs.failed || !glibc_backtrace ? -1 : 0;
 }
 
 static int teardown(void **state)
@@ -162,17 +178,22 @@ static void test_walk_equals_backtrace(void **state)
 	const struct unwtab_obj *libc = self_obj_of(&tabs, (void *)qsort);
 	int i, at;
 
-	backtrace(seen.bt, 1);		/* loads libgcc_s before the test */
+	glibc_backtrace(seen.bt, 1);	/* loads libgcc_s before the test */
 	assert_int_equal(sigaction(SIGUSR1, &sa, &old), 0);
 	raised = 0;
 	chain(3);
 	sigaction(SIGUSR1, &old, NULL);
 
-	/* pc for pc what glibc's backtrace() (libgcc's unwinder) says */
+	/* pc for pc what libunwind says */
 	assert_true(seen.nbt >= 16);
 	assert_int_equal(seen.nours, seen.nbt);
 	for (i = 0; i < seen.nbt; i++)
 		assert_int_equal(seen.ours[i], (uint64_t)(uintptr_t)seen.bt[i]);
+	/* and glibc's backtrace(), called from the line before */
+	assert_int_equal(seen.nbt_glibc, seen.nbt);
+	assert_int_equal((uint64_t)(uintptr_t)seen.bt_glibc[0], seen.pc_glibc);
+	for (i = 1; i < seen.nbt; i++)
+		assert_int_equal(seen.ours[i], (uint64_t)(uintptr_t)seen.bt_glibc[i]);
 
 	/* and what the frames recorded: the handler's frames first ... */
 	assert_int_equal(seen.ours[0], seen.regs.pc);
@@ -380,6 +401,7 @@ static void test_libc_table(void **state)
 	assert_int_equal(unwtab_check(t, t->size), 0);
 	assert_memory_equal(t, libc->tab, t->size);	/* deterministic */
 	assert_int_equal(st.signal, 1);		/* __restore_rt */
+	assert_int_equal(st.refused, 0);
 	assert_int_equal(st.debug_frame, 0);
 	row = row_of_kind(t, UNWTAB_SIGNAL);
 	assert_non_null(row);
@@ -429,36 +451,48 @@ static void test_plt_rule(void **state)
 	assert_int_equal(f.sp, A(&stk[2]));
 }
 
-/*
- * An object with .debug_frame only (built next to this test): its two
- * functions, uwt_framed starting with "sub $N, %rsp" (48 83 ec N).
- */
-static void test_debug_frame(void **state)
+/* The table of the test object NAME built next to this test (Makefile),
+ * dlopen'ed: *H, and its load bias *BIAS. */
+static struct unwtab_hdr *test_object(const char *name, struct unwtab_stats *st,
+				      void **h, uint64_t *bias)
 {
 	char path[4096], *slash;
 	ssize_t len = readlink("/proc/self/exe", path, sizeof(path) - 64);
-	const struct unwtab_rule *r;
-	const uint8_t *code;
 	struct unwtab_hdr *t;
-	struct unwtab_stats st;
-	uint64_t at;
-	Dl_info dli;
-	void *h;
+	struct link_map *lm;
 
 	assert_true(len > 0);
 	path[len] = 0;
 	slash = strrchr(path, '/');
-	strcpy(slash + 1, "libuwt_debug_frame.so");
-	assert_int_equal(unwtab_compile(path, &t, &st), 0);
+	strcpy(slash + 1, name);
+	assert_int_equal(unwtab_compile(path, &t, st), 0);
 	assert_int_equal(unwtab_check(t, t->size), 0);
+	*h = dlopen(path, RTLD_NOW);
+	assert_non_null(*h);
+	assert_int_equal(dlinfo(*h, RTLD_DI_LINKMAP, &lm), 0);
+	*bias = lm->l_addr;
+	return t;
+}
+
+/*
+ * An object with .debug_frame only: its two functions, uwt_framed
+ * starting with "sub $N, %rsp" (48 83 ec N).
+ */
+static void test_debug_frame(void **state)
+{
+	const struct unwtab_rule *r;
+	const uint8_t *code;
+	struct unwtab_hdr *t;
+	struct unwtab_stats st;
+	uint64_t bias, at;
+	void *h;
+
+	t = test_object("libuwt_debug_frame.so", &st, &h, &bias);
 	assert_int_equal(st.debug_frame, 1);
 	assert_int_equal(st.fdes, 2);
-	h = dlopen(path, RTLD_NOW);
-	assert_non_null(h);
 	code = dlsym(h, "uwt_framed");
 	assert_non_null(code);
-	assert_int_not_equal(dladdr(code, &dli), 0);
-	at = A(code) - A(dli.dli_fbase);
+	at = A(code) - bias;
 	r = unwtab_find_rule(t, at);
 	assert_int_equal(r->kind, UNWTAB_CFA_SP);
 	assert_int_equal(r->cfa_off, 8);
@@ -467,6 +501,38 @@ static void test_debug_frame(void **state)
 	assert_int_equal(r->kind, UNWTAB_CFA_SP);
 	assert_int_equal(r->cfa_off, 8 + code[3]);
 	assert_int_equal(r->ra_off, -8);
+	dlclose(h);
+	free(t);
+}
+
+/*
+ * CFI libdw refuses to interpret (libgcrypt's): the rest of that FDE is
+ * INVALID, the object's other FDEs are compiled.
+ */
+static void test_cfi_refused(void **state)
+{
+	struct unwtab_hdr *t;
+	struct unwtab_stats st;
+	uint64_t bias, odd, refused, after;
+	const struct unwtab_rule *r;
+	void *h;
+
+	t = test_object("libuwt_cfi_odd.so", &st, &h, &bias);
+	odd = A(dlsym(h, "uwt_odd")) - bias;
+	refused = A(dlsym(h, "uwt_odd_refused")) - bias;
+	after = A(dlsym(h, "uwt_after")) - bias;
+	assert_int_equal(st.fdes, 2);
+	assert_int_equal(st.refused, 1);
+	r = unwtab_find_rule(t, odd + 1);		/* after push %rbx */
+	assert_int_equal(r->kind, UNWTAB_CFA_SP);
+	assert_int_equal(r->cfa_off, 16);
+	r = unwtab_find_rule(t, refused - 1);		/* the expression */
+	assert_int_equal(r->kind, UNWTAB_INVALID);
+	r = unwtab_find_rule(t, refused + 2);		/* after the pop */
+	assert_int_equal(r->kind, UNWTAB_INVALID);
+	r = unwtab_find_rule(t, after);
+	assert_int_equal(r->kind, UNWTAB_CFA_SP);
+	assert_int_equal(r->cfa_off, 8);
 	dlclose(h);
 	free(t);
 }
@@ -483,6 +549,7 @@ static void test_compile_errors(void **state)
 static NOINLINE void in_thread(uint64_t hi)
 {
 	seen.ra_handler2 = RA();
+	ut_backtrace = unw_backtrace;
 	seen.nbt = ut_capture(seen.bt, MAXF);
 	walk_captured(hi);
 	sink++;
@@ -536,6 +603,7 @@ int main(void)
 		cmocka_unit_test(test_libc_table),
 		cmocka_unit_test(test_plt_rule),
 		cmocka_unit_test(test_debug_frame),
+		cmocka_unit_test(test_cfi_refused),
 		cmocka_unit_test(test_compile_errors),
 	};
 

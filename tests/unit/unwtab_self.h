@@ -99,13 +99,14 @@ static inline uint64_t self_stack_end(void)
 /*
  * ut_capture(buf, max): the registers at its entry into ut_regs (the
  * caller's frame: return address, sp after the return, rbp), then a tail
- * call of glibc's backtrace(buf, max), whose first pc is then the same
- * return address.
+ * call of ut_backtrace(buf, max) (glibc's or libunwind's backtrace), whose
+ * first pc is then the same return address.
  */
 struct ut_regs {
 	uint64_t pc, sp, fp;
 };
 struct ut_regs ut_regs;
+int (*ut_backtrace)(void **buf, int max);
 int ut_capture(void **buf, int max);
 __asm__(".text\n"
 	".globl ut_capture\n"
@@ -116,7 +117,7 @@ __asm__(".text\n"
 	"	leaq 8(%rsp), %rax\n"
 	"	movq %rax, ut_regs+8(%rip)\n"
 	"	movq %rbp, ut_regs+16(%rip)\n"
-	"	jmp backtrace@PLT\n"
+	"	jmp *ut_backtrace(%rip)\n"
 	".size ut_capture, .-ut_capture\n");
 
 /* ut_capture_regs(): the same registers into ut_regs, no backtrace. */
