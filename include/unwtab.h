@@ -11,8 +11,9 @@
  * Table format, version 1.  Little-endian, explicit sizes, no pointers:
  * the same bytes work in ptleak, in a shared mapping and in the target.
  *
- *     struct unwtab_hdr     32 bytes, at offset 0
+ *     struct unwtab_hdr     48 bytes, at offset 0
  *     struct unwtab_row     nrows x 8 bytes, at rows_off (8-aligned)
+ *     uint32_t buckets      nbuckets x 4 bytes, at buckets_off
  *     struct unwtab_rule    nrules x 12 bytes, at rules_off (4-aligned)
  *
  * Rows are sorted by pc, strictly increasing.  A row covers the addresses
@@ -22,6 +23,12 @@
  * (p_vaddr), so a running address is looked up as pc - load bias.  Adjacent
  * rows never have the same rule (they are merged).  Gaps between FDEs get a
  * STOP row.
+ *
+ * Buckets: an index that narrows the binary search to a few rows.  Bucket
+ * b covers the pcs from lo + (b << bucket_shift) (1 KiB each as compiled);
+ * buckets[b] is the index of the row covering that first pc, so the row of
+ * a pc in bucket b is among rows buckets[b] .. buckets[b + 1] (the last
+ * row for the last bucket).  nbuckets = ((hi - lo) >> bucket_shift) + 1.
  *
  * A rule says where the caller's registers are, from the frame's pc, sp
  * (rsp) and fp (rbp); CFA is the caller's sp:
@@ -71,6 +78,10 @@ struct unwtab_hdr {
 	uint32_t size;		/* header + rows + rules, bytes */
 	uint32_t lo, hi;	/* first and last covered pc: rows[0].pc,
 				 * rows[nrows - 1].pc (the final STOP) */
+	uint32_t buckets_off;
+	uint32_t nbuckets;
+	uint8_t bucket_shift;	/* 0-31 */
+	uint8_t reserved[7];	/* 0 */
 };
 
 struct unwtab_row {
@@ -87,7 +98,7 @@ struct unwtab_rule {
 	int32_t ra_off;
 };
 
-_Static_assert(sizeof(struct unwtab_hdr) == 32, "unwtab_hdr size");
+_Static_assert(sizeof(struct unwtab_hdr) == 48, "unwtab_hdr size");
 _Static_assert(sizeof(struct unwtab_row) == 8, "unwtab_row size");
 _Static_assert(sizeof(struct unwtab_rule) == 12, "unwtab_rule size");
 
@@ -113,12 +124,18 @@ int unwtab_compile(const char *path, struct unwtab_hdr **tab,
 		   struct unwtab_stats *stats);
 
 /* 0 if the SIZE bytes at TAB are a well-formed table (header, offsets,
- * sorted rows, rule indexes and kinds in range), else -1 with a message. */
+ * sorted rows, buckets, rule indexes and kinds in range), else -1 with a
+ * message. */
 int unwtab_check(const void *tab, size_t size);
 
 static inline const struct unwtab_row *unwtab_rows(const struct unwtab_hdr *h)
 {
 	return (const struct unwtab_row *)((const char *)h + h->rows_off);
+}
+
+static inline const uint32_t *unwtab_buckets(const struct unwtab_hdr *h)
+{
+	return (const uint32_t *)((const char *)h + h->buckets_off);
 }
 
 static inline const struct unwtab_rule *unwtab_rules(const struct unwtab_hdr *h)

@@ -7,9 +7,10 @@
  * stack's [lo, hi): a corrupt or foreign frame ends the walk, it never
  * faults.  Tables are only read (they may sit in a read-only mapping).
  *
- * Cost: per frame, a binary search over the loaded objects, one over the
- * object's rows, and one read (return address) or two (saved fp); a signal
- * frame reads three words.
+ * Cost: per frame, a binary search over the loaded objects (skipped while
+ * the frames stay in one object), one over the few rows of the pc's
+ * bucket, and one read (return address) or two (saved fp); a signal frame
+ * reads three words.
  */
 #ifndef PTLEAK_UNWTAB_WALK_H
 #define PTLEAK_UNWTAB_WALK_H
@@ -37,6 +38,8 @@ struct unwtab_stack {
 struct unwtab_frame {
 	uint64_t pc, sp, fp;
 	int exact;
+	/* the object of the previous lookup, tried first; NULL: none */
+	const struct unwtab_obj *obj;
 };
 
 /* The 8 bytes at ADDR into *V: 0, or -1 if they are not all in S. */
@@ -72,11 +75,15 @@ static inline const struct unwtab_rule *
 unwtab_find_rule(const struct unwtab_hdr *t, uint64_t pc)
 {
 	const struct unwtab_row *rows = unwtab_rows(t);
-	uint32_t lo = 0, hi = t->nrows, mid;
+	const uint32_t *buckets = unwtab_buckets(t);
+	uint32_t b, lo, hi, mid;
 
 	if (pc < t->lo || pc >= t->hi)
 		return NULL;
-	/* the last row with rows[].pc <= pc: rows[lo - 1] at the end */
+	/* the last row with rows[].pc <= pc, among its bucket's rows */
+	b = (uint32_t)(pc - t->lo) >> t->bucket_shift;
+	lo = buckets[b] + 1;
+	hi = b + 1 < t->nbuckets ? buckets[b + 1] + 1 : t->nrows;
 	while (lo < hi) {
 		mid = lo + (hi - lo) / 2;
 		if (rows[mid].pc <= pc)
@@ -98,7 +105,7 @@ static inline int unwtab_step_signal(const struct unwtab_stack *s,
 	    unwtab_read(s, f->sp + (int64_t)r->cfa_off, &sp) ||
 	    unwtab_read(s, f->sp + (int64_t)r->fp_off, &fp))
 		return 0;
-	*f = (struct unwtab_frame){ pc, sp, fp, 1 };
+	*f = (struct unwtab_frame){ pc, sp, fp, 1, f->obj };
 	return pc != 0;
 }
 
@@ -112,10 +119,12 @@ static inline int unwtab_step(const struct unwtab_obj *objs, unsigned nobjs,
 			      struct unwtab_frame *f)
 {
 	uint64_t key = f->exact ? f->pc : f->pc - 1;
-	const struct unwtab_obj *o = unwtab_find_obj(objs, nobjs, key);
+	const struct unwtab_obj *o = f->obj;
 	const struct unwtab_rule *r;
 	uint64_t cfa, ra, fp = f->fp;
 
+	if (!o || key < o->lo || key >= o->hi)
+		o = unwtab_find_obj(objs, nobjs, key);
 	if (!o || !(r = unwtab_find_rule(o->tab, key - o->bias)))
 		return 0;
 	switch (r->kind) {
@@ -130,6 +139,7 @@ static inline int unwtab_step(const struct unwtab_obj *objs, unsigned nobjs,
 		      ((f->pc & 15) >= r->plt_split ? 8 : 0);
 		break;
 	case UNWTAB_SIGNAL:
+		f->obj = o;
 		return unwtab_step_signal(s, r, f);
 	default:
 		return 0;
@@ -138,7 +148,7 @@ static inline int unwtab_step(const struct unwtab_obj *objs, unsigned nobjs,
 		return 0;
 	if (r->fp_off && unwtab_read(s, cfa + (int64_t)r->fp_off, &fp))
 		return 0;
-	*f = (struct unwtab_frame){ ra, cfa, fp, 0 };
+	*f = (struct unwtab_frame){ ra, cfa, fp, 0, o };
 	return ra != 0;
 }
 
@@ -153,7 +163,7 @@ static inline int unwtab_entry_frame(const struct unwtab_stack *s, uint64_t sp,
 
 	if (unwtab_read(s, sp, &ra))
 		return -1;
-	*f = (struct unwtab_frame){ ra, sp + 8, fp, 0 };
+	*f = (struct unwtab_frame){ ra, sp + 8, fp, 0, NULL };
 	return 0;
 }
 

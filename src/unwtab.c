@@ -62,6 +62,9 @@ struct compiler {
  */
 #define GAP_PADDING 16
 
+/* 1 KiB buckets: about 14 rows each in libc, 4 bytes per KiB of code */
+#define BUCKET_SHIFT 8
+
 static uint64_t rule_key(const struct unwtab_rule *r)
 {
 	uint64_t k = r->kind | (uint64_t)r->plt_split << 8 |
@@ -289,12 +292,29 @@ static int cmp_range(const void *a, const void *b)
 	return x->start < y->start ? -1 : x->start > y->start;
 }
 
+/* Bucket b's first row: the last one at or before its first pc. */
+static void fill_buckets(struct unwtab_hdr *h, const struct unwtab_row *rows,
+			 size_t n)
+{
+	uint32_t *buckets = (uint32_t *)((char *)h + h->buckets_off);
+	uint64_t start;
+	size_t b, i = 0;
+
+	for (b = 0; b < h->nbuckets; b++) {
+		start = h->lo + ((uint64_t)b << h->bucket_shift);
+		while (i + 1 < n && rows[i + 1].pc <= start)
+			i++;
+		buckets[b] = (uint32_t)i;
+	}
+}
+
 /* Sorted, merged rows with STOP in the gaps and at the end, as the table. */
 static struct unwtab_hdr *layout(struct compiler *c)
 {
 	struct unwtab_row *rows;
 	struct unwtab_hdr *h;
 	size_t i, n = 0, rows_off = sizeof(*h), rules_off, size;
+	size_t buckets_off, nbuckets;
 	uint64_t end = 0;
 	int32_t last = -1;
 
@@ -322,7 +342,9 @@ static struct unwtab_hdr *layout(struct compiler *c)
 	if (last != UNWTAB_STOP)
 		rows[n++] = (struct unwtab_row){ (uint32_t)end, 0, 0 };
 
-	rules_off = rows_off + n * sizeof(*rows);
+	buckets_off = rows_off + n * sizeof(*rows);
+	nbuckets = ((rows[n - 1].pc - rows[0].pc) >> BUCKET_SHIFT) + 1;
+	rules_off = buckets_off + nbuckets * sizeof(uint32_t);
 	size = rules_off + c->nrules * sizeof(*c->rules);
 	h = xcalloc(1, size);
 	*h = (struct unwtab_hdr){
@@ -330,8 +352,11 @@ static struct unwtab_hdr *layout(struct compiler *c)
 		.nrules = (uint16_t)c->nrules, .nrows = (uint32_t)n,
 		.rows_off = (uint32_t)rows_off, .rules_off = (uint32_t)rules_off,
 		.size = (uint32_t)size, .lo = rows[0].pc, .hi = rows[n - 1].pc,
+		.buckets_off = (uint32_t)buckets_off,
+		.nbuckets = (uint32_t)nbuckets, .bucket_shift = BUCKET_SHIFT,
 	};
 	memcpy((char *)h + rows_off, rows, n * sizeof(*rows));
+	fill_buckets(h, rows, n);
 	memcpy((char *)h + rules_off, c->rules, c->nrules * sizeof(*c->rules));
 	free(rows);
 	return h;
@@ -430,6 +455,31 @@ int unwtab_compile(const char *path, struct unwtab_hdr **tab,
 	return rc;
 }
 
+/* The buckets of a table whose header and rows are checked: 0 or -1. */
+static int check_buckets(const struct unwtab_hdr *h)
+{
+	const struct unwtab_row *rows = unwtab_rows(h);
+	const uint32_t *buckets = unwtab_buckets(h);
+	uint64_t start;
+	uint32_t b, i;
+
+	if (h->bucket_shift > 31 ||
+	    h->nbuckets != ((h->hi - h->lo) >> h->bucket_shift) + 1 ||
+	    h->buckets_off % 4 ||
+	    h->buckets_off < h->rows_off + (uint64_t)h->nrows * sizeof(*rows) ||
+	    h->buckets_off + (uint64_t)h->nbuckets * 4 > h->rules_off)
+		return error("unwind table: bucket count or offset wrong");
+	for (b = 0; b < h->nbuckets; b++) {
+		start = h->lo + ((uint64_t)b << h->bucket_shift);
+		i = buckets[b];
+		if (i >= h->nrows || rows[i].pc > start ||
+		    (i + 1 < h->nrows && rows[i + 1].pc <= start))
+			return error("unwind table: bucket %u does not start at the row covering %#lx",
+				     b, (unsigned long)start);
+	}
+	return 0;
+}
+
 int unwtab_check(const void *tab, size_t size)
 {
 	const struct unwtab_hdr *h = tab;
@@ -462,5 +512,5 @@ int unwtab_check(const void *tab, size_t size)
 	if (rules[rows[h->nrows - 1].rule].kind != UNWTAB_STOP ||
 	    h->lo != rows[0].pc || h->hi != rows[h->nrows - 1].pc)
 		return error("unwind table: does not end with a STOP row at hi");
-	return 0;
+	return check_buckets(h);
 }

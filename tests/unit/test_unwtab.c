@@ -61,7 +61,7 @@ static volatile int sink;
 static NOINLINE void walk_captured(uint64_t hi)
 {
 	struct unwtab_stack st = { ut_regs.sp, hi };
-	struct unwtab_frame f = { ut_regs.pc, ut_regs.sp, ut_regs.fp, 0 };
+	struct unwtab_frame f = { ut_regs.pc, ut_regs.sp, ut_regs.fp, 0, NULL };
 
 	seen.regs = ut_regs;
 	seen.nours = unwtab_walk(tabs.objs, tabs.n, &st, f, seen.ours, MAXF);
@@ -228,6 +228,7 @@ static void test_walk_equals_backtrace(void **state)
  *   0x1020 CFA = sp + 8                (after leave)
  *   0x1030 INVALID
  *   0x1040 STOP (end)
+ * in 16-byte buckets starting at rows 0, 2, 3, 4, 5.
  */
 static const struct unwtab_rule syn_rules[] = {
 	{ .kind = UNWTAB_STOP },
@@ -241,9 +242,12 @@ static const struct unwtab_row syn_rows[] = {
 	{ 0x1020, 1, 0 }, { 0x1030, 4, 0 }, { 0x1040, 0, 0 },
 };
 
+static const uint32_t syn_buckets[] = { 0, 2, 3, 4, 5 };
+
 static struct {
 	struct unwtab_hdr h;
 	struct unwtab_row rows[ARRAY_LEN(syn_rows)];
+	uint32_t buckets[ARRAY_LEN(syn_buckets)];
 	struct unwtab_rule rules[ARRAY_LEN(syn_rules)];
 } syn;
 
@@ -255,8 +259,11 @@ static struct unwtab_obj syn_obj(void)
 		.rows_off = offsetof(__typeof__(syn), rows),
 		.rules_off = offsetof(__typeof__(syn), rules),
 		.size = sizeof(syn), .lo = 0x1000, .hi = 0x1040,
+		.buckets_off = offsetof(__typeof__(syn), buckets),
+		.nbuckets = ARRAY_LEN(syn_buckets), .bucket_shift = 4,
 	};
 	memcpy(syn.rows, syn_rows, sizeof(syn_rows));
+	memcpy(syn.buckets, syn_buckets, sizeof(syn_buckets));
 	memcpy(syn.rules, syn_rules, sizeof(syn_rules));
 	return (struct unwtab_obj){ 0x5000, 0x5040, 0x4000, &syn.h };
 }
@@ -285,7 +292,7 @@ static unsigned syn_walk(uint64_t *stk, uint64_t lo, uint64_t hi, uint64_t *pcs)
 {
 	struct unwtab_obj o = syn_obj();
 	struct unwtab_stack st = { lo, hi };
-	struct unwtab_frame f = { 0x5020, A(&stk[0]), A(&stk[4]), 0 };
+	struct unwtab_frame f = { 0x5020, A(&stk[0]), A(&stk[4]), 0, NULL };
 
 	assert_int_equal(unwtab_check(&syn, sizeof(syn)), 0);
 	return unwtab_walk(&o, 1, &st, f, pcs, 8);
@@ -297,7 +304,7 @@ static void test_walk_synthetic(void **state)
 	const uint64_t want[] = { 0x5020, 0x5010, 0x5003, 0x5031 };
 	struct unwtab_obj o = syn_obj();
 	struct unwtab_stack st = { A(&stk[0]), A(&stk[16]) };
-	struct unwtab_frame f = { 0x5003, A(&stk[12]), 0x1234, 0 };
+	struct unwtab_frame f = { 0x5003, A(&stk[12]), 0x1234, 0, NULL };
 
 	syn_stack(stk);
 	assert_int_equal(syn_walk(stk, A(&stk[0]), A(&stk[16]), pcs), 4);
@@ -308,13 +315,13 @@ static void test_walk_synthetic(void **state)
 	assert_int_equal(f.sp, A(&stk[14]));
 	assert_int_equal(f.fp, 0x1234);
 	/* exact pc at the boundary: the sp-based row of 0x1020 */
-	f = (struct unwtab_frame){ 0x5020, A(&stk[0]), 0, 1 };
+	f = (struct unwtab_frame){ 0x5020, A(&stk[0]), 0, 1, NULL };
 	assert_int_equal(unwtab_step(&o, 1, &st, &f), 1);
 	assert_int_equal(f.pc, 0xdead);
 	/* outside the object, before its first row, in its STOP: no caller */
-	f = (struct unwtab_frame){ 0x5041, A(&stk[0]), 0, 0 };
+	f = (struct unwtab_frame){ 0x5041, A(&stk[0]), 0, 0, NULL };
 	assert_int_equal(unwtab_step(&o, 1, &st, &f), 0);
-	f = (struct unwtab_frame){ 0x5000, A(&stk[0]), 0, 0 };
+	f = (struct unwtab_frame){ 0x5000, A(&stk[0]), 0, 0, NULL };
 	assert_int_equal(unwtab_step(&o, 1, &st, &f), 0);
 	assert_int_equal(unwtab_walk(&o, 1, &st, f, pcs, 0), 0);
 	assert_int_equal(unwtab_walk(&o, 1, &st, f, pcs, 1), 1);
@@ -370,6 +377,15 @@ static void test_check_rejects(void **state)
 	assert_int_equal(unwtab_check(&syn, sizeof(syn)), -1);
 	syn_obj();
 	syn.h.nrows = 100;
+	assert_int_equal(unwtab_check(&syn, sizeof(syn)), -1);
+	syn_obj();
+	syn.buckets[1] = 1;		/* row 1 starts after 0x1010 */
+	assert_int_equal(unwtab_check(&syn, sizeof(syn)), -1);
+	syn_obj();
+	syn.buckets[2] = 2;		/* row 3 starts at 0x1020 */
+	assert_int_equal(unwtab_check(&syn, sizeof(syn)), -1);
+	syn_obj();
+	syn.h.nbuckets = 4;
 	assert_int_equal(unwtab_check(&syn, sizeof(syn)), -1);
 }
 
@@ -440,12 +456,12 @@ static void test_plt_rule(void **state)
 	assert_int_equal(r->cfa_off, 8);
 	entry = libc->bias + row->pc;
 	assert_int_equal(entry & 15, 0);
-	f = (struct unwtab_frame){ entry + 6, A(&stk[0]), 7, 1 };
+	f = (struct unwtab_frame){ entry + 6, A(&stk[0]), 7, 1, NULL };
 	assert_int_equal(unwtab_step(libc, 1, &st, &f), 1);
 	assert_int_equal(f.pc, 0x1111);
 	assert_int_equal(f.sp, A(&stk[1]));
 	assert_int_equal(f.fp, 7);
-	f = (struct unwtab_frame){ entry + 11, A(&stk[0]), 7, 1 };
+	f = (struct unwtab_frame){ entry + 11, A(&stk[0]), 7, 1, NULL };
 	assert_int_equal(unwtab_step(libc, 1, &st, &f), 1);
 	assert_int_equal(f.pc, 0x2222);
 	assert_int_equal(f.sp, A(&stk[2]));
