@@ -57,12 +57,16 @@ struct compiler {
  * A gap shorter than this between two FDEs is alignment padding between
  * functions (16-byte aligned): no pc is ever there, so the rule before it
  * extends over it rather than a STOP row (which would also keep the rules
- * either side, typically both "CFA = sp + 8", from merging): a third
- * fewer rows in libc.
+ * either side, typically both "CFA = sp + 8", from merging): 23,331 rows
+ * in libc instead of 28,272.
  */
 #define GAP_PADDING 16
 
-/* 1 KiB buckets: about 14 rows each in libc, 4 bytes per KiB of code */
+/*
+ * 256-byte buckets: 5.3 rows each on average in libc (43 at most), 16
+ * bytes of index per KiB of code (9% of libc's table).  1 KiB buckets
+ * (14 rows) left a walk 10% more instructions.
+ */
 #define BUCKET_SHIFT 8
 
 static uint64_t rule_key(const struct unwtab_rule *r)
