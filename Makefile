@@ -6,6 +6,7 @@
 #   make check    unit and integration tests; ends "N passed, M failed"
 #   make check-valgrind   ptleak's totals against a live valgrind run
 #   make bench    benchmarks (never part of check)
+#   make bench-unwtab   unwind tables: compile time, ns per 16-frame walk
 
 ARCH ?= $(shell uname -m)
 B := build
@@ -45,7 +46,7 @@ TARGET_BIN := $(patsubst tests/targets/%.c,$(B)/targets/%,$(TARGET_C)) \
 	$(patsubst tests/targets/%.cc,$(B)/targets/%,$(TARGET_CXX))
 TARGET_CFLAGS := -O0 -g -fno-omit-frame-pointer -pthread
 
-.PHONY: all deps demo check check-valgrind unit integration bench clean
+.PHONY: all deps demo check check-valgrind unit integration bench bench-unwtab clean
 all: $(B)/ptleak
 
 $(B)/obj/%.o: %.c $(wildcard include/*.h) $(wildcard arch/$(ARCH)/*.h)
@@ -63,6 +64,20 @@ $(B)/tests/%: tests/unit/%.c $(B)/libptleak.a $(wildcard tests/unit/*.h)
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -Itests/unit -o $@ $< $(B)/libptleak.a \
 		$(LIBS) $$(pkg-config --libs cmocka)
+
+# The unwind-table test walks its own stack: frames without a frame pointer.
+$(B)/tests/test_unwtab: ALL_CFLAGS += -fomit-frame-pointer
+# ... and, next to it, objects with odd CFI: only .debug_frame, rows
+# libdw refuses.
+$(B)/tests/test_unwtab: $(B)/tests/libuwt_debug_frame.so \
+	$(B)/tests/libuwt_cfi_odd.so
+$(B)/tests/libuwt_%.so: tests/unit/uwt_%.c
+	@mkdir -p $(dir $@)
+	$(CC) -O2 -g -fPIC -shared -nostdlib -fno-asynchronous-unwind-tables \
+		-o $@ $<
+$(B)/tests/libuwt_%.so: tests/unit/uwt_%.S
+	@mkdir -p $(dir $@)
+	$(CC) -fPIC -shared -nostdlib -o $@ $<
 
 # Targets whose name starts with static_ are linked statically;
 # static_stripped_ ones are stripped of every symbol too.
@@ -98,6 +113,10 @@ check-valgrind: $(B)/ptleak $(TARGET_BIN)
 
 bench: $(B)/ptleak
 	@$(MAKE) -s -C bench B=$(abspath $(B))
+
+# unwind tables (docs/recorder.md piece 6): compile ms, ns per walk
+bench-unwtab: $(B)/libptleak.a
+	@$(MAKE) -s -C bench unwtab B=$(abspath $(B))
 
 clean:
 	rm -rf $(B)

@@ -1,0 +1,520 @@
+/*
+ * unwtab.c - compile an ELF object's CFI into an unwind table (unwtab.h).
+ *
+ * The FDEs are enumerated with dwarf_next_cfi (their address ranges
+ * decoded here: libdw has no FDE iterator), each FDE's rows are asked of
+ * libdw (dwarf_cfi_addrframe gives a row and the range it covers), and the
+ * arch half turns a row into a rule.  Rules are interned (a few hundred
+ * distinct ones in a whole libc), ranges sorted and merged.
+ */
+#include <dwarf.h>
+#include <elfutils/libdw.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <gelf.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "unwtab.h"
+#include "unwtab_arch.h"
+#include "util.h"
+
+/* [start, end) of code with one rule */
+struct range {
+	uint64_t start, end;
+	uint32_t rule;
+};
+
+/* An interned CIE: what its FDEs need to decode their address range. */
+struct cie {
+	Dwarf_Off off;
+	uint8_t enc;		/* DW_EH_PE_* of the FDE addresses */
+};
+
+struct compiler {
+	const char *path;
+	Elf *elf;
+	Elf_Data *data;		/* the CFI section */
+	uint64_t sec_addr;	/* its sh_addr (pc-relative pointers) */
+	int eh;			/* .eh_frame, not .debug_frame */
+	int addr_size;
+	Dwarf_CFI *cfi;
+	struct cie *cies;
+	size_t ncies, acies;
+	struct range *ranges;
+	size_t nranges, aranges;
+	struct unwtab_rule *rules;
+	size_t nrules, arules;
+	uint32_t *rule_hash;	/* rule index + 1, 0 = empty */
+	size_t hash_size;	/* power of two */
+	struct unwtab_stats st;
+};
+
+#define MAX_RULES 65535u
+
+/*
+ * A gap shorter than this between two FDEs is alignment padding between
+ * functions (16-byte aligned): no pc is ever there, so the rule before it
+ * extends over it rather than a STOP row (which would also keep the rules
+ * either side, typically both "CFA = sp + 8", from merging): 23,331 rows
+ * in libc instead of 28,272.
+ */
+#define GAP_PADDING 16
+
+/*
+ * 256-byte buckets: 5.3 rows each on average in libc (43 at most), 16
+ * bytes of index per KiB of code (9% of libc's table).  1 KiB buckets
+ * (14 rows) left a walk 26% more instructions.
+ */
+#define BUCKET_SHIFT 8
+
+static uint64_t rule_key(const struct unwtab_rule *r)
+{
+	uint64_t k = r->kind | (uint64_t)r->plt_split << 8 |
+		     (uint64_t)(uint16_t)r->fp_off << 16 |
+		     (uint64_t)(uint32_t)r->cfa_off << 32;
+
+	return hash64(k ^ hash64((uint32_t)r->ra_off));
+}
+
+static void hash_insert(struct compiler *c, uint32_t idx)
+{
+	size_t i = rule_key(&c->rules[idx]) & (c->hash_size - 1);
+
+	while (c->rule_hash[i])
+		i = (i + 1) & (c->hash_size - 1);
+	c->rule_hash[i] = idx + 1;
+}
+
+/* The index of rule R, added if new; -1 past MAX_RULES. */
+static int64_t intern_rule(struct compiler *c, const struct unwtab_rule *r)
+{
+	size_t i = rule_key(r) & (c->hash_size - 1), j;
+	uint32_t e;
+
+	while ((e = c->rule_hash[i])) {
+		if (!memcmp(&c->rules[e - 1], r, sizeof(*r)))
+			return e - 1;
+		i = (i + 1) & (c->hash_size - 1);
+	}
+	if (c->nrules == MAX_RULES)
+		return -1;
+	grow_array((void **)&c->rules, &c->arules, c->nrules + 1, sizeof(*r));
+	c->rules[c->nrules++] = *r;
+	if (c->nrules * 2 > c->hash_size) {
+		free(c->rule_hash);
+		c->hash_size *= 2;
+		c->rule_hash = xcalloc(c->hash_size, sizeof(*c->rule_hash));
+		for (j = 0; j < c->nrules; j++)
+			hash_insert(c, j);
+	} else {
+		c->rule_hash[i] = c->nrules;
+	}
+	return c->nrules - 1;
+}
+
+/*
+ * Read a pointer encoded as ENC (DW_EH_PE_*) at *P, advancing it.  Only
+ * the encodings of FDE addresses (absolute, pc-relative).  -1 if ENC is
+ * not one of them or the bytes end.
+ */
+static int read_encoded(const struct compiler *c, uint8_t enc,
+			const uint8_t **p, const uint8_t *end, uint64_t *v)
+{
+	uint64_t where = c->sec_addr +
+		(uint64_t)(*p - (const uint8_t *)c->data->d_buf);
+	size_t n;
+
+	switch (enc & 0x0f) {
+	case DW_EH_PE_absptr: n = c->addr_size; break;
+	case DW_EH_PE_udata2: case DW_EH_PE_sdata2: n = 2; break;
+	case DW_EH_PE_udata4: case DW_EH_PE_sdata4: n = 4; break;
+	case DW_EH_PE_udata8: case DW_EH_PE_sdata8: n = 8; break;
+	default: return -1;
+	}
+	if ((size_t)(end - *p) < n)
+		return -1;
+	*v = 0;
+	memcpy(v, *p, n);	/* little-endian only: checked at open */
+	if ((enc & 0x08) && n < 8 && (*v >> (8 * n - 1)))
+		*v |= ~0ull << (8 * n);
+	*p += n;
+	switch (enc & 0x70) {
+	case DW_EH_PE_absptr: break;
+	case DW_EH_PE_pcrel: *v += where; break;
+	default: return -1;
+	}
+	return 0;
+}
+
+/* The FDE address encoding of the CIE at OFF ('R' in its augmentation). */
+static int cie_encoding(struct compiler *c, Dwarf_Off off, uint8_t *enc)
+{
+	Dwarf_CFI_Entry e;
+	Dwarf_Off next;
+	const uint8_t *p, *end;
+	const char *a;
+	uint64_t skip;
+	size_t i;
+
+	for (i = 0; i < c->ncies; i++)
+		if (c->cies[i].off == off) {
+			*enc = c->cies[i].enc;
+			return 0;
+		}
+	if (dwarf_next_cfi((const unsigned char *)elf_getident(c->elf, NULL), c->data, c->eh, off,
+			   &next, &e) != 0 || !dwarf_cfi_cie_p(&e))
+		return error("%s: bad CIE at offset %#lx of its CFI: %s",
+			     c->path, (unsigned long)off, dwarf_errmsg(-1));
+	*enc = DW_EH_PE_absptr;
+	a = e.cie.augmentation;
+	p = e.cie.augmentation_data;
+	end = p + e.cie.augmentation_data_size;
+	if (!a || *a != 'z')
+		a = "";
+	else
+		a++;
+	for (; *a; a++) {
+		if (*a == 'R' && p < end) {
+			*enc = *p;
+			break;
+		} else if (*a == 'L' && p < end) {
+			p++;
+		} else if (*a == 'P' && p < end) {
+			uint8_t penc = *p++;
+
+			if (read_encoded(c, penc & 0x7f, &p, end, &skip) < 0)
+				break;
+		} else if (*a != 'S' && *a != 'B') {
+			break;
+		}
+	}
+	grow_array((void **)&c->cies, &c->acies, c->ncies + 1, sizeof(*c->cies));
+	c->cies[c->ncies++] = (struct cie){ off, *enc };
+	return 0;
+}
+
+/* Account for rule R over [START, END): the range, and the stats. */
+static int add_rule(struct compiler *c, uint64_t start, uint64_t end,
+		    const struct unwtab_rule *r)
+{
+	int64_t idx = intern_rule(c, r);
+
+	if (idx < 0)
+		return error("%s: more than %u distinct unwind rules",
+			     c->path, MAX_RULES);
+	c->st.ranges++;
+	c->st.invalid += r->kind == UNWTAB_INVALID;
+	c->st.plt += r->kind == UNWTAB_PLT;
+	c->st.signal += r->kind == UNWTAB_SIGNAL;
+	c->st.stop += r->kind == UNWTAB_STOP;
+	grow_array((void **)&c->ranges, &c->aranges, c->nranges + 1,
+		   sizeof(*c->ranges));
+	c->ranges[c->nranges++] = (struct range){ start, end, (uint32_t)idx };
+	return 0;
+}
+
+/*
+ * The rows of the FDE covering [START, END), as ranges.  A row libdw
+ * refuses to interpret (libgcrypt's hand-written assembly redefines the
+ * CFA register after a CFA expression) makes the rest of the FDE INVALID:
+ * libdw stops at the same instruction for every later row.
+ */
+static int compile_fde(struct compiler *c, uint64_t start, uint64_t end)
+{
+	const struct unwtab_rule invalid = { .kind = UNWTAB_INVALID };
+	uint64_t pc = start, s, e;
+	struct unwtab_rule r;
+	Dwarf_Frame *f;
+	bool sig;
+	int bad;
+
+	c->st.fdes++;
+	while (pc < end) {
+		if (dwarf_cfi_addrframe(c->cfi, pc, &f) < 0) {
+			c->st.refused++;
+			return add_rule(c, pc, end, &invalid);
+		}
+		bad = dwarf_frame_info(f, &s, &e, &sig) < 0 ||
+		      arch_unwtab_rule(f, sig, &r) < 0;
+		free(f);
+		if (bad) {
+			c->st.refused++;
+			return add_rule(c, pc, end, &invalid);
+		}
+		if (e > end || e <= pc)
+			e = end;
+		if (add_rule(c, pc, e, &r) < 0)
+			return -1;
+		pc = e;
+	}
+	return 0;
+}
+
+static int compile_cfi(struct compiler *c)
+{
+	const unsigned char *ident =
+		(const unsigned char *)elf_getident(c->elf, NULL);
+	Dwarf_Off off = 0, next;
+	Dwarf_CFI_Entry e;
+	const uint8_t *p;
+	uint64_t start, len;
+	uint8_t enc = 0;
+	int rc;
+
+	for (;; off = next) {
+		rc = dwarf_next_cfi(ident, c->data, c->eh, off, &next, &e);
+		if (rc > 0)
+			return 0;
+		if (rc < 0 && next == (Dwarf_Off)-1)
+			return error("%s: corrupt CFI at offset %#lx: %s", c->path,
+				     (unsigned long)off, dwarf_errmsg(-1));
+		if (rc < 0 || dwarf_cfi_cie_p(&e))
+			continue;
+		if (cie_encoding(c, e.fde.CIE_pointer, &enc) < 0)
+			return -1;
+		p = e.fde.start;
+		if (read_encoded(c, enc, &p, e.fde.end, &start) < 0 ||
+		    read_encoded(c, enc & 0x0f, &p, e.fde.end, &len) < 0)
+			return error("%s: FDE at offset %#lx: address encoding %#x not supported",
+				     c->path, (unsigned long)off, enc);
+		if (len == 0 || start == 0)	/* discarded by the linker */
+			continue;
+		if (start + len > UINT32_MAX)
+			return error("%s: code at %#lx, past 4 GiB: the table cannot hold it",
+				     c->path, (unsigned long)start);
+		if (compile_fde(c, start, start + len) < 0)
+			return -1;
+	}
+}
+
+static int cmp_range(const void *a, const void *b)
+{
+	const struct range *x = a, *y = b;
+
+	return x->start < y->start ? -1 : x->start > y->start;
+}
+
+/* Bucket b's first row: the last one at or before its first pc. */
+static void fill_buckets(struct unwtab_hdr *h, const struct unwtab_row *rows,
+			 size_t n)
+{
+	uint32_t *buckets = (uint32_t *)((char *)h + h->buckets_off);
+	uint64_t start;
+	size_t b, i = 0;
+
+	for (b = 0; b < h->nbuckets; b++) {
+		start = h->lo + ((uint64_t)b << h->bucket_shift);
+		while (i + 1 < n && rows[i + 1].pc <= start)
+			i++;
+		buckets[b] = (uint32_t)i;
+	}
+}
+
+/* Sorted, merged rows with STOP in the gaps and at the end, as the table. */
+static struct unwtab_hdr *layout(struct compiler *c)
+{
+	struct unwtab_row *rows;
+	struct unwtab_hdr *h;
+	size_t i, n = 0, rows_off = sizeof(*h), rules_off, size;
+	size_t buckets_off, nbuckets;
+	uint64_t end = 0;
+	int32_t last = -1;
+
+	qsort(c->ranges, c->nranges, sizeof(*c->ranges), cmp_range);
+	/* at most two rows per range (a gap's STOP, the range) + the last */
+	rows = xmalloc((2 * c->nranges + 1) * sizeof(*rows));
+	for (i = 0; i < c->nranges; i++) {
+		struct range *r = &c->ranges[i];
+
+		if (r->end <= end)	/* inside an earlier FDE: overlap */
+			continue;
+		if (r->start < end)
+			r->start = end;
+		if (n && r->start >= end + GAP_PADDING && last != UNWTAB_STOP) {
+			rows[n++] = (struct unwtab_row){ (uint32_t)end, 0, 0 };
+			last = UNWTAB_STOP;
+		}
+		if ((int32_t)r->rule != last) {
+			rows[n++] = (struct unwtab_row){ (uint32_t)r->start,
+							 (uint16_t)r->rule, 0 };
+			last = r->rule;
+		}
+		end = r->end;
+	}
+	if (last != UNWTAB_STOP)
+		rows[n++] = (struct unwtab_row){ (uint32_t)end, 0, 0 };
+
+	buckets_off = rows_off + n * sizeof(*rows);
+	nbuckets = ((rows[n - 1].pc - rows[0].pc) >> BUCKET_SHIFT) + 1;
+	rules_off = buckets_off + nbuckets * sizeof(uint32_t);
+	size = rules_off + c->nrules * sizeof(*c->rules);
+	h = xcalloc(1, size);
+	*h = (struct unwtab_hdr){
+		.magic = UNWTAB_MAGIC, .version = UNWTAB_VERSION,
+		.nrules = (uint16_t)c->nrules, .nrows = (uint32_t)n,
+		.rows_off = (uint32_t)rows_off, .rules_off = (uint32_t)rules_off,
+		.size = (uint32_t)size, .lo = rows[0].pc, .hi = rows[n - 1].pc,
+		.buckets_off = (uint32_t)buckets_off,
+		.nbuckets = (uint32_t)nbuckets, .bucket_shift = BUCKET_SHIFT,
+	};
+	memcpy((char *)h + rows_off, rows, n * sizeof(*rows));
+	fill_buckets(h, rows, n);
+	memcpy((char *)h + rules_off, c->rules, c->nrules * sizeof(*c->rules));
+	free(rows);
+	return h;
+}
+
+/* The CFI section: .eh_frame, else .debug_frame. */
+static int find_cfi(struct compiler *c, Dwarf **dw)
+{
+	Elf_Scn *scn = NULL, *debug = NULL, *eh = NULL;
+	size_t shstrndx;
+	GElf_Shdr sh, found;
+	const char *name;
+
+	if (elf_getshdrstrndx(c->elf, &shstrndx) < 0)
+		return error("%s: not an ELF file: %s", c->path, elf_errmsg(-1));
+	while ((scn = elf_nextscn(c->elf, scn))) {
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type == SHT_NOBITS ||
+		    sh.sh_size == 0)
+			continue;
+		name = elf_strptr(c->elf, shstrndx, sh.sh_name);
+		if (name && !strcmp(name, ".eh_frame"))
+			eh = scn;
+		else if (name && !strcmp(name, ".debug_frame"))
+			debug = scn;
+	}
+	c->eh = eh != NULL;
+	scn = eh ? eh : debug;
+	if (!scn)
+		return 0;
+	gelf_getshdr(scn, &found);
+	c->sec_addr = found.sh_addr;
+	c->data = elf_getdata(scn, NULL);
+	if (eh) {
+		c->cfi = dwarf_getcfi_elf(c->elf);
+	} else {
+		c->st.debug_frame = 1;
+		*dw = dwarf_begin_elf(c->elf, DWARF_C_READ, NULL);
+		c->cfi = *dw ? dwarf_getcfi(*dw) : NULL;
+	}
+	if (!c->data || !c->cfi)
+		return error("%s: cannot read its CFI: %s", c->path,
+			     dwarf_errmsg(-1));
+	return 0;
+}
+
+static int compile_elf(struct compiler *c)
+{
+	const char *id = elf_getident(c->elf, NULL);
+	Dwarf *dw = NULL;
+	int rc;
+
+	if (!id || id[EI_DATA] != ELFDATA2LSB)
+		return error("%s: not a little-endian ELF file", c->path);
+	c->addr_size = id[EI_CLASS] == ELFCLASS64 ? 8 : 4;
+	if (find_cfi(c, &dw) < 0)
+		return -1;
+	rc = c->cfi ? compile_cfi(c) : 0;
+	if (c->cfi && c->eh)
+		dwarf_cfi_end(c->cfi);
+	if (dw)
+		dwarf_end(dw);
+	return rc;
+}
+
+int unwtab_compile(const char *path, struct unwtab_hdr **tab,
+		   struct unwtab_stats *stats)
+{
+	struct compiler c = { .path = path, .hash_size = 1024 };
+	struct unwtab_rule stop = { .kind = UNWTAB_STOP };
+	int fd, rc;
+
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return error("cannot open %s: %s", path, strerror(errno));
+	elf_version(EV_CURRENT);
+	c.elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	if (!c.elf || elf_kind(c.elf) != ELF_K_ELF) {
+		elf_end(c.elf);
+		close(fd);
+		return error("%s: not an ELF file", path);
+	}
+	c.rule_hash = xcalloc(c.hash_size, sizeof(*c.rule_hash));
+	intern_rule(&c, &stop);		/* rule 0 is STOP */
+	rc = compile_elf(&c);
+	if (rc == 0) {
+		*tab = layout(&c);
+		if (stats)
+			*stats = c.st;
+	}
+	elf_end(c.elf);
+	close(fd);
+	free(c.cies);
+	free(c.ranges);
+	free(c.rules);
+	free(c.rule_hash);
+	return rc;
+}
+
+/* The buckets of a table whose header and rows are checked: 0 or -1. */
+static int check_buckets(const struct unwtab_hdr *h)
+{
+	const struct unwtab_row *rows = unwtab_rows(h);
+	const uint32_t *buckets = unwtab_buckets(h);
+	uint64_t start;
+	uint32_t b, i;
+
+	if (h->bucket_shift > 31 ||
+	    h->nbuckets != ((h->hi - h->lo) >> h->bucket_shift) + 1 ||
+	    h->buckets_off % 4 ||
+	    h->buckets_off < h->rows_off + (uint64_t)h->nrows * sizeof(*rows) ||
+	    h->buckets_off + (uint64_t)h->nbuckets * 4 > h->rules_off)
+		return error("unwind table: bucket count or offset wrong");
+	for (b = 0; b < h->nbuckets; b++) {
+		start = h->lo + ((uint64_t)b << h->bucket_shift);
+		i = buckets[b];
+		if (i >= h->nrows || rows[i].pc > start ||
+		    (i + 1 < h->nrows && rows[i + 1].pc <= start))
+			return error("unwind table: bucket %u does not start at the row covering %#lx",
+				     b, (unsigned long)start);
+	}
+	return 0;
+}
+
+int unwtab_check(const void *tab, size_t size)
+{
+	const struct unwtab_hdr *h = tab;
+	const struct unwtab_row *rows;
+	const struct unwtab_rule *rules;
+	uint32_t i;
+
+	if (size < sizeof(*h) || h->magic != UNWTAB_MAGIC ||
+	    h->version != UNWTAB_VERSION)
+		return error("unwind table: bad header (magic or version)");
+	if (h->size > size || h->nrows == 0 || h->nrules == 0 ||
+	    h->rows_off % 8 || h->rules_off % 4 ||
+	    h->rows_off < sizeof(*h) ||
+	    h->rows_off + (uint64_t)h->nrows * sizeof(*rows) > h->rules_off ||
+	    h->rules_off + (uint64_t)h->nrules * sizeof(*rules) > h->size)
+		return error("unwind table: counts and offsets do not fit its %u bytes (%zu given)",
+			     h->size, size);
+	rows = unwtab_rows(h);
+	rules = unwtab_rules(h);
+	for (i = 0; i < h->nrules; i++)
+		if (rules[i].kind > UNWTAB_SIGNAL)
+			return error("unwind table: rule %u has kind %u", i,
+				     rules[i].kind);
+	for (i = 0; i < h->nrows; i++) {
+		if (rows[i].rule >= h->nrules || rows[i].reserved ||
+		    (i && rows[i].pc <= rows[i - 1].pc))
+			return error("unwind table: row %u (pc %#x) out of order or bad rule",
+				     i, rows[i].pc);
+	}
+	if (rules[rows[h->nrows - 1].rule].kind != UNWTAB_STOP ||
+	    h->lo != rows[0].pc || h->hi != rows[h->nrows - 1].pc)
+		return error("unwind table: does not end with a STOP row at hi");
+	return check_buckets(h);
+}
