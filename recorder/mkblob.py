@@ -23,16 +23,16 @@ def fail(msg):
 
 
 def main(elf, out_c, out_h):
-    relocs = tool("readelf", "-rW", elf)
-    if "Relocation section" in relocs:
-        fail("%s has relocations; the hooks must be position independent with no "
-             "pointer in their data (hidden symbols, no tables of addresses):\n%s"
-             % (elf, relocs))
     undef = tool("nm", "-u", elf).split()
     if undef:
         fail("%s has undefined symbols %s: the hooks are freestanding, no libc "
              "(a struct copy or loop the compiler made a memcpy/memset call?)"
              % (elf, " ".join(s for s in undef if s != "U")))
+    relocs = tool("readelf", "-rW", elf)
+    if "Relocation section" in relocs:
+        fail("%s has relocations; the hooks must be position independent with no "
+             "pointer in their data (hidden symbols, no tables of addresses):\n%s"
+             % (elf, relocs))
     syms = {}
     for line in tool("nm", "-P", "--defined-only", elf).splitlines():
         name, _, value = line.split()[:3]
