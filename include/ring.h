@@ -31,10 +31,11 @@
  * once per batch.  It bumps heartbeat whenever it runs: a producer that
  * waits on a full ring for stale_ns without seeing heartbeat move decides
  * the consumer is gone, sets enabled = 0 and drops its record (lost);
- * from then on every producer passes through (dropped).  Known limit: a
- * signal handler producing into a full ring while its own thread holds
- * the oldest uncommitted reservation waits until the consumer stops
- * bumping heartbeat (the consumer must notice: holes at tail + waiters).
+ * from then on every producer passes through (dropped).  One that sees
+ * the heartbeat but not the tail move for stale_ns drops its record
+ * (lost) and leaves its reservation as a hole: the consumer is blocked at
+ * a hole, which may be its own thread's reservation interrupted by the
+ * signal handler now producing (waiting longer would deadlock).
  */
 #ifndef PTLEAK_RING_H
 #define PTLEAK_RING_H
@@ -127,12 +128,35 @@ static inline int ring_has_room(struct ring *r, uint64_t end, int order)
 	return end - __atomic_load_n(&r->tail, order) <= size;
 }
 
-/* Sleep until [.., END) is free.  0, or -1 if the ring was disabled
- * (by us: the consumer stopped its heartbeat for stale_ns). */
+/* A shared word that must keep moving: stale once it stood still for
+ * longer than STALE nanoseconds. */
+struct ring_watch {
+	uint64_t v, since;
+};
+
+static inline int ring_stale(struct ring_watch *w, uint64_t v, uint64_t now,
+			     uint64_t stale)
+{
+	if (v != w->v) {
+		w->v = v;
+		w->since = now;
+		return 0;
+	}
+	return now - w->since > stale;
+}
+
+/*
+ * Sleep until [.., END) is free.  0, or -1 to give the record up: the
+ * ring was disabled, or the heartbeat stood still for stale_ns (the
+ * consumer is gone: we disable the ring), or the tail did (the consumer
+ * is alive but blocked at a hole, maybe this very thread's reservation
+ * that a signal handler interrupted: the record is lost, the ring stays).
+ */
 static inline int ring_wait(struct ring *r, uint64_t end)
 {
-	uint64_t t0, now;
-	uint32_t hb, seq;
+	struct ring_watch hb, tl;
+	uint64_t now;
+	uint32_t seq;
 	int i, ret = 0;
 
 	for (i = 0; i < RING_SPINS; i++) {
@@ -140,8 +164,9 @@ static inline int ring_wait(struct ring *r, uint64_t end)
 		if (ring_has_room(r, end, __ATOMIC_ACQUIRE))
 			return 0;
 	}
-	hb = __atomic_load_n(&r->heartbeat, __ATOMIC_RELAXED);
-	t0 = ring_arch_now_ns();
+	hb.since = tl.since = ring_arch_now_ns();
+	hb.v = __atomic_load_n(&r->heartbeat, __ATOMIC_RELAXED);
+	tl.v = __atomic_load_n(&r->tail, __ATOMIC_RELAXED);
 	/* seq_cst with the consumer's tail store and waiters load: either
 	 * we see its tail or it sees us waiting and bumps wake_seq. */
 	__atomic_fetch_add(&r->waiters, 1, __ATOMIC_SEQ_CST);
@@ -149,21 +174,21 @@ static inline int ring_wait(struct ring *r, uint64_t end)
 		seq = __atomic_load_n(&r->wake_seq, __ATOMIC_ACQUIRE);
 		if (ring_has_room(r, end, __ATOMIC_SEQ_CST))
 			break;
-		if (!__atomic_load_n(&r->enabled, __ATOMIC_RELAXED)) {
-			ret = -1;
+		ret = -1;
+		if (!__atomic_load_n(&r->enabled, __ATOMIC_RELAXED))
 			break;
-		}
 		__atomic_fetch_add(&r->sleeps, 1, __ATOMIC_RELAXED);
 		ring_arch_futex_wait(&r->wake_seq, seq, RING_SLEEP_NS);
 		now = ring_arch_now_ns();
-		if (__atomic_load_n(&r->heartbeat, __ATOMIC_RELAXED) != hb) {
-			hb = __atomic_load_n(&r->heartbeat, __ATOMIC_RELAXED);
-			t0 = now;
-		} else if (now - t0 > r->stale_ns) {
+		if (ring_stale(&hb, __atomic_load_n(&r->heartbeat, __ATOMIC_RELAXED),
+			       now, r->stale_ns)) {
 			__atomic_store_n(&r->enabled, 0, __ATOMIC_RELAXED);
-			ret = -1;
 			break;
 		}
+		if (ring_stale(&tl, __atomic_load_n(&r->tail, __ATOMIC_RELAXED),
+			       now, r->stale_ns))
+			break;
+		ret = 0;
 	}
 	__atomic_fetch_sub(&r->waiters, 1, __ATOMIC_SEQ_CST);
 	return ret;

@@ -63,7 +63,8 @@ static void produce_seq(struct ring *r, unsigned id, uint64_t seq)
 	w[0] = seq;
 	for (i = 1; i < n; i++)
 		w[i] = pattern(id, seq, i);
-	assert_int_equal(ring_produce(r, id, 0, w, n), 0);
+	if (ring_produce(r, id, 0, w, n) != 0)
+		abort();	/* producer threads: no cmocka assert there */
 }
 
 /* Consumer side check: per producer (type) order and every word. */
@@ -365,6 +366,7 @@ static void test_signal_timer(void **state)
 	}
 	pthread_sigmask(SIG_BLOCK, &alrm, &old);
 	setitimer(ITIMER_REAL, &off, NULL);
+	signal(SIGALRM, SIG_IGN);	/* discards one still pending */
 	signal(SIGALRM, SIG_DFL);
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	sc.stop = 1;
@@ -461,44 +463,92 @@ static void test_heartbeat_stale(void **state)
 
 struct beater {
 	struct ring_reader *rd;
-	unsigned got;
+	unsigned got, want;
+	long every_ns;		/* between two records taken */
+	volatile int stop;
 };
 
-/* Beats for 3 stale periods without consuming, then consumes. */
+/* A live consumer: beats every 2 ms, takes one record every EVERY_NS
+ * until it has WANT (or until told to stop). */
 static void *beater_main(void *arg)
 {
 	struct beater *b = arg;
 	struct timespec ts = { 0, 2000000 };
-	int i;
+	long waited = 0;
 
-	for (i = 0; i < 450; i++) {
+	while (b->got < b->want && !b->stop) {
 		ring_heartbeat(b->rd);
 		nanosleep(&ts, NULL);
+		waited += ts.tv_nsec;
+		if (waited >= b->every_ns) {
+			waited = 0;
+			if (ring_consume(b->rd, count_rec, &b->got, 1) < 0)
+				abort();	/* no cmocka assert off the test's thread */
+		}
 	}
-	while (b->got < 5)
-		ring_consume(b->rd, count_rec, &b->got, 10);
 	return NULL;
 }
 
-/* A consumer alive but slow (its heartbeat moves): the producer waits
- * longer than stale_ns and still records. */
+/* A consumer alive but slow: one record every 250 ms into a full ring.
+ * The producer waits 1 s in all, over stale_ns, and records everything:
+ * the tail moves. */
 static void test_heartbeat_alive(void **state)
 {
 	struct ring *r = ring_new(7);
-	struct beater b = { ring_reader_new(r, ring_mem_size(7)), 0 };
+	struct beater b = { ring_reader_new(r, ring_mem_size(7)), 0, 8, 250000000, 0 };
 	uint64_t w[3] = { 1, 2, 3 };
 	pthread_t th;
 	int i;
 
-	r->stale_ns = 300000000;	/* 300 ms, the beater sleeps 900 ms */
+	r->stale_ns = 1000000000;
 	for (i = 0; i < 4; i++)
 		assert_int_equal(ring_produce(r, 1, 0, w, 3), 0);
 	assert_int_equal(pthread_create(&th, NULL, beater_main, &b), 0);
-	assert_int_equal(ring_produce(r, 1, 0, w, 3), 0);
+	for (i = 0; i < 4; i++)
+		assert_int_equal(ring_produce(r, 1, 0, w, 3), 0);
 	pthread_join(th, NULL);
-	assert_int_equal(b.got, 5);
+	assert_int_equal(b.got, 8);
 	assert_int_equal(r->enabled, 1);
 	assert_int_equal(r->lost, 0);
+	assert_true(r->sleeps > 0);
+	assert_ring_clean(r);
+	ring_reader_delete(b.rd);
+	ring_free(r);
+}
+
+/* The consumer beats but is blocked at the thread's own reservation (as
+ * when a signal handler produces inside its thread's production into a
+ * full ring): the waiting producer gives its record up after stale_ns
+ * (lost, the ring stays enabled); the interrupted record then commits,
+ * and the given-up reservation is a hole the consumer skips. */
+static void test_blocked_at_own_hole(void **state)
+{
+	struct ring *r = ring_new(7);
+	struct beater b = { ring_reader_new(r, ring_mem_size(7)), 0, ~0u, 1, 0 };
+	uint64_t w[3] = { 1, 2, 3 };
+	struct ring_res res = { 0, 0 };
+	pthread_t th;
+	int i;
+
+	r->stale_ns = 300000000;
+	assert_int_equal(pthread_create(&th, NULL, beater_main, &b), 0);
+	assert_int_equal(ring_reserve(r, 1, 0, 3, &res), 0);
+	for (i = 0; i < 3; i++)		/* "the handler" */
+		assert_int_equal(ring_produce(r, 2, 0, w, 3), 0);
+	assert_int_equal(ring_produce(r, 2, 0, w, 3), -1);
+	assert_int_equal(r->lost, 1);
+	assert_int_equal(r->enabled, 1);
+	assert_int_equal(b.got, 0);
+	assert_int_equal(ring_commit(r, &res), 0);
+	while (__atomic_load_n(&b.got, __ATOMIC_RELAXED) < 4)
+		sched_yield();
+	b.stop = 1;
+	pthread_join(th, NULL);
+	assert_int_equal(b.got, 4);
+	for (i = 0; i < 4; i++)
+		assert_int_equal(ring_skip(b.rd), 8);
+	assert_int_equal(ring_skip(b.rd), 0);
+	assert_int_equal(r->head, 5 * 32);
 	assert_ring_clean(r);
 	ring_reader_delete(b.rd);
 	ring_free(r);
@@ -551,6 +601,7 @@ int main(void)
 		cmocka_unit_test(test_skip_unwritten),
 		cmocka_unit_test(test_heartbeat_stale),
 		cmocka_unit_test(test_heartbeat_alive),
+		cmocka_unit_test(test_blocked_at_own_hole),
 		cmocka_unit_test(test_corrupt),
 		cmocka_unit_test(test_dropped),
 	};
