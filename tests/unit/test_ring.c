@@ -468,20 +468,27 @@ struct beater {
 	volatile int stop;
 };
 
-/* A live consumer: beats every 2 ms, takes one record every EVERY_NS
- * until it has WANT (or until told to stop). */
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+/* A live consumer: beats every 2 ms, takes one record once EVERY_NS
+ * passed since the last, until it has WANT (or until told to stop). */
 static void *beater_main(void *arg)
 {
 	struct beater *b = arg;
 	struct timespec ts = { 0, 2000000 };
-	long waited = 0;
+	uint64_t last = mono_ns();
 
 	while (b->got < b->want && !b->stop) {
 		ring_heartbeat(b->rd);
 		nanosleep(&ts, NULL);
-		waited += ts.tv_nsec;
-		if (waited >= b->every_ns) {
-			waited = 0;
+		if (mono_ns() - last >= (uint64_t)b->every_ns) {
+			last = mono_ns();
 			if (ring_consume(b->rd, count_rec, &b->got, 1) < 0)
 				abort();	/* no cmocka assert off the test's thread */
 		}
