@@ -121,6 +121,18 @@ static void start_producers(struct producer *p, unsigned n, struct ring *r,
 	}
 }
 
+/* Join the producers: every record of each arrived, intact, in order. */
+static void join_producers(struct producer *p, unsigned n, const struct check *c)
+{
+	unsigned i;
+
+	for (i = 0; i < n; i++) {
+		pthread_join(p[i].th, NULL);
+		assert_int_equal(c->next[i + 1], p[i].n);
+	}
+	assert_int_equal(c->bad, 0);
+}
+
 /* 4 producers x 10^6 records through a 1 MiB ring, consumed as they come. */
 static void test_four_producers(void **state)
 {
@@ -129,7 +141,6 @@ static void test_four_producers(void **state)
 	struct ring_reader *rd = ring_reader_new(r, ring_mem_size(20));
 	struct producer p[NPROD];
 	struct check c = { { 0 }, 0, 0 };
-	unsigned i;
 	int n;
 
 	start_producers(p, NPROD, r, EACH);
@@ -139,11 +150,7 @@ static void test_four_producers(void **state)
 		if (!n)
 			sched_yield();
 	}
-	for (i = 0; i < NPROD; i++) {
-		pthread_join(p[i].th, NULL);
-		assert_int_equal(c.next[i + 1], EACH);
-	}
-	assert_int_equal(c.bad, 0);
+	join_producers(p, NPROD, &c);
 	assert_int_equal(c.total, (uint64_t)NPROD * EACH);
 	assert_int_equal(ring_consume(rd, check_rec, &c, 1), 0);
 	assert_int_equal(r->lost, 0);
@@ -226,7 +233,6 @@ static void test_full_ring(void **state)
 	struct producer p[NPROD];
 	struct check c = { { 0 }, 0, 0 };
 	uint64_t all = NPROD * bytes_of(EACH), seen = 0;
-	unsigned i;
 
 	start_producers(p, NPROD, r, EACH);
 	while (c.total < NPROD * EACH) {
@@ -240,11 +246,7 @@ static void test_full_ring(void **state)
 		seen = __atomic_load_n(&r->sleeps, __ATOMIC_SEQ_CST);
 		assert_true(ring_consume(rd, check_rec, &c, 1) >= 0);
 	}
-	for (i = 0; i < NPROD; i++) {
-		pthread_join(p[i].th, NULL);
-		assert_int_equal(c.next[i + 1], EACH);
-	}
-	assert_int_equal(c.bad, 0);
+	join_producers(p, NPROD, &c);
 	assert_int_equal(r->lost, 0);
 	assert_true(r->sleeps > 0);
 	assert_int_equal(r->enabled, 1);
