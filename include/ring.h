@@ -197,8 +197,9 @@ static inline int ring_wait(struct ring *r, uint64_t end)
 /*
  * Reserve a record of NWORDS words after its header.  0 and *RES, or -1
  * if nothing is to be written: the ring is disabled (counted in dropped),
- * NWORDS > RING_MAX_WORDS (dropped), or the wait gave up or the consumer
- * skipped the record (lost).
+ * NWORDS > RING_MAX_WORDS or the record is longer than the ring
+ * (dropped), or the wait gave up or the consumer skipped the record
+ * (lost).
  */
 static inline int ring_reserve(struct ring *r, unsigned type, unsigned npcs,
 			       unsigned nwords, struct ring_res *res)
@@ -206,7 +207,7 @@ static inline int ring_reserve(struct ring *r, unsigned type, unsigned npcs,
 	uint64_t len = 8 * ((uint64_t)nwords + 1), pos, zero = 0;
 
 	if (!__atomic_load_n(&r->enabled, __ATOMIC_RELAXED) ||
-	    nwords > RING_MAX_WORDS) {
+	    nwords > RING_MAX_WORDS || len > (uint64_t)1 << r->size_log2) {
 		__atomic_fetch_add(&r->dropped, 1, __ATOMIC_RELAXED);
 		return -1;
 	}

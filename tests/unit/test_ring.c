@@ -585,9 +585,14 @@ static void test_corrupt(void **state)
 /* Disabled, or too long: nothing reserved, counted in dropped. */
 static void test_dropped(void **state)
 {
-	struct ring *r = ring_new(16);
+	struct ring *r = ring_new(16), *tiny = ring_new(7);
 	uint64_t w[RING_MAX_WORDS + 1] = { 0 };
 
+	assert_int_equal(ring_produce(tiny, 1, 0, w, 16), -1);	/* 136 > 128 */
+	assert_int_equal(ring_produce(tiny, 1, 0, w, 15), 0);
+	assert_int_equal(tiny->dropped, 1);
+	assert_int_equal(tiny->head, 128);
+	ring_free(tiny);
 	assert_int_equal(ring_produce(r, 1, 0, w, RING_MAX_WORDS + 1), -1);
 	assert_int_equal(ring_produce(r, 1, 0, w, RING_MAX_WORDS), 0);
 	r->enabled = 0;
