@@ -26,13 +26,13 @@ PKG_CFLAGS = $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 CAPSTONE_A := $(wildcard $(shell pkg-config --variable=libdir capstone 2>/dev/null)/libcapstone.a)
 PKG_LIBS = $(shell pkg-config --libs $(filter-out $(if $(CAPSTONE_A),capstone),$(PKGS)) 2>/dev/null) \
 	$(if $(CAPSTONE_A),$(CAPSTONE_A))
-CPPFLAGS += -Iinclude -Iarch/$(ARCH) -D_GNU_SOURCE
+CPPFLAGS += -Iinclude -Iarch/$(ARCH) -I$(B)/gen -D_GNU_SOURCE
 ALL_CFLAGS = -std=gnu11 $(WARN) $(CFLAGS) $(PKG_CFLAGS)
 LIBS = $(PKG_LIBS) -Wl,-Bstatic -lstdc++ -Wl,-Bdynamic
 LDFLAGS ?= -no-pie
 
 SRC := $(filter-out src/main.c,$(wildcard src/*.c)) $(wildcard arch/$(ARCH)/*.c)
-OBJ := $(patsubst %.c,$(B)/obj/%.o,$(SRC))
+OBJ := $(patsubst %.c,$(B)/obj/%.o,$(SRC)) $(B)/obj/gen/recblob.o
 MAIN_OBJ := $(B)/obj/src/main.o
 
 UNIT_SRC := $(wildcard tests/unit/test_*.c)
@@ -53,6 +53,34 @@ $(B)/obj/%.o: %.c $(wildcard include/*.h) $(wildcard arch/$(ARCH)/*.h)
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -c -o $@ $<
 
+# The hook blob (recorder/, include/recblob.h): the hooks compiled
+# freestanding, linked flat by blob.ld; mkblob.py refuses any relocation or
+# undefined symbol and writes the image as a C array plus the offsets of
+# its entry points.
+BLOB_CFLAGS := -std=gnu11 $(WARN) -O2 -ffreestanding -fPIC -fno-plt \
+	-fvisibility=hidden -fno-stack-protector -fno-asynchronous-unwind-tables \
+	-mgeneral-regs-only -nostdlib -fno-builtin -fno-tree-loop-distribute-patterns
+BLOB_SRC := $(wildcard recorder/*.c) $(wildcard arch/$(ARCH)/recorder/*.S)
+BLOB_OBJ := $(patsubst %,$(B)/recorder/%.o,$(BLOB_SRC))
+BLOB_DEPS := include/ring.h arch/$(ARCH)/ring_arch.h
+
+$(B)/recorder/%.o: % $(BLOB_DEPS)
+	@mkdir -p $(dir $@)
+	$(CC) -Iinclude -Iarch/$(ARCH) $(BLOB_CFLAGS) -c -o $@ $<
+
+$(B)/recorder/blob.elf: $(BLOB_OBJ) recorder/blob.ld
+	$(CC) -nostdlib -shared -Wl,-T,recorder/blob.ld -Wl,--build-id=none \
+		-Wl,-z,norelro -Wl,--no-warn-rwx-segments -o $@ $(BLOB_OBJ)
+
+$(B)/gen/recblob.c: $(B)/recorder/blob.elf recorder/mkblob.py
+	@mkdir -p $(dir $@)
+	python3 recorder/mkblob.py $< $@ $(B)/gen/recblob_offsets.h
+$(B)/gen/recblob_offsets.h: $(B)/gen/recblob.c
+
+$(B)/obj/gen/recblob.o: $(B)/gen/recblob.c
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) -c -o $@ $<
+
 $(B)/libptleak.a: $(OBJ)
 	@rm -f $@
 	ar rcs $@ $^
@@ -60,7 +88,8 @@ $(B)/libptleak.a: $(OBJ)
 $(B)/ptleak: $(MAIN_OBJ) $(B)/libptleak.a
 	$(CC) $(ALL_CFLAGS) $(LDFLAGS) -o $@ $^ $(LIBS)
 
-$(B)/tests/%: tests/unit/%.c $(B)/libptleak.a $(wildcard tests/unit/*.h)
+$(B)/tests/%: tests/unit/%.c $(B)/libptleak.a $(wildcard tests/unit/*.h) \
+		$(B)/gen/recblob_offsets.h
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -Itests/unit -o $@ $< $(B)/libptleak.a \
 		$(LIBS) $$(pkg-config --libs cmocka)

@@ -1,0 +1,30 @@
+/*
+ * recblob.h - the hook blob: the recorder's code as one flat image that
+ * ptleak copies into a target (docs/recorder.md, piece 1).
+ *
+ * Built from recorder/ (freestanding, no relocation, no undefined symbol:
+ * the build refuses anything else).  Use: copy rec_blob to an address A
+ * (16-byte aligned), store the context pointer (today: the struct ring) in
+ * the 8-byte word at A + RECBLOB_OFF_rec_ctx, make it executable (never
+ * writable and executable at once), then call an entry at
+ * A + RECBLOB_OFF_<entry>.  The entries:
+ *
+ *   int rec_record(uint64_t type, uint64_t a0, uint64_t a1, uint64_t a2)
+ *       one ring record of type TYPE with words A0, A1, A2; 0, or -1 if
+ *       none was made (no context yet; else counted by the ring).
+ */
+#ifndef PTLEAK_RECBLOB_H
+#define PTLEAK_RECBLOB_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "recblob_offsets.h"	/* generated: RECBLOB_OFF_<name>, RECBLOB_SIZE */
+
+extern const unsigned char rec_blob[];
+extern const size_t rec_blob_size;
+
+typedef int (*rec_record_fn)(uint64_t type, uint64_t a0, uint64_t a1,
+			     uint64_t a2);
+
+#endif
