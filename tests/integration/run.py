@@ -2312,10 +2312,11 @@ def t_attach_cycles():
                     srv.out.expect("in handler")
                 srv.send("leak")	# one leak_one() after the attach, at least
                 srv.out.expect("leaked")
+                srv.send("freeold")	# a free of a block from before the attach
+                srv.out.expect(r"freed old \d+")
                 at.signal(signal.SIGUSR1)
                 live = at.report(1)
                 check_leak_records(ck, w + " signal report", live, "signal", 1)
-                # the workers free blocks allocated before the attach
                 ck.true(w + ": no unknown frees", live["heap"]["totals"]["unknown_frees"] > 0)
                 # SIGTERM, SIGHUP and SIGINT all detach
                 sig = (signal.SIGTERM, signal.SIGHUP, signal.SIGINT)[cycle % 3]

@@ -17,6 +17,9 @@
  *             child in the program's memory) again and again: "spawning"
  *             once the first one exited 0
  *   leak      calls leak_one() here: "leaked"
+ *   freeold   frees one of OLD blocks malloc'd at start (before any attach
+ *             can have happened): "freed old N" (N left), "no old" when
+ *             none is left
  *   open      opens /dev/null and keeps it: "opened FD"
  *   quit      stops everything: "bye ERRORS", exit status 0 if no error
  */
@@ -36,6 +39,7 @@
 #define RING 64
 #define BLOCK_SIZE 12345
 #define LEAK_SIZE 128
+#define OLD 64
 
 extern void *__libc_valloc(size_t n);
 
@@ -237,11 +241,15 @@ int main(void)
 	pthread_t work[NWORK], leak, spawn, blk, sigt, pspawn;
 	char line[64];
 	int nblk = 0, npspawn = 0;
-	long i;
+	void *old[OLD];
+	long i, nold = 0;
 	struct sigaction sa;
 
 	if (pipe(block_pipe) || pipe(sig_pipe))
 		return 2;
+	for (i = 0; i < OLD; i++)
+		if (!(old[i] = malloc(24)))
+			return 2;
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_handler = on_usr2;
 	sigaction(SIGUSR2, &sa, NULL);
@@ -271,6 +279,13 @@ int main(void)
 		} else if (!strcmp(line, "unsig\n")) {
 			if (write(sig_pipe[1], "u", 1) != 1)
 				errors++;
+		} else if (!strcmp(line, "freeold\n")) {
+			if (nold < OLD) {
+				free(old[nold++]);
+				say("freed old %ld\n", OLD - nold, 0);
+			} else {
+				say("no old\n", 0, 0);
+			}
 		} else if (!strcmp(line, "leak\n")) {
 			leak_one();
 			say("leaked\n", 0, 0);
@@ -285,6 +300,8 @@ int main(void)
 			break;
 		}
 	}
+	while (nold < OLD)
+		free(old[nold++]);
 	quit = 1;
 	pthread_kill(sigt, SIGUSR2);
 	if (write(sig_pipe[1], "q", 1) != 1)
