@@ -49,8 +49,9 @@ struct scan_range {
 
 /*
  * Read LEN bytes at ADDR into BUF: returns the number of bytes read from
- * the start (short at an unmapped page), or -1.  Called with large ranges
- * (megabytes): the tracer reads them with one process_vm_readv.
+ * the start (short at an unmapped page), or -1.  Called once per block
+ * (small ranges: the caller reads ahead) and per chunk of up to 1 MiB of
+ * larger ranges.
  */
 typedef long (*scan_read_fn)(void *ctx, uint64_t addr, void *buf, size_t len);
 

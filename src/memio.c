@@ -46,6 +46,54 @@ ssize_t mem_read(pid_t pid, uint64_t addr, void *buf, size_t len)
 	return (ssize_t)done;
 }
 
+/* Bit 63 of a pagemap entry: present; bit 62: swapped. */
+#define PM_DATA (3ull << 62)
+#define PM_BATCH 512
+
+ssize_t mem_read_resident(pid_t pid, int pagemap, uint64_t addr, void *buf,
+			  size_t len)
+{
+	uint64_t pm[PM_BATCH], first = addr / PAGE;
+	size_t done = 0;
+
+	if (pagemap < 0)
+		return mem_read(pid, addr, buf, len);
+	while (done < len) {
+		uint64_t a = addr + done, page = a / PAGE;
+		size_t npages = (a + (len - done) - 1) / PAGE - page + 1, k, run;
+		ssize_t got;
+
+		if (npages > PM_BATCH)
+			npages = PM_BATCH;
+		if (pread(pagemap, pm, npages * 8, (off_t)(page * 8)) !=
+		    (ssize_t)(npages * 8))
+			return page == first ? mem_read(pid, addr, buf, len) :
+			       (ssize_t)done;
+		for (k = 0; k < npages && done < len; k += run) {
+			int data = !!(pm[k] & PM_DATA);
+			uint64_t from = addr + done, to;
+
+			for (run = 1; k + run < npages &&
+			     !!(pm[k + run] & PM_DATA) == data; run++)
+				;
+			to = (page + k + run) * PAGE;
+			if (to > addr + len)
+				to = addr + len;
+			if (!data) {
+				memset((char *)buf + done, 0, to - from);
+				done += to - from;
+				continue;
+			}
+			got = mem_read(pid, from, (char *)buf + done, to - from);
+			if (got > 0)
+				done += (size_t)got;
+			if (got != (ssize_t)(to - from))
+				return done ? (ssize_t)done : -1;
+		}
+	}
+	return (ssize_t)done;
+}
+
 int mem_read_all(pid_t pid, uint64_t addr, void *buf, size_t len)
 {
 	return mem_read(pid, addr, buf, len) == (ssize_t)len ? 0 : -1;
