@@ -31,6 +31,10 @@ ssize_t mem_read(pid_t pid, uint64_t addr, void *buf, size_t len);
 ssize_t mem_read_resident(pid_t pid, int pagemap, uint64_t addr, void *buf,
 			  size_t len);
 
+/* How many bytes from ADDR (at most LEN, whole pages) are neither present
+ * nor swapped per PAGEMAP: zeros without reading them.  0 if unknown. */
+uint64_t mem_untouched(int pagemap, uint64_t addr, uint64_t len);
+
 /* Read exactly LEN bytes: 0, or -1. */
 int mem_read_all(pid_t pid, uint64_t addr, void *buf, size_t len);
 

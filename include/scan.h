@@ -55,6 +55,13 @@ struct scan_range {
  */
 typedef long (*scan_read_fn)(void *ctx, uint64_t addr, void *buf, size_t len);
 
+/*
+ * Optional: how many bytes from ADDR (at most LEN) are known to hold only
+ * zeros without reading them (memory the process never touched), so the
+ * scan skips them; 0 if ADDR's page may hold data.
+ */
+typedef uint64_t (*scan_skip_fn)(void *ctx, uint64_t addr, uint64_t len);
+
 struct scan_input {
 	struct scan_block *blocks;	/* sorted by addr, non-overlapping */
 	size_t nblocks;
@@ -63,6 +70,7 @@ struct scan_input {
 	const uint64_t *root_values;	/* register values */
 	size_t nvalues;
 	scan_read_fn read;
+	scan_skip_fn skip;	/* may be NULL */
 	void *ctx;
 	/*
 	 * The blocks come from glibc's malloc: a word pointing exactly at the

@@ -94,6 +94,31 @@ ssize_t mem_read_resident(pid_t pid, int pagemap, uint64_t addr, void *buf,
 	return (ssize_t)done;
 }
 
+uint64_t mem_untouched(int pagemap, uint64_t addr, uint64_t len)
+{
+	uint64_t pm[PM_BATCH], page = addr / PAGE, end = addr + len;
+	uint64_t n = -(addr % PAGE);	/* the first page counts from addr */
+	size_t k;
+
+	if (pagemap < 0)
+		return 0;
+	while (page * PAGE < end) {
+		uint64_t left = (end - page * PAGE + PAGE - 1) / PAGE;
+		size_t want = left > PM_BATCH ? PM_BATCH : (size_t)left;
+
+		if (pread(pagemap, pm, want * 8, (off_t)(page * 8)) != (ssize_t)(want * 8))
+			break;
+		for (k = 0; k < want && !(pm[k] & PM_DATA); k++)
+			n += PAGE;
+		if (k < want)
+			break;
+		page += want;
+	}
+	if ((int64_t)n <= 0)
+		return 0;
+	return n > len ? len : n;
+}
+
 int mem_read_all(pid_t pid, uint64_t addr, void *buf, size_t len)
 {
 	return mem_read(pid, addr, buf, len) == (ssize_t)len ? 0 : -1;

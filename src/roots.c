@@ -165,6 +165,18 @@ static long read_mem(void *ctx, uint64_t addr, void *buf, size_t len)
 	return done ? (long)done : -1;
 }
 
+static uint64_t skip_mem(void *ctx, uint64_t addr, uint64_t len)
+{
+	const struct proc_mem *m = ctx;
+	const struct mapping *map = mapping_at(m, addr);
+
+	if (!map || !map->anon)
+		return 0;
+	if (len > map->end - addr)
+		len = map->end - addr;
+	return mem_untouched(m->pagemap, addr, len);
+}
+
 static int read_words(void *ctx, uint64_t addr, uint64_t *w, unsigned n)
 {
 	const struct proc_mem *m = ctx;
@@ -380,6 +392,7 @@ int scan_process(pid_t pid, const struct heap *heap,
 	for (i = 0; i < WIN_SLOTS; i++)
 		m.win[i].data = xmalloc(WIN_SIZE);
 	in.read = read_mem;
+	in.skip = skip_mem;
 	in.glibc_chunks = glibc;
 	in.ctx = &m;
 	if (getenv("PTLEAK_DEBUG") && strstr(getenv("PTLEAK_DEBUG"), "scan"))

@@ -85,6 +85,7 @@ struct scanner {
 	unsigned shift;
 	int glibc;		/* see scan_input.glibc_chunks */
 	scan_read_fn read;
+	scan_skip_fn skip;
 	void *ctx;
 	struct scan_stats *st;
 };
@@ -259,7 +260,15 @@ static uint64_t scan_range(struct scanner *s, uint64_t start, uint64_t end,
 		return 0;
 	while (a < e) {
 		size_t len = e - a > SCAN_CHUNK ? SCAN_CHUNK : (size_t)(e - a);
-		long got = s->read(s->ctx, a, s->buf, len);
+		uint64_t zeros = s->skip && len == SCAN_CHUNK ?
+				 s->skip(s->ctx, a, e - a) & ~7ull : 0;
+		long got;
+
+		if (zeros) {
+			a += zeros > e - a ? e - a : zeros;
+			continue;
+		}
+		got = s->read(s->ctx, a, s->buf, len);
 
 		if (got < 0)
 			got = 0;
@@ -341,6 +350,7 @@ int scan_classify(struct scan_input *in, struct scan_stats *st)
 	s.b = in->blocks;
 	s.n = in->nblocks;
 	s.read = in->read;
+	s.skip = in->skip;
 	s.glibc = in->glibc_chunks;
 	s.ctx = in->ctx;
 	s.st = st;
