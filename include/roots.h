@@ -24,15 +24,22 @@
  * stopped threads' registers REGS[0..NREGS-1]: their stack pointers place
  * the stack roots, and with REG_ROOTS their values are roots too (a live
  * report; at exit valgrind does not count the exiting thread's registers:
- * its leak check runs after the thread is gone).  DEAD_SPS: the stack
- * pointers threads that exited died with; their stacks (still mapped) are
- * scanned only above them.  GLIBC: the allocator is glibc's (see
+ * its leak check runs after the thread is gone).  DEAD: threads that
+ * exited alone; their stacks (still mapped) are scanned only above the
+ * stack pointer they died with, and only for blocks born before they died
+ * (scan_range.born_before).  GLIBC: the allocator is glibc's (see
  * scan_input.glibc_chunks).  *OUT (sorted by address, NOUT entries) is the
  * caller's to free.  0, or -1 with a message.
  */
+/* A thread that exited alone: its stack stays mapped (glibc's cache). */
+struct scan_dead {
+	uint64_t sp;		/* the stack pointer it died with */
+	uint64_t died_ns;	/* when (the clock of heap_block.time_ns) */
+};
+
 int scan_process(pid_t pid, const struct heap *heap,
 		 const struct arch_regs *regs, unsigned nregs, int reg_roots,
-		 const uint64_t *dead_sps, size_t ndead, int glibc,
+		 const struct scan_dead *dead, size_t ndead, int glibc,
 		 struct scan_block **out, size_t *nout, struct scan_stats *st);
 
 #endif

@@ -38,6 +38,7 @@ const char *scan_class_key(enum scan_class c);
 
 struct scan_block {
 	uint64_t addr, size;	/* input */
+	uint64_t born;		/* input: allocation time (see born_before) */
 	enum scan_class cls;	/* output */
 	uint64_t indirect;	/* output: bytes indirectly lost through this
 				 * definitely lost block (0 for the others) */
@@ -45,6 +46,15 @@ struct scan_block {
 
 struct scan_range {
 	uint64_t start, end;	/* [start, end) */
+	/*
+	 * Not 0: the memory of a thread that died at this time (its stack
+	 * and descriptor, which glibc keeps for reuse): a word there cannot
+	 * point to a block born at or after it.  Such a word is a stale
+	 * pointer to an earlier block whose address a new block reuses;
+	 * valgrind, which never hands a freed address out again so soon,
+	 * sees no pointer there either.
+	 */
+	uint64_t born_before;
 };
 
 /*

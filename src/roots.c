@@ -63,6 +63,7 @@ static int add_block(const struct heap_block *hb, void *ctx)
 
 	c->b[c->n].addr = hb->addr;
 	c->b[c->n].size = hb->size;
+	c->b[c->n].born = hb->time_ns;
 	c->n++;
 	return 0;
 }
@@ -185,13 +186,14 @@ static int read_words(void *ctx, uint64_t addr, uint64_t *w, unsigned n)
 }
 
 static void add_range(struct scan_range **r, size_t *n, size_t *a,
-		      uint64_t start, uint64_t end)
+		      uint64_t start, uint64_t end, uint64_t born_before)
 {
 	if (start >= end)
 		return;
 	grow_array((void **)r, a, *n + 1, sizeof(**r));
 	(*r)[*n].start = start;
 	(*r)[*n].end = end;
+	(*r)[*n].born_before = born_before;
 	(*n)++;
 }
 
@@ -240,7 +242,7 @@ static int find_owned(struct proc_mem *m, const struct mapping *map,
 	size_t i;
 
 	if (map->heap) {
-		add_range(&m->owned, &m->nowned, &m->aowned, map->start, map->end);
+		add_range(&m->owned, &m->nowned, &m->aowned, map->start, map->end, 0);
 		return 0;
 	}
 	for (i = 0; i < n; i++) {
@@ -251,7 +253,7 @@ static int find_owned(struct proc_mem *m, const struct mapping *map,
 		if (glibc_owner(read_words, m, b[i].addr, map->start, map->end,
 				&s, &e))
 			return -1;
-		add_range(&m->owned, &m->nowned, &m->aowned, s, e);
+		add_range(&m->owned, &m->nowned, &m->aowned, s, e, 0);
 		end = e;
 	}
 	return 0;
@@ -259,7 +261,7 @@ static int find_owned(struct proc_mem *m, const struct mapping *map,
 
 /* [from, map end) less what glibc owns there: roots. */
 static void add_roots(struct proc_mem *m, size_t owned0, uint64_t from,
-		      uint64_t end)
+		      uint64_t end, uint64_t born_before)
 {
 	size_t k;
 
@@ -269,11 +271,11 @@ static void add_roots(struct proc_mem *m, size_t owned0, uint64_t from,
 		if (o->end <= from)
 			continue;
 		add_range(&m->roots, &m->nroots, &m->aroots, from,
-			  o->start < end ? o->start : end);
+			  o->start < end ? o->start : end, born_before);
 		if (o->end > from)
 			from = o->end;
 	}
-	add_range(&m->roots, &m->nroots, &m->aroots, from, end);
+	add_range(&m->roots, &m->nroots, &m->aroots, from, end, born_before);
 }
 
 /* Where the scan of a stack mapping starts: below its thread's sp. */
@@ -286,7 +288,7 @@ static uint64_t stack_from(const struct mapping *map, uint64_t sp)
 
 static int find_roots(struct proc_mem *m, const struct scan_block *b, size_t n,
 		      const struct arch_regs *regs, unsigned nregs,
-		      const uint64_t *dead_sps, size_t ndead, int glibc)
+		      const struct scan_dead *dead, size_t ndead, int glibc)
 {
 	size_t i, k;
 
@@ -294,7 +296,7 @@ static int find_roots(struct proc_mem *m, const struct scan_block *b, size_t n,
 		const struct mapping *map = &m->maps[i];
 		size_t first = first_block(b, n, map->start), last = first;
 		size_t owned0 = m->nowned;
-		uint64_t from = map->start;
+		uint64_t from = map->start, born_before = 0;
 
 		while (last < n && b[last].addr < map->end)
 			last++;
@@ -309,13 +311,14 @@ static int find_roots(struct proc_mem *m, const struct scan_block *b, size_t n,
 			continue;	/* heap: scanned from reachable blocks */
 		} else {
 			for (k = 0; k < ndead; k++)
-				if (dead_sps[k] >= map->start &&
-				    dead_sps[k] < map->end)
+				if (dead[k].sp >= map->start && dead[k].sp < map->end)
 					break;
-			if (k < ndead)
-				from = stack_from(map, dead_sps[k]);
+			if (k < ndead) {
+				from = stack_from(map, dead[k].sp);
+				born_before = dead[k].died_ns ? dead[k].died_ns : 1;
+			}
 		}
-		add_roots(m, owned0, from, map->end);
+		add_roots(m, owned0, from, map->end, born_before);
 	}
 	return 0;
 }
@@ -355,7 +358,7 @@ static void debug_roots(const struct proc_mem *m, const struct scan_block *b,
 
 int scan_process(pid_t pid, const struct heap *heap,
 		 const struct arch_regs *regs, unsigned nregs, int reg_roots,
-		 const uint64_t *dead_sps, size_t ndead, int glibc,
+		 const struct scan_dead *dead, size_t ndead, int glibc,
 		 struct scan_block **out, size_t *nout, struct scan_stats *st)
 {
 	const struct heap_stats *hs = heap_stats(heap);
@@ -375,7 +378,7 @@ int scan_process(pid_t pid, const struct heap *heap,
 	snprintf(path, sizeof(path), "/proc/%d/pagemap", (int)pid);
 	m.pagemap = open(path, O_RDONLY | O_CLOEXEC);
 	if (read_maps(&m) ||
-	    find_roots(&m, c.b, c.n, regs, nregs, dead_sps, ndead, glibc))
+	    find_roots(&m, c.b, c.n, regs, nregs, dead, ndead, glibc))
 		goto out;
 
 	in.blocks = c.b;

@@ -84,6 +84,7 @@ struct scanner {
 	uint32_t *bucket;
 	unsigned shift;
 	int glibc;		/* see scan_input.glibc_chunks */
+	uint64_t born_before;	/* of the root range being scanned, 0: none */
 	scan_read_fn read;
 	scan_skip_fn skip;
 	void *ctx;
@@ -161,7 +162,7 @@ static inline void reach(struct scanner *s, uint64_t w, int prior_definite)
 	long i = find_block(s, w);
 	int state;
 
-	if (i < 0)
+	if (i < 0 || (s->born_before && s->b[i].born >= s->born_before))
 		return;
 	state = s->mark[i] & M_STATE;
 	if (state == M_REACHABLE)
@@ -373,10 +374,13 @@ int scan_classify(struct scan_input *in, struct scan_stats *st)
 	build_buckets(&s);
 
 	/* Phase 1: roots, registers, then everything they reach. */
-	for (i = 0; i < in->nroots; i++)
+	for (i = 0; i < in->nroots; i++) {
+		s.born_before = in->roots[i].born_before;
 		st->unreadable_bytes += scan_range(&s, in->roots[i].start,
 						   in->roots[i].end, 1,
 						   (size_t)-1);
+	}
+	s.born_before = 0;
 	for (i = 0; i < in->nvalues; i++)
 		reach(&s, in->root_values[i], 1);
 	process_stack(&s, (size_t)-1);
