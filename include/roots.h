@@ -2,12 +2,17 @@
  * roots.h - the reachability scan of a traced process: its live blocks,
  * its roots, its memory.
  *
- * Roots: the registers of the given threads; their stacks from the stack
- * pointer (less the red zone) to the end of the mapping (which holds the
- * thread's TLS and descriptor in glibc); every other readable and
- * writable mapping that holds no live block (writable segments and bss of
- * loaded objects, stacks of other threads, anonymous memory).  Mappings
- * holding live blocks are heap: scanned only inside reachable blocks.
+ * Roots: the registers of the given threads (live reports); their stacks
+ * from the stack pointer (less the red zone) to the end of the mapping
+ * (which holds the thread's TLS and descriptor in glibc); dead threads'
+ * cached stacks above the sp they died with, for blocks born before they
+ * died; every readable and writable mapping less what the allocator owns
+ * (with glibc: the brk heap, thread arenas' heaps, mmapped chunks, found
+ * per block; with another allocator: a mapping holding a live block,
+ * whole); the written pages of read-only private file mappings (RELRO).
+ * The allocator's memory is heap: scanned only inside reachable blocks.
+ * Pages never touched are not read (nor faulted in); reads go through a
+ * bounded read-ahead cache.
  */
 #ifndef PTLEAK_ROOTS_H
 #define PTLEAK_ROOTS_H

@@ -46,8 +46,10 @@ ssize_t mem_read(pid_t pid, uint64_t addr, void *buf, size_t len)
 	return (ssize_t)done;
 }
 
-/* Bit 63 of a pagemap entry: present; bit 62: swapped. */
+/* Bit 63 of a pagemap entry: present; bit 62: swapped; bit 61: a file
+ * page or shared anonymous memory. */
 #define PM_DATA (3ull << 62)
+#define PM_FILE (1ull << 61)
 #define PM_BATCH 512
 
 ssize_t mem_read_resident(pid_t pid, int pagemap, uint64_t addr, void *buf,
@@ -117,6 +119,37 @@ uint64_t mem_untouched(int pagemap, uint64_t addr, uint64_t len)
 	if ((int64_t)n <= 0)
 		return 0;
 	return n > len ? len : n;
+}
+
+void mem_private_runs(int pagemap, uint64_t start, uint64_t end,
+		      void (*fn)(void *ctx, uint64_t start, uint64_t end),
+		      void *ctx)
+{
+	uint64_t pm[PM_BATCH], page = start / PAGE, run = 0;
+	size_t k, want;
+
+	if (pagemap < 0)
+		return;
+	for (; page * PAGE < end; page += want) {
+		uint64_t left = (end - page * PAGE + PAGE - 1) / PAGE;
+
+		want = left > PM_BATCH ? PM_BATCH : (size_t)left;
+		if (pread(pagemap, pm, want * 8, (off_t)(page * 8)) != (ssize_t)(want * 8))
+			break;
+		for (k = 0; k < want; k++) {
+			int priv = (pm[k] & PM_DATA) && !(pm[k] & PM_FILE);
+			uint64_t a = (page + k) * PAGE;
+
+			if (priv && !run)
+				run = a;
+			if (!priv && run) {
+				fn(ctx, run, a);
+				run = 0;
+			}
+		}
+	}
+	if (run)
+		fn(ctx, run, page * PAGE < end ? page * PAGE : end);
 }
 
 int mem_read_all(pid_t pid, uint64_t addr, void *buf, size_t len)

@@ -38,6 +38,7 @@ struct mapping {
 	uint64_t start, end;
 	int anon;		/* no file behind it: untouched pages are zeros */
 	int heap;		/* [heap]: the brk heap (glibc's main arena) */
+	int relro;		/* read-only, of a file: roots only where written */
 };
 
 struct proc_mem {
@@ -197,7 +198,8 @@ static void add_range(struct scan_range **r, size_t *n, size_t *a,
 	(*n)++;
 }
 
-/* The readable and writable mappings worth scanning, sorted. */
+/* The readable and writable mappings worth scanning, and the read-only
+ * private ones of files (RELRO data lives there), sorted. */
 static int read_maps(struct proc_mem *m)
 {
 	char path[64], line[512];
@@ -215,8 +217,9 @@ static int read_maps(struct proc_mem *m)
 		if (sscanf(line, "%" SCNx64 "-%" SCNx64 " %7s %*s %*s %" SCNu64
 			   " %255[^\n]", &start, &end, perms, &inode, name) < 3)
 			continue;
-		if (perms[0] != 'r' || perms[1] != 'w' || !strcmp(name, "[vvar]") ||
-		    !strcmp(name, "[vsyscall]"))
+		if (perms[0] != 'r' || !strcmp(name, "[vvar]") ||
+		    !strcmp(name, "[vsyscall]") || (perms[1] != 'w' &&
+		    (perms[2] != '-' || perms[3] != 'p' || !inode)))
 			continue;
 		grow_array((void **)&m->maps, &m->amaps, m->nmaps + 1,
 			   sizeof(*m->maps));
@@ -225,6 +228,7 @@ static int read_maps(struct proc_mem *m)
 		map->end = end;
 		map->anon = inode == 0;
 		map->heap = !strcmp(name, "[heap]");
+		map->relro = perms[1] != 'w';
 	}
 	fclose(f);
 	return 0;
@@ -257,6 +261,13 @@ static int find_owned(struct proc_mem *m, const struct mapping *map,
 		end = e;
 	}
 	return 0;
+}
+
+static void add_root(void *ctx, uint64_t start, uint64_t end)
+{
+	struct proc_mem *m = ctx;
+
+	add_range(&m->roots, &m->nroots, &m->aroots, start, end, 0);
 }
 
 /* [from, map end) less what glibc owns there: roots. */
@@ -298,6 +309,11 @@ static int find_roots(struct proc_mem *m, const struct scan_block *b, size_t n,
 		size_t owned0 = m->nowned;
 		uint64_t from = map->start, born_before = 0;
 
+		if (map->relro) {
+			mem_private_runs(m->pagemap, map->start, map->end,
+					 add_root, m);
+			continue;
+		}
 		while (last < n && b[last].addr < map->end)
 			last++;
 		for (k = 0; k < nregs; k++)
