@@ -15,6 +15,14 @@
 #include <stdint.h>
 
 #define GLIBC_HEAP_MAX_SIZE	(64ull << 20)
+/*
+ * A static executable's main thread has its TLS and descriptor at the
+ * start of the brk heap (sbrk'd by __libc_setup_tls before malloc's arena):
+ * the TLS below the thread pointer, struct pthread from it, 2,368 bytes in
+ * glibc 2.36 (_thread_db_sizeof_pthread; 2,304 in older ones).  The roots
+ * there run to tp + this.
+ */
+#define GLIBC_TCB_SIZE		2368ull
 #define GLIBC_IS_MMAPPED	0x2ull
 #define GLIBC_SIZE_FLAGS	0x7ull
 

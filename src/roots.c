@@ -235,18 +235,29 @@ static int read_maps(struct proc_mem *m)
 }
 
 /*
- * glibc's memory in MAP: the brk heap whole, else the mmapped chunks and
+ * glibc's memory in MAP: the brk heap (but a static executable's TLS at
+ * its start: REGS' thread pointers), else the mmapped chunks and
  * arena heaps of its blocks B[0..N-1].  -1: some block is not glibc's (the
  * mapping is then heap whole, the old rule).
  */
 static int find_owned(struct proc_mem *m, const struct mapping *map,
-		      const struct scan_block *b, size_t n)
+		      const struct scan_block *b, size_t n,
+		      const struct arch_regs *regs, unsigned nregs)
 {
 	uint64_t end = 0;
 	size_t i;
 
 	if (map->heap) {
-		add_range(&m->owned, &m->nowned, &m->aowned, map->start, map->end, 0);
+		/* less a static executable's main thread TLS and TCB */
+		for (i = 0; i < nregs; i++) {
+			uint64_t tp = arch_tp(&regs[i]);
+
+			if (tp >= map->start && tp < map->end &&
+			    tp + GLIBC_TCB_SIZE > end)
+				end = tp + GLIBC_TCB_SIZE;
+		}
+		add_range(&m->owned, &m->nowned, &m->aowned,
+			  end > map->start ? end : map->start, map->end, 0);
 		return 0;
 	}
 	for (i = 0; i < n; i++) {
@@ -323,7 +334,8 @@ static int find_roots(struct proc_mem *m, const struct scan_block *b, size_t n,
 		if (k < nregs) {
 			from = stack_from(map, arch_sp(&regs[k]));
 		} else if (last > first &&
-			   (!glibc || find_owned(m, map, b + first, last - first))) {
+			   (!glibc || find_owned(m, map, b + first, last - first,
+						regs, nregs))) {
 			continue;	/* heap: scanned from reachable blocks */
 		} else {
 			for (k = 0; k < ndead; k++)
