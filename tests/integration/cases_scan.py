@@ -138,8 +138,9 @@ def t_scan_python_json():
     #   definitely lost: 0, indirectly lost: 0,
     #   possibly lost: 2,304 bytes in 1 blocks, still reachable: 418,476
     # ptleak before the fix: 13,628 bytes in 6 blocks definitely lost.
-    # The possibly lost block is not asserted: valgrind's Python runs with
-    # valgrind's malloc, which places blocks elsewhere.
+    # Possibly lost is not asserted: valgrind's one possibly lost block
+    # (2,304 bytes from ld.so, malloc (rtld-malloc.h:56)) is still
+    # reachable for ptleak (not investigated).
     py = "/usr/bin/python3"
     if not os.path.exists(py):
         raise Skip("no %s" % py)
@@ -204,4 +205,37 @@ def t_scan_static_tls():
     ck.eq("kinds by line", kinds_by_line(rep),
           {line(name, "tls_block"): REACH, line(name, "tls_lost"): DEF,
            line(name, "stdout_buf"): REACH})
+    ck.done()
+
+
+@case("scan_python_pool")
+def t_scan_python_pool():
+    # env -i PATH=/usr/bin:/bin python3 -c <a multiprocessing.Pool(2) map>,
+    # the parent's report.  valgrind (parent):
+    #   in use at exit: 441,018 bytes in 87 blocks
+    #   definitely lost: 0, indirectly lost: 0,
+    #   possibly lost: 5,424 bytes in 5 blocks (816 of them the pool
+    #   threads' DTVs), still reachable: 435,594 bytes in 82 blocks
+    # (valgrind's environment adds 40 bytes to one reachable block).
+    # ptleak before the fix: 18,573 bytes in 11 blocks definitely lost,
+    # 2,181 in 1 indirectly lost, 7,344 in 7 possibly lost.
+    py = "/usr/bin/python3"
+    if not os.path.exists(py):
+        raise Skip("no %s" % py)
+    prog = ("import multiprocessing\n"
+            "def sq(x):\n"
+            "    return x * x\n"
+            "if __name__ == '__main__':\n"
+            "    with multiprocessing.Pool(2) as p:\n"
+            "        print(sum(p.map(sq, range(100))))\n")
+    r = ptleak(["env", "-i", "PATH=/usr/bin:/bin", py, "-c", prog])
+    ck = Check()
+    ck.eq("exit status", r.rc, 0)
+    ck.eq("stdout", r.stdout, "328350\n")
+    rep = need_json(r)
+    s = scan_summary(rep)
+    ck.eq("definitely lost", s[DEF], (0, 0))
+    ck.eq("indirectly lost", s[IND], (0, 0))
+    ck.eq("possibly lost", s[POS], (5424, 5))
+    ck.eq("still reachable blocks", s[REACH][1], 82)
     ck.done()
