@@ -9,7 +9,7 @@
  * died; every readable and writable mapping less what the allocator owns
  * (with glibc: the brk heap, thread arenas' heaps, mmapped chunks, found
  * per block; with another allocator: a mapping holding a live block,
- * whole); the written pages of read-only private file mappings (RELRO).
+ * whole, but in an object's data or bss only the blocks); the written pages of read-only private file mappings (RELRO).
  * The allocator's memory is heap: scanned only inside reachable blocks.
  * Pages never touched are not read (nor faulted in); reads go through a
  * bounded read-ahead cache.

@@ -7,7 +7,9 @@
  * arenas).  With glibc's malloc, what glibc owns (the brk heap, thread
  * arenas' heaps, mmapped chunks: glibc_heap.h) is heap, scanned only
  * inside reachable blocks; the rest of every writable mapping is a root.
- * With another allocator, a mapping holding a live block is heap whole.
+ * With another allocator, a mapping holding a live block is heap whole,
+ * unless it is an object's data or bss (an allocator serving a static
+ * array): then only its live blocks are heap.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -39,6 +41,7 @@ struct mapping {
 	int anon;		/* no file behind it: untouched pages are zeros */
 	int heap;		/* [heap]: the brk heap (glibc's main arena) */
 	int relro;		/* read-only, of a file: roots only where written */
+	int object;		/* a file's data, or the bss right after it */
 };
 
 struct proc_mem {
@@ -209,6 +212,9 @@ static int read_maps(struct proc_mem *m)
 	f = fopen(path, "r");
 	if (!f)
 		return error("cannot read %s: %s", path, strerror(errno));
+	uint64_t prev_end = 0;
+	int prev_file = 0, inode_prev;
+
 	while (fgets(line, sizeof(line), f)) {
 		uint64_t start, end, inode = 0;
 		char perms[8] = "", name[256] = "";
@@ -217,6 +223,10 @@ static int read_maps(struct proc_mem *m)
 		if (sscanf(line, "%" SCNx64 "-%" SCNx64 " %7s %*s %*s %" SCNu64
 			   " %255[^\n]", &start, &end, perms, &inode, name) < 3)
 			continue;
+		/* an anonymous mapping right after a file's data is its bss */
+		inode_prev = prev_file && start == prev_end && !inode && !name[0];
+		prev_file = inode != 0 && perms[1] == 'w';
+		prev_end = end;
 		if (perms[0] != 'r' || !strcmp(name, "[vvar]") ||
 		    !strcmp(name, "[vsyscall]") || (perms[1] != 'w' &&
 		    (perms[2] != '-' || perms[3] != 'p' || !inode)))
@@ -229,6 +239,7 @@ static int read_maps(struct proc_mem *m)
 		map->anon = inode == 0;
 		map->heap = !strcmp(name, "[heap]");
 		map->relro = perms[1] != 'w';
+		map->object = inode != 0 || inode_prev;
 	}
 	fclose(f);
 	return 0;
@@ -336,7 +347,14 @@ static int find_roots(struct proc_mem *m, const struct scan_block *b, size_t n,
 		} else if (last > first &&
 			   (!glibc || find_owned(m, map, b + first, last - first,
 						regs, nregs))) {
-			continue;	/* heap: scanned from reachable blocks */
+			if (!map->object)
+				continue;	/* heap: from reachable blocks */
+			/* an allocator in an object's data or bss (a static
+			 * array): its globals are roots, its blocks heap */
+			m->nowned = owned0;
+			for (k = first; k < last; k++)
+				add_range(&m->owned, &m->nowned, &m->aowned,
+					  b[k].addr, b[k].addr + b[k].size, 0);
 		} else {
 			for (k = 0; k < ndead; k++)
 				if (dead[k].sp >= map->start && dead[k].sp < map->end)
