@@ -9,6 +9,7 @@
  *   uint64_t arch_pc(const struct arch_regs *r);
  *   void     arch_set_pc(struct arch_regs *r, uint64_t pc);
  *   uint64_t arch_sp(const struct arch_regs *r);
+ *   uint64_t arch_tp(const struct arch_regs *r);   thread pointer (TCB)
  *   uint64_t arch_arg(const struct arch_regs *r, int n);     n = 0..5
  *   uint64_t arch_retval(const struct arch_regs *r);
  *   long     arch_syscall_nr(const struct arch_regs *r);   -1: not in one

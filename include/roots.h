@@ -2,12 +2,17 @@
  * roots.h - the reachability scan of a traced process: its live blocks,
  * its roots, its memory.
  *
- * Roots: the registers of the given threads; their stacks from the stack
- * pointer (less the red zone) to the end of the mapping (which holds the
- * thread's TLS and descriptor in glibc); every other readable and
- * writable mapping that holds no live block (writable segments and bss of
- * loaded objects, stacks of other threads, anonymous memory).  Mappings
- * holding live blocks are heap: scanned only inside reachable blocks.
+ * Roots: the registers of the given threads (live reports); their stacks
+ * from the stack pointer (less the red zone) to the end of the mapping
+ * (which holds the thread's TLS and descriptor in glibc); dead threads'
+ * cached stacks above the sp they died with, for blocks born before they
+ * died; every readable and writable mapping less what the allocator owns
+ * (with glibc: the brk heap, thread arenas' heaps, mmapped chunks, found
+ * per block; with another allocator: a mapping holding a live block,
+ * whole, but in an object's data or bss only the blocks); the written pages of read-only private file mappings (RELRO).
+ * The allocator's memory is heap: scanned only inside reachable blocks.
+ * Pages never touched are not read (nor faulted in); reads go through a
+ * bounded read-ahead cache.
  */
 #ifndef PTLEAK_ROOTS_H
 #define PTLEAK_ROOTS_H
@@ -24,15 +29,22 @@
  * stopped threads' registers REGS[0..NREGS-1]: their stack pointers place
  * the stack roots, and with REG_ROOTS their values are roots too (a live
  * report; at exit valgrind does not count the exiting thread's registers:
- * its leak check runs after the thread is gone).  DEAD_SPS: the stack
- * pointers threads that exited died with; their stacks (still mapped) are
- * scanned only above them.  GLIBC: the allocator is glibc's (see
+ * its leak check runs after the thread is gone).  DEAD: threads that
+ * exited alone; their stacks (still mapped) are scanned only above the
+ * stack pointer they died with, and only for blocks born before they died
+ * (scan_range.born_before).  GLIBC: the allocator is glibc's (see
  * scan_input.glibc_chunks).  *OUT (sorted by address, NOUT entries) is the
  * caller's to free.  0, or -1 with a message.
  */
+/* A thread that exited alone: its stack stays mapped (glibc's cache). */
+struct scan_dead {
+	uint64_t sp;		/* the stack pointer it died with */
+	uint64_t died_ns;	/* when (the clock of heap_block.time_ns) */
+};
+
 int scan_process(pid_t pid, const struct heap *heap,
 		 const struct arch_regs *regs, unsigned nregs, int reg_roots,
-		 const uint64_t *dead_sps, size_t ndead, int glibc,
+		 const struct scan_dead *dead, size_t ndead, int glibc,
 		 struct scan_block **out, size_t *nout, struct scan_stats *st);
 
 #endif

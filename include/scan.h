@@ -38,6 +38,7 @@ const char *scan_class_key(enum scan_class c);
 
 struct scan_block {
 	uint64_t addr, size;	/* input */
+	uint64_t born;		/* input: allocation time (see born_before) */
 	enum scan_class cls;	/* output */
 	uint64_t indirect;	/* output: bytes indirectly lost through this
 				 * definitely lost block (0 for the others) */
@@ -45,14 +46,31 @@ struct scan_block {
 
 struct scan_range {
 	uint64_t start, end;	/* [start, end) */
+	/*
+	 * Not 0: the memory of a thread that died at this time (its stack
+	 * and descriptor, which glibc keeps for reuse): a word there cannot
+	 * point to a block born at or after it.  Such a word is a stale
+	 * pointer to an earlier block whose address a new block reuses;
+	 * valgrind, which never hands a freed address out again so soon,
+	 * sees no pointer there either.
+	 */
+	uint64_t born_before;
 };
 
 /*
  * Read LEN bytes at ADDR into BUF: returns the number of bytes read from
- * the start (short at an unmapped page), or -1.  Called with large ranges
- * (megabytes): the tracer reads them with one process_vm_readv.
+ * the start (short at an unmapped page), or -1.  Called once per block
+ * (small ranges: the caller reads ahead) and per chunk of up to 1 MiB of
+ * larger ranges.
  */
 typedef long (*scan_read_fn)(void *ctx, uint64_t addr, void *buf, size_t len);
+
+/*
+ * Optional: how many bytes from ADDR (at most LEN) are known to hold only
+ * zeros without reading them (memory the process never touched), so the
+ * scan skips them; 0 if ADDR's page may hold data.
+ */
+typedef uint64_t (*scan_skip_fn)(void *ctx, uint64_t addr, uint64_t len);
 
 struct scan_input {
 	struct scan_block *blocks;	/* sorted by addr, non-overlapping */
@@ -62,6 +80,7 @@ struct scan_input {
 	const uint64_t *root_values;	/* register values */
 	size_t nvalues;
 	scan_read_fn read;
+	scan_skip_fn skip;	/* may be NULL */
 	void *ctx;
 	/*
 	 * The blocks come from glibc's malloc: a word pointing exactly at the

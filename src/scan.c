@@ -46,7 +46,7 @@
  *   with their 'indirect' sum; a cycle's leader is its lowest block.
  *
  * Memory is read per range (root range or block) in chunks of up to
- * SCAN_CHUNK bytes; a short read or -1 makes the rest of that range
+ * SCAN_CHUNK bytes (the caller's read caches: roots.c); a short read or -1 makes the rest of that range
  * unreadable (counted in unreadable_bytes for roots; a block's unread
  * bytes just hold no pointers).
  */
@@ -84,7 +84,9 @@ struct scanner {
 	uint32_t *bucket;
 	unsigned shift;
 	int glibc;		/* see scan_input.glibc_chunks */
+	uint64_t born_before;	/* of the root range being scanned, 0: none */
 	scan_read_fn read;
+	scan_skip_fn skip;
 	void *ctx;
 	struct scan_stats *st;
 };
@@ -160,7 +162,7 @@ static inline void reach(struct scanner *s, uint64_t w, int prior_definite)
 	long i = find_block(s, w);
 	int state;
 
-	if (i < 0)
+	if (i < 0 || (s->born_before && s->b[i].born >= s->born_before))
 		return;
 	state = s->mark[i] & M_STATE;
 	if (state == M_REACHABLE)
@@ -191,25 +193,25 @@ static inline void gather(struct scanner *s, uint64_t w, size_t leader)
 /*
  * Warm the caches for a later lookup: a scan of a pointer-dense heap is
  * bound by cache misses on bucket[] and blocks[], which this overlaps
- * (speed only).  s->buf[0 .. nw) holds only in-span words here.  Word
+ * (speed only).  w[0 .. nw) holds only in-span words here.  Word
  * k + 2 * PF_DIST: its bucket; word k + PF_DIST: its first candidate
  * block (bucket already fetched) and mark.
  */
 #define PF_DIST 16
-static inline void prefetch_ahead(const struct scanner *s, size_t k,
-				  size_t nw)
+static inline void prefetch_ahead(const struct scanner *s, const uint64_t *w,
+				  size_t k, size_t nw)
 {
 	uint64_t v;
 
 	if (!s->bucket)
 		return;
 	if (k + 2 * PF_DIST < nw) {
-		v = s->buf[k + 2 * PF_DIST];
+		v = w[k + 2 * PF_DIST];
 		if (v - s->lo < s->span)
 			__builtin_prefetch(&s->bucket[(v - s->lo) >> s->shift]);
 	}
 	if (k + PF_DIST < nw) {
-		v = s->buf[k + PF_DIST];
+		v = w[k + PF_DIST];
 		if (v - s->lo < s->span) {
 			size_t j = s->bucket[(v - s->lo) >> s->shift];
 
@@ -220,8 +222,33 @@ static inline void prefetch_ahead(const struct scanner *s, size_t k,
 }
 
 /*
- * Scan the aligned words of [start, end).  LEADER == (size_t)-1: phase 1
- * with PRIOR_DEFINITE; else phase 2 for that clique leader.  Returns the
+ * Look at the NW words at W (overwritten): LEADER == (size_t)-1: phase 1
+ * with PRIOR_DEFINITE; else phase 2 for that clique leader.
+ */
+static void scan_words(struct scanner *s, uint64_t *w, size_t nw,
+		       int prior_definite, size_t leader)
+{
+	size_t k, m;
+
+	/* keep only the words inside the heap's span (in place) */
+	for (k = m = 0; k < nw; k++)
+		if (w[k] - s->lo < s->span)
+			w[m++] = w[k];
+	if (leader == (size_t)-1) {
+		for (k = 0; k < m; k++) {
+			prefetch_ahead(s, w, k, m);
+			reach(s, w[k], prior_definite);
+		}
+	} else {
+		for (k = 0; k < m; k++) {
+			prefetch_ahead(s, w, k, m);
+			gather(s, w[k], leader);
+		}
+	}
+}
+
+/*
+ * Scan the aligned words of [start, end) (see scan_words).  Returns the
  * number of bytes of the aligned range that could not be read.
  */
 static uint64_t scan_range(struct scanner *s, uint64_t start, uint64_t end,
@@ -234,30 +261,22 @@ static uint64_t scan_range(struct scanner *s, uint64_t start, uint64_t end,
 		return 0;
 	while (a < e) {
 		size_t len = e - a > SCAN_CHUNK ? SCAN_CHUNK : (size_t)(e - a);
-		long got = s->read(s->ctx, a, s->buf, len);
-		size_t nw, k, m;
+		uint64_t zeros = s->skip && len == SCAN_CHUNK ?
+				 s->skip(s->ctx, a, e - a) & ~7ull : 0;
+		long got;
+
+		if (zeros) {
+			a += zeros > e - a ? e - a : zeros;
+			continue;
+		}
+		got = s->read(s->ctx, a, s->buf, len);
 
 		if (got < 0)
 			got = 0;
 		if ((size_t)got > len)
 			got = (long)len;
 		s->st->bytes_scanned += (uint64_t)got;
-		nw = (size_t)got / 8;
-		/* keep only the words inside the heap's span (in place) */
-		for (k = m = 0; k < nw; k++)
-			if (s->buf[k] - s->lo < s->span)
-				s->buf[m++] = s->buf[k];
-		if (leader == (size_t)-1) {
-			for (k = 0; k < m; k++) {
-				prefetch_ahead(s, k, m);
-				reach(s, s->buf[k], prior_definite);
-			}
-		} else {
-			for (k = 0; k < m; k++) {
-				prefetch_ahead(s, k, m);
-				gather(s, s->buf[k], leader);
-			}
-		}
+		scan_words(s, s->buf, (size_t)got / 8, prior_definite, leader);
 		if ((size_t)got < len)
 			return e - a - (uint64_t)got;
 		a += len;
@@ -306,6 +325,14 @@ static void process_stack(struct scanner *s, size_t leader)
 	}
 }
 
+static void scanner_free(struct scanner *s)
+{
+	free(s->mark);
+	free(s->stack);
+	free(s->buf);
+	free(s->bucket);
+}
+
 int scan_classify(struct scan_input *in, struct scan_stats *st)
 {
 	struct scan_stats dummy;
@@ -324,6 +351,7 @@ int scan_classify(struct scan_input *in, struct scan_stats *st)
 	s.b = in->blocks;
 	s.n = in->nblocks;
 	s.read = in->read;
+	s.skip = in->skip;
 	s.glibc = in->glibc_chunks;
 	s.ctx = in->ctx;
 	s.st = st;
@@ -331,9 +359,7 @@ int scan_classify(struct scan_input *in, struct scan_stats *st)
 	s.stack = malloc(s.n * sizeof(*s.stack));
 	s.buf = malloc(SCAN_CHUNK);
 	if (!s.mark || !s.stack || !s.buf) {
-		free(s.mark);
-		free(s.stack);
-		free(s.buf);
+		scanner_free(&s);
 		return error("out of memory scanning %zu blocks", s.n);
 	}
 
@@ -348,10 +374,13 @@ int scan_classify(struct scan_input *in, struct scan_stats *st)
 	build_buckets(&s);
 
 	/* Phase 1: roots, registers, then everything they reach. */
-	for (i = 0; i < in->nroots; i++)
+	for (i = 0; i < in->nroots; i++) {
+		s.born_before = in->roots[i].born_before;
 		st->unreadable_bytes += scan_range(&s, in->roots[i].start,
 						   in->roots[i].end, 1,
 						   (size_t)-1);
+	}
+	s.born_before = 0;
 	for (i = 0; i < in->nvalues; i++)
 		reach(&s, in->root_values[i], 1);
 	process_stack(&s, (size_t)-1);
@@ -383,9 +412,6 @@ int scan_classify(struct scan_input *in, struct scan_stats *st)
 			break;
 		}
 	}
-	free(s.mark);
-	free(s.stack);
-	free(s.buf);
-	free(s.bucket);
+	scanner_free(&s);
 	return 0;
 }

@@ -112,7 +112,7 @@ struct proc {
 	 * only above the stack pointer they died with, as valgrind makes a
 	 * dead thread's stack inaccessible */
 	struct dead_stack {
-		uint64_t first_sp, exit_sp;
+		uint64_t first_sp, exit_sp, exit_ns;
 	} *dead;
 	size_t ndead, adead;
 };
@@ -851,14 +851,15 @@ static int make_report(struct session *S, enum report_reason reason, pid_t via,
 	} else if (!nregs) {
 		in.unclassified_why = "the threads could not be stopped";
 	} else {
-		uint64_t *dead = xcalloc(P->ndead + 1, sizeof(*dead));
+		struct scan_dead *dead = xcalloc(P->ndead + 1, sizeof(*dead));
 		uint64_t t0 = now_ns();
 		struct scan_stats st;
 		size_t i;
 
 		memset(&st, 0, sizeof(st));
 		for (i = 0; i < P->ndead; i++)
-			dead[i] = P->dead[i].exit_sp;
+			dead[i] = (struct scan_dead){ P->dead[i].exit_sp,
+						      P->dead[i].exit_ns };
 		if (scan_process(via, P->heap, regs, nregs, reg_roots, dead,
 				 P->ndead, P->glibc, &classes, &nclasses, &st))
 			in.unclassified_why = "the reachability scan failed";
@@ -1048,6 +1049,7 @@ static void on_exit_event(struct session *S, struct task *t)
 					   sizeof(*P->dead));
 				P->dead[P->ndead].first_sp = t->first_sp;
 				P->dead[P->ndead].exit_sp = arch_sp(&r);
+				P->dead[P->ndead].exit_ns = now_ns();
 				P->ndead++;
 			}
 			return;

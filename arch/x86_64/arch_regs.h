@@ -17,6 +17,8 @@ struct arch_regs {
 static inline uint64_t arch_pc(const struct arch_regs *r) { return r->r.rip; }
 static inline void arch_set_pc(struct arch_regs *r, uint64_t pc) { r->r.rip = pc; }
 static inline uint64_t arch_sp(const struct arch_regs *r) { return r->r.rsp; }
+/* The thread pointer: glibc's TCB (struct pthread) is at the fs base. */
+static inline uint64_t arch_tp(const struct arch_regs *r) { return r->r.fs_base; }
 static inline uint64_t arch_retval(const struct arch_regs *r) { return r->r.rax; }
 static inline uint64_t arch_entry_ret_slot(const struct arch_regs *r) { return r->r.rsp; }
 /* The system call a thread is in (at a PTRACE_EVENT_EXIT stop: exit or

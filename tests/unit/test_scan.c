@@ -117,6 +117,7 @@ static uint64_t blk(struct run *r, size_t i, uint64_t size)
 }
 
 static int glibc_chunks;	/* scan_input.glibc_chunks for classify() */
+static scan_skip_fn skip_fn;	/* scan_input.skip for classify() */
 
 static void classify(struct run *r)
 {
@@ -131,6 +132,7 @@ static void classify(struct run *r)
 	in.root_values = r->values;
 	in.nvalues = r->nvalues;
 	in.read = fake_read;
+	in.skip = skip_fn;
 	in.ctx = r->f;
 	assert_int_equal(scan_classify(&in, &r->st), 0);
 	/* whole ranges, never word by word */
@@ -159,6 +161,60 @@ static void test_class_keys(void **state)
 			    "possibly_lost");
 	assert_string_equal(scan_class_key(SCAN_STILL_REACHABLE),
 			    "still_reachable");
+}
+
+/*
+ * A dead thread's range (born_before) points only to blocks born before
+ * the thread died: a pointer there to a later block is a stale pointer to
+ * an earlier block at the same address (issue B: a thread's argument).
+ */
+static void test_born_before(void **state)
+{
+	struct run r;
+
+	std_init(&r, 3);
+	uint64_t old = blk(&r, 0, 32), young = blk(&r, 1, 32);
+	uint64_t other = blk(&r, 2, 32);
+	r.b[0].born = 100;
+	r.b[1].born = 300;
+	r.b[2].born = 300;
+	put(r.f, ROOT + 0x40, old);
+	put(r.f, ROOT + 0x48, young);
+	put(r.f, ROOT + 0x800, other);
+	add_root(&r, ROOT, ROOT + 0x400);
+	r.roots[0].born_before = 200;
+	add_root(&r, ROOT + 0x800, ROOT + 0x808);	/* no limit */
+	classify(&r);
+	expect(&r, 0, SCAN_STILL_REACHABLE, 0);
+	expect(&r, 1, SCAN_DEFINITELY_LOST, 0);
+	expect(&r, 2, SCAN_STILL_REACHABLE, 0);
+	run_free(&r);
+}
+
+/* Test skip callback: [0x100000, 0x300000) is known untouched (zeros). */
+static uint64_t fake_skip(void *ctx, uint64_t addr, uint64_t len)
+{
+	return addr < 0x300000 ? 0x300000 - addr : 0;
+}
+
+/* Ranges the skip callback says are untouched are not read at all. */
+static void test_skip_untouched(void **state)
+{
+	struct run r;
+
+	run_init(&r, 2, BASE, 4 << 20);
+	uint64_t seen = blk(&r, 0, 32), unread = blk(&r, 1, 32);
+	put(r.f, 0x100040, unread);	/* "untouched": never read */
+	put(r.f, 0x300040, seen);
+	add_root(&r, 0x100000, 0x400000);
+	skip_fn = fake_skip;
+	classify(&r);
+	skip_fn = NULL;
+	expect(&r, 0, SCAN_STILL_REACHABLE, 0);
+	expect(&r, 1, SCAN_DEFINITELY_LOST, 0);
+	/* the last 1 MiB chunk and the reachable block, then the lost one */
+	assert_int_equal(r.st.bytes_scanned, (1u << 20) + 32 + 32);
+	run_free(&r);
 }
 
 static void test_root_range_reachable(void **state)
@@ -808,6 +864,8 @@ int main(void)
 		cmocka_unit_test(test_class_keys),
 		cmocka_unit_test(test_glibc_next_chunk_header),
 		cmocka_unit_test(test_root_range_reachable),
+		cmocka_unit_test(test_born_before),
+		cmocka_unit_test(test_skip_untouched),
 		cmocka_unit_test(test_root_value_reachable),
 		cmocka_unit_test(test_interior_only_possibly_lost),
 		cmocka_unit_test(test_lost_list_of_three),
