@@ -395,9 +395,11 @@ static void debug_roots(const struct proc_mem *m, const struct scan_block *b,
 			if (i-- == 0)
 				continue;
 			if (w < b[i].addr + (b[i].size ? b[i].size : 1))
-				fprintf(stderr, "ptleak-debug:   [%#llx] -> block %#llx+%llu\n",
+				fprintf(stderr, "ptleak-debug:   [%#llx] -> block %#llx+%llu "
+					"(%llu bytes)\n",
 					(unsigned long long)a, (unsigned long long)b[i].addr,
-					(unsigned long long)(w - b[i].addr));
+					(unsigned long long)(w - b[i].addr),
+					(unsigned long long)b[i].size);
 		}
 	}
 }

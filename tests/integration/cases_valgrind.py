@@ -24,13 +24,25 @@ if __name__ == '__main__':
 PERL_SEED = {"PERL_HASH_SEED": "0", "PERL_PERTURB_KEYS": "0"}
 PY_SEED = {"PYTHONHASHSEED": "0"}
 
-# (name, argv, extra variables): each must give valgrind's classes
+# ld.so's _dl_find_object keeps a pointer to each segment it mallocs
+# (_dlfo_loaded_mappings[i]), the segment being the block's start rounded
+# up to its alignment: with glibc's malloc here the 2,304-byte block of
+# python3's dlopen starts aligned, so the pointer is a start pointer (still
+# reachable; gdb at _exit: _dlfo_loaded_mappings[1] == its to_free ==
+# the block); valgrind's allocator places it 16 bytes off, so valgrind sees
+# only an interior pointer (possibly lost).  Not a difference of the scan:
+# (bytes, valgrind's class, ptleak's class) moved before comparing.
+PY_DLFO_SEGMENT = [(2304, "possibly_lost", "still_reachable")]
+
+# (name, argv, extra variables, known moves): each must give valgrind's
+# classes
 VALGRIND_PROGRAMS = [
-    ("python3-json", ["/usr/bin/python3", "-c", "import json"], PY_SEED),
-    ("python3-mp-pool", ["/usr/bin/python3", "-c", MP_POOL], PY_SEED),
-    ("perl", ["/usr/bin/perl", "-e", "1"], PERL_SEED),
+    ("python3-json", ["/usr/bin/python3", "-c", "import json"], PY_SEED, PY_DLFO_SEGMENT),
+    ("python3-mp-pool", ["/usr/bin/python3", "-c", MP_POOL], PY_SEED, []),
+    ("perl", ["/usr/bin/perl", "-e", "1"], PERL_SEED, []),
     ("sqlite3", ["/usr/bin/sqlite3", ":memory:",
-                 "create table t(a); insert into t values (1), (2); select sum(a) from t;"], {}),
+                 "create table t(a); insert into t values (1), (2); select sum(a) from t;"],
+     {}, []),
 ]
 
 
@@ -51,7 +63,18 @@ def ptleak_like_valgrind_env(cwd, extra):
     return env
 
 
-def valgrind_program_case(argv, extra):
+def move_classes(classes, moves):
+    """CLASSES with each (bytes, from, to) of MOVES applied (one block)."""
+    c = {k: dict(v) for k, v in classes.items()}
+    for nbytes, src, dst in moves:
+        c[src]["bytes"] -= nbytes
+        c[src]["blocks"] -= 1
+        c[dst]["bytes"] += nbytes
+        c[dst]["blocks"] += 1
+    return c
+
+
+def valgrind_program_case(argv, extra, moves):
     def fn():
         if not os.access(argv[0], os.X_OK):
             raise Skip("%s not installed" % argv[0])
@@ -67,10 +90,11 @@ def valgrind_program_case(argv, extra):
               (h["in_use"]["bytes"], h["in_use"]["blocks"]), vin)
         got = {k: {"bytes": h["summary"][k]["bytes"], "blocks": h["summary"][k]["blocks"]}
                for k in vclasses}
-        ck.eq("leak classes vs valgrind", got, vclasses)
+        ck.eq("leak classes vs valgrind%s" % (" (moved: %s)" % moves if moves else ""),
+              got, move_classes(vclasses, moves))
         ck.done()
     return fn
 
 
-VALGRIND_CASES.extend(("valgrind:" + n, valgrind_program_case(a, x))
-                      for n, a, x in VALGRIND_PROGRAMS)
+VALGRIND_CASES.extend(("valgrind:" + n, valgrind_program_case(a, x, m))
+                      for n, a, x, m in VALGRIND_PROGRAMS)
