@@ -1521,6 +1521,39 @@ static struct task *injectable(struct session *S, int listening_ok)
 }
 
 /*
+ * A held thread to run a system call for ptleak (injectable()).  When
+ * every candidate is held in a signal-delivery-stop (a storm of signals
+ * meets every stop), one is let go with its signal and interrupted again:
+ * the kernel reports the interrupt before it takes the next signal, so
+ * this ends.  NULL if there is none.
+ */
+static struct task *injection_thread(struct session *S, int listening_ok)
+{
+	unsigned i, round;
+	struct task *t, *sig;
+
+	for (round = 0; round < 64; round++) {
+		if ((t = injectable(S, listening_ok)))
+			return t;
+		sig = NULL;
+		for_each_task(S, i, t)
+			if (t->role == ROLE_THREAD && t->held && t->held_sig &&
+			    !t->held_listen && !t->exiting)
+				sig = t;
+		if (!sig)
+			return NULL;
+		sig->held = 0;
+		if (ptrace(PTRACE_CONT, sig->tid, 0, (long)sig->held_sig) < 0 ||
+		    ptrace(PTRACE_INTERRUPT, sig->tid, 0, 0) < 0)
+			return NULL;
+		sig->held_sig = 0;
+		if (wait_all_stopped(S, 1))
+			return NULL;
+	}
+	return NULL;
+}
+
+/*
  * Let go of the target: every thread stopped; threads that executed an
  * int3 without reporting it yet made to report it (else the pending
  * SIGTRAP would kill them once untraced); every thread moved out of
@@ -1564,7 +1597,7 @@ static int detach(struct session *S, int report)
 			moved += untrace_thread(S, t) > 0;
 	if (P->bps.pid && bpset_unplant_all(&P->bps, P->bps.pid))
 		ret = -1;
-	inj = injectable(S, 1);
+	inj = P->bps.npages ? injection_thread(S, 1) : NULL;
 	if (P->bps.npages) {
 		if (!inj)
 			warning("no thread of process %d can unmap ptleak's scratch "
@@ -1785,7 +1818,7 @@ static int attach(struct session *S)
 			P->mem_pid = t->tid;
 	if (task_find(S, P->pid))
 		P->mem_pid = P->pid;
-	inj = injectable(S, 0);
+	inj = injection_thread(S, 0);
 	if (!inj)
 		return error("cannot attach to process %d: it is stopped (SIGSTOP); "
 			     "continue it first (kill -CONT %d)", (int)P->pid,
