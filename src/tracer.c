@@ -129,6 +129,9 @@ struct session {
 	int hold;		/* threads that stop stay stopped (stop_all) */
 	int attached;		/* -p: ptleak attached; a detach leaves it running */
 	int detached;		/* ptleak let go of the target: exit 0 */
+	/* its seccomp filter forbids what ptleak would inject after an
+	 * exec: it is let go untraced (launched: ptleak waits for it) */
+	int untraceable;
 	char **cmdline;		/* -p: the target's argv, from /proc */
 	unsigned nreports;
 	uint64_t start_ns;	/* when tracing started (now_ns()) */
@@ -507,6 +510,7 @@ static int setup_image(struct session *S, pid_t tid)
 static int on_exec(struct session *S, struct task *t)
 {
 	struct proc *P = &S->proc;
+	char why[256];
 
 	if (bpset_reset(&P->bps))
 		return -1;
@@ -523,6 +527,12 @@ static int on_exec(struct session *S, struct task *t)
 	P->nalive = 1;
 	P->mem_pid = P->pid;
 	unwinder_set_pid(P->unw, P->pid);
+	if (!bpset_scratch_allowed(t->tid, why, sizeof(why))) {
+		S->untraceable = 1;
+		return error("cannot trace %s (process %d) after its exec: %s; "
+			     "it runs on untraced", P->argv && P->argv[0] ?
+			     P->argv[0] : "the program", (int)P->pid, why);
+	}
 	return setup_image(S, t->tid);
 }
 
@@ -1260,7 +1270,7 @@ static void on_stop(struct session *S, pid_t tid, int status)
 			task_delete(S, t);
 			return;
 		}
-		if (on_exec(S, t))
+		if (on_exec(S, t) && !S->untraceable)
 			warning("process %d is no longer traced after its exec",
 				(int)S->proc.pid);
 		task_resume(S, t, take_held_sig(S));
@@ -1804,6 +1814,7 @@ static int attach(struct session *S)
 {
 	struct proc *P = &S->proc;
 	struct task *t, *inj;
+	char why[256];
 	unsigned i;
 
 	S->hold = 1;
@@ -1823,6 +1834,10 @@ static int attach(struct session *S)
 		return error("cannot attach to process %d: it is stopped (SIGSTOP); "
 			     "continue it first (kill -CONT %d)", (int)P->pid,
 			     (int)P->pid);
+	if (!bpset_scratch_allowed(inj->tid, why, sizeof(why)))
+		return error("cannot attach to process %d: %s; start the program "
+			     "under ptleak instead (it then maps its page before "
+			     "the filter is installed)", (int)P->pid, why);
 	P->unw = unwinder_new(P->mem_pid);
 	if (!P->unw || bpset_init(&P->bps, P->mem_pid))
 		return -1;
@@ -2092,6 +2107,13 @@ static int start(struct session *S)
 	t->started = 1;
 	P->nalive = 1;
 	if (!P->unw || bpset_init(&P->bps, pid) || on_exec(S, t)) {
+		if (S->untraceable) {
+			/* said why: it runs untraced, ptleak waits for it */
+			ptrace(PTRACE_DETACH, pid, 0, 0);
+			task_delete(S, t);
+			S->detached = 1;
+			return 0;
+		}
 		kill(pid, SIGKILL);
 		waitpid(pid, &status, __WALL);
 		task_delete(S, t);
@@ -2100,6 +2122,21 @@ static int start(struct session *S)
 	catch_signals(S);
 	resume(pid, take_held_sig(S));
 	return 0;
+}
+
+/* A launched program let go untraced (S->untraceable): its exit status
+ * is still ptleak's, as if it had been traced. */
+static void wait_untraced(struct session *S)
+{
+	pid_t w;
+
+	do
+		w = waitpid(S->proc.pid, &S->status, 0);
+	while (w < 0 && errno == EINTR && !detach_requested);
+	if (w < 0)
+		return;
+	S->detached = 0;
+	S->proc.reported = 1;
 }
 
 int tracer_run(const struct options *o)
@@ -2133,8 +2170,8 @@ int tracer_run(const struct options *o)
 	 * exit would kill them (PTRACE_O_EXITKILL).
 	 */
 	while (!S->done || S->ntasks) {
-		if (detach_requested) {
-			detach(S, 1);
+		if (detach_requested || S->untraceable) {
+			detach(S, !S->untraceable);
 			break;
 		}
 		if (report_requested) {
@@ -2156,6 +2193,8 @@ int tracer_run(const struct options *o)
 	}
 	die_hook = NULL;
 
+	if (S->untraceable && !S->attached)
+		wait_untraced(S);
 	if (S->detached) {
 		ret = 0;
 	} else {

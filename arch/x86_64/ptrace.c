@@ -13,6 +13,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <linux/audit.h>
+
 #include <libunwind-x86_64.h>
 
 #include "arch.h"
@@ -20,6 +22,7 @@
 
 const long arch_sys_mmap = SYS_mmap;
 const long arch_sys_munmap = SYS_munmap;
+const uint32_t arch_audit_arch = AUDIT_ARCH_X86_64;
 
 int arch_get_regs(pid_t tid, struct arch_regs *r)
 {

@@ -173,3 +173,72 @@ def t_signals_storm_chld():
     """Attach and detach 50 times while a thread of the program forks
     children that exit at once, SIGCHLD all the time (see storm_cycles)."""
     storm_cycles("chld")
+
+
+@case("seccomp_attach_refused")
+def t_seccomp_attach_refused():
+    """-p on a program whose seccomp filter kills it for any mmap: ptleak
+    would inject one (its scratch page), so it refuses with one line,
+    exit 1 (it used to kill the target with SIGSYS and say "no such
+    process"); the program runs on untraced, answers, and dies of the
+    SIGTERM it is sent, its output as without ptleak."""
+    ck = Check()
+    p = subprocess.Popen([need_target("h_seccomp"), "wait"], stdin=subprocess.PIPE,
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=target_env(),
+                         start_new_session=True, preexec_fn=_child_setup)
+    out = Lines(p.stdout)
+    try:
+        out.expect("filtered")
+        want = (r"ptleak: cannot attach to process %d: it runs under a seccomp filter "
+                r"that would kill it for ptleak's mmap; start the program under ptleak "
+                r"instead \(it then maps its page before the filter is installed\)" % p.pid)
+        attach_error(ck, p.pid, want)
+        attach_error(ck, p.pid, want)
+        ck.eq("TracerPid after the refusals", tracer_pid(p.pid), 0)
+        p.stdin.write(b"ping\n")
+        p.stdin.flush()
+        out.expect("pong", 5)
+        os.kill(p.pid, signal.SIGTERM)
+        ck.eq("target status", p.wait(timeout=10), -signal.SIGTERM)
+        ck.eq("target output", out.seen, ["filtered", "pong"])
+        ck.eq("target stderr", p.stderr.read(), b"")
+    finally:
+        _kill_group(p.pid)
+        p.wait()
+    ck.done()
+
+
+@case("seccomp_filter_after_start")
+def t_seccomp_filter_after_start():
+    """A launched program that installs a filter killing it for an mmap of
+    an anonymous executable page (ptleak's scratch page) after ptleak has
+    mapped its page: traced to the end, the 2 leaked blocks exact."""
+    ck = Check()
+    r = ptleak([need_target("h_seccomp"), "leak"])
+    rep = need_json(r)
+    ck.eq("exit status", r.rc, 0)
+    ck.eq("stdout", r.stdout, "leaked 2\n")
+    ck.eq("in use", (rep["heap"]["in_use"]["bytes"], rep["heap"]["in_use"]["blocks"]), (128, 2))
+    ck.eq("leak_one records", leak_one_blocks(rep), (128, 2, [DEF]))
+    ck.eq("leak_one line", sorted(set(r["stack"][0]["line"] for r in rep["heap"]["records"])),
+          [line("h_seccomp", "leak")])
+    ck.done()
+
+
+@case("seccomp_filter_before_exec")
+def t_seccomp_filter_before_exec():
+    """A launched program installs that filter, then execs: the new image
+    runs under it from its start, so ptleak cannot map its page there.  One
+    line says so, ptleak lets the program run on untraced (nothing
+    injected: it is not killed) and exits with its status; its output is
+    as without ptleak."""
+    ck = Check()
+    tgt = need_target("h_seccomp")
+    rc, out, err = run_cmd([PTLEAK, "-q", tgt, "exec"])
+    nrc, nout, nerr = native("h_seccomp", ["exec"])
+    ck.eq("exit status (native %d)" % nrc, rc, nrc)
+    ck.eq("stdout", out, nout)
+    ck.true("stderr: %s" % short(err), re.fullmatch(
+        r"ptleak: cannot trace %s \(process \d+\) after its exec: it runs under a seccomp "
+        r"filter that would kill it for ptleak's mmap; it runs on untraced\n" % re.escape(tgt), err))
+    ck.done()
