@@ -74,6 +74,7 @@ struct task {
 	int dying;		/* resumed from that stop: it never stops again */
 	int attached;		/* seized by -p: its first sp is not its stack's top */
 	int first_group_stop;	/* its first stop was a group-stop */
+	int group_stopped;	/* its last stop was a group-stop */
 	/* vfork: the parent waits in the kernel, unstoppable, until its
 	 * child (which never is held) execs or exits */
 	pid_t vfork_child, vfork_parent;
@@ -1223,6 +1224,71 @@ static int sent_by_user(pid_t tid)
 	return !ptrace(PTRACE_GETSIGINFO, tid, 0, &si) && si.si_code <= 0;
 }
 
+/* Is SIGCONT pending for the process of TID (sent, not delivered)? */
+static int cont_pending(pid_t tid)
+{
+	unsigned long long shd = 0, own = 0;
+
+	proc_status_field(tid, "ShdPnd:", 16, &shd);
+	proc_status_field(tid, "SigPnd:", 16, &own);
+	return (((shd | own) >> (SIGCONT - 1)) & 1);
+}
+
+/*
+ * While ptleak is stopped (stop_self): a helper polls the program every
+ * 10 ms.  Continued alone (kill -CONT PID), the program would wait for
+ * its stopped tracer: the helper continues ptleak.  It ends with ptleak.
+ */
+static void cont_watch(pid_t self, pid_t pid)
+{
+	for (;;) {
+		usleep(10000);
+		if (getppid() != self || kill(pid, 0))
+			_exit(0);
+		if (cont_pending(pid)) {
+			kill(self, SIGCONT);
+			_exit(0);
+		}
+	}
+}
+
+/* Is every live thread of the target in a group-stop? */
+static int all_group_stopped(struct session *S)
+{
+	unsigned i;
+	struct task *t;
+
+	for_each_task(S, i, t)
+		if (t->role == ROLE_THREAD && t->started && !t->exiting &&
+		    !t->group_stopped)
+			return 0;
+	return 1;
+}
+
+/*
+ * The launched program is in a group-stop for SIG (every thread reported
+ * it: the kernel tells a parent then): ptleak stops itself with SIG too,
+ * so that its parent (a shell) sees the job stop with that signal, as it
+ * would without ptleak.  Not when the stop is over already (SIGCONT
+ * pending: ptleak was stopped by the same terminal signal and both were
+ * continued).
+ */
+static void stop_self(struct session *S, int sig)
+{
+	pid_t self = getpid(), w;
+
+	if (S->attached || !all_group_stopped(S) || cont_pending(S->proc.pid))
+		return;
+	w = fork();
+	if (w == 0)
+		cont_watch(self, S->proc.pid);
+	kill(self, sig);	/* stops here until SIGCONT */
+	if (w > 0) {
+		kill(w, SIGKILL);
+		waitpid(w, NULL, 0);
+	}
+}
+
 static void on_stop(struct session *S, pid_t tid, int status)
 {
 	struct task *t = task_find(S, tid);
@@ -1256,6 +1322,7 @@ static void on_stop(struct session *S, pid_t tid, int status)
 		 * stop; the interrupt's own stop comes later */
 		t->started = 1;
 	}
+	t->group_stopped = 0;
 	switch (event) {
 	case PTRACE_EVENT_CLONE:
 	case PTRACE_EVENT_FORK:
@@ -1283,6 +1350,9 @@ static void on_stop(struct session *S, pid_t tid, int status)
 		if (is_stop_signal(sig)) {
 			/* group-stop: stay stopped until SIGCONT */
 			task_listen(S, t);
+			t->group_stopped = 1;
+			if (t->role == ROLE_THREAD)
+				stop_self(S, sig);
 			return;
 		}
 		task_resume(S, t, 0);

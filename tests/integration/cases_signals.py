@@ -242,3 +242,75 @@ def t_seccomp_filter_before_exec():
         r"ptleak: cannot trace %s \(process \d+\) after its exec: it runs under a seccomp "
         r"filter that would kill it for ptleak's mmap; it runs on untraced\n" % re.escape(tgt), err))
     ck.done()
+
+
+def stop_status(pid, timeout=10.0):
+    """The stop signal of child PID (waitpid WUNTRACED), or a Fail."""
+    end = time.time() + timeout
+    while time.time() < end:
+        w, st = os.waitpid(pid, os.WUNTRACED | os.WNOHANG)
+        if w:
+            if not os.WIFSTOPPED(st):
+                raise Fail("process %d ended (status %#x) instead of stopping" % (pid, st))
+            return os.WSTOPSIG(st)
+        time.sleep(0.005)
+    raise Fail("process %d not stopped %g s after the signal" % (pid, timeout))
+
+
+def job_control_run(launcher):
+    """h_server (under LAUNCHER) as a job: its own process group in our
+    session (not orphaned: stop signals are not discarded).  For SIGTSTP,
+    SIGTTIN and SIGSTOP sent to the program alone, then SIGTSTP sent to
+    the whole group (a terminal's ^Z): the stop signal waitpid(WUNTRACED)
+    sees for the job's first process; SIGCONT to the group (fg) resumes
+    it, it answers, and is not stopped again.  Returns (stop signals,
+    output, exit status)."""
+    p = subprocess.Popen(list(launcher) + [need_target("h_server")], stdin=subprocess.PIPE,
+                         stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=target_env(),
+                         preexec_fn=lambda: (os.setpgid(0, 0), _child_setup()))
+    srv = Server.__new__(Server)
+    srv.p = p
+    srv.out = Lines(p.stdout)
+    stops = []
+    try:
+        srv.ping()
+        prog = p.pid
+        if launcher:
+            with open("/proc/%d/task/%d/children" % (p.pid, p.pid)) as f:
+                prog = int(f.read().split()[0])
+        for sig, to_group in ((signal.SIGTSTP, 0), (signal.SIGTTIN, 0), (signal.SIGSTOP, 0),
+                              (signal.SIGTSTP, 1)):
+            if to_group:
+                os.killpg(p.pid, sig)
+            else:
+                os.kill(prog, sig)
+            stops.append(signal.Signals(stop_status(p.pid)).name)
+            os.killpg(p.pid, signal.SIGCONT)
+            srv.ping()
+            if os.waitpid(p.pid, os.WUNTRACED | os.WNOHANG)[0]:
+                stops.append("stopped again")
+        srv.send("quit")
+        srv.out.expect(r"bye 0")
+        rc = p.wait(timeout=30)
+        return stops, [l for l in srv.out.seen if not l.startswith("pong")], rc
+    finally:
+        _kill_group(p.pid)
+        p.wait()
+
+
+@case("signals_job_control")
+def t_signals_job_control():
+    """A launched program stopped by SIGTSTP, SIGTTIN or SIGSTOP: ptleak
+    stops itself with the same signal, so that its parent (a shell) sees
+    the job stopped as without ptleak (it used to stay running, and a
+    shell saw nothing); a terminal's SIGTSTP to the whole job stops both
+    once.  SIGCONT to the job resumes both; output and status unchanged."""
+    need_ptleak()
+    ck = Check()
+    native_run = job_control_run(())
+    ck.eq("native stop signals", native_run[0], ["SIGTSTP", "SIGTTIN", "SIGSTOP", "SIGTSTP"])
+    traced = job_control_run([PTLEAK, "-q", "-o", os.devnull])
+    ck.eq("stop signals under ptleak", traced[0], native_run[0])
+    ck.eq("output under ptleak", traced[1], native_run[1])
+    ck.eq("exit status under ptleak", traced[2], native_run[2])
+    ck.done()
