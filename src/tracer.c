@@ -18,6 +18,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <grp.h>
+#include <linux/capability.h>
+#include <pwd.h>
 #include <sys/ptrace.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -1955,12 +1958,43 @@ static char *find_program(const char *prog)
 	return found ? found : xstrdup(prog);
 }
 
+/*
+ * A set-user-ID or set-group-ID program gains nothing when its tracer
+ * lacks CAP_SYS_PTRACE (the kernel's LSM_UNSAFE_PTRACE): say so, it may
+ * behave differently.  A warning: -q keeps it quiet.
+ */
+static void warn_setid(const char *path, const char *name)
+{
+	unsigned long long cap;
+	struct stat st;
+	struct passwd *pw;
+	struct group *gr;
+
+	if (!path || stat(path, &st) || !(st.st_mode & (S_ISUID | S_ISGID)))
+		return;
+	if (!proc_status_field(getpid(), "CapEff:", 16, &cap) &&
+	    (cap >> CAP_SYS_PTRACE) & 1)
+		return;
+	if ((st.st_mode & S_ISUID) && st.st_uid != geteuid()) {
+		pw = getpwuid(st.st_uid);
+		warning("%s is set-user-ID (owner %s); under ptrace it runs "
+			"without that privilege", name, pw ? pw->pw_name : "?");
+	} else if ((st.st_mode & S_ISGID) && (st.st_mode & S_IXGRP) &&
+		   st.st_gid != getegid()) {
+		gr = getgrgid(st.st_gid);
+		warning("%s is set-group-ID (group %s); under ptrace it runs "
+			"without that privilege", name, gr ? gr->gr_name : "?");
+	}
+}
+
 static pid_t launch(struct session *S)
 {
 	char *const *argv = S->o->argv;
 	char *path = find_program(argv[0]);
 	int go[2], err[2], status, e;
 	pid_t pid;
+
+	warn_setid(path, argv[0]);
 
 	if (pipe2(go, O_CLOEXEC) || pipe2(err, O_CLOEXEC)) {
 		free(path);

@@ -314,3 +314,52 @@ def t_signals_job_control():
     ck.eq("output under ptleak", traced[1], native_run[1])
     ck.eq("exit status under ptleak", traced[2], native_run[2])
     ck.done()
+
+
+def as_nobody():
+    os.setgroups([])
+    os.setgid(65534)
+    os.setuid(65534)
+
+
+@case("setuid_warning")
+def t_setuid_warning():
+    """A set-user-ID (or set-group-ID) root program run by user nobody
+    under ptleak: the kernel runs it without the privilege (its tracer
+    lacks CAP_SYS_PTRACE) and ptleak says so in one warning line (not
+    with -q: a warning); natively it runs with euid 0.  Run by root, no
+    warning and the privilege is kept."""
+    need_ptleak()
+    ck = Check()
+    d = tempfile.mkdtemp(prefix="ptleak-suid.")
+    try:
+        os.chmod(d, 0o755)
+        suid, sgid = os.path.join(d, "h_ids"), os.path.join(d, "h_gids")
+        for path, mode in ((suid, 0o4755), (sgid, 0o2755)):
+            shutil.copy(need_target("h_ids"), path)
+            os.chown(path, 0, 0)
+            os.chmod(path, mode)
+
+        def run(cmd, user=True):
+            p = subprocess.run(cmd, capture_output=True, text=True, timeout=30,
+                               preexec_fn=as_nobody if user else None)
+            return p.returncode, p.stdout, p.stderr
+
+        nobody = "uid 65534 euid 65534 gid 65534 egid 65534\n"
+        ck.eq("native set-user-ID as nobody", run([suid]),
+              (0, "uid 65534 euid 0 gid 65534 egid 65534\n", ""))
+        ck.eq("native set-group-ID as nobody", run([sgid]),
+              (0, "uid 65534 euid 65534 gid 65534 egid 0\n", ""))
+        ck.eq("ptleak set-user-ID as nobody", run([PTLEAK, "-o", os.devnull, suid]),
+              (0, nobody, "ptleak: warning: %s is set-user-ID (owner root); under ptrace "
+               "it runs without that privilege\n" % suid))
+        ck.eq("ptleak set-group-ID as nobody", run([PTLEAK, "-o", os.devnull, sgid]),
+              (0, nobody, "ptleak: warning: %s is set-group-ID (group root); under ptrace "
+               "it runs without that privilege\n" % sgid))
+        ck.eq("ptleak -q set-user-ID as nobody", run([PTLEAK, "-q", "-o", os.devnull, suid]),
+              (0, nobody, ""))
+        ck.eq("ptleak set-user-ID as root", run([PTLEAK, "-o", os.devnull, suid], user=False),
+              (0, "uid 0 euid 0 gid 0 egid 0\n", ""))
+    finally:
+        shutil.rmtree(d, ignore_errors=True)
+    ck.done()
