@@ -363,3 +363,27 @@ def t_setuid_warning():
     finally:
         shutil.rmtree(d, ignore_errors=True)
     ck.done()
+
+
+@case("signals_storm_alloc")
+def t_signals_storm_alloc():
+    """SIGALRM every 100 us whose handler allocates (1,000 of them, then
+    the timer stops) while main does 2,000 malloc + free pairs: the program
+    finishes under ptleak (60 s limit) with its native output, and every
+    allocator call is counted exactly: 2,000 + 1,000 + 2 (tcache priming)
+    + 1 (stdout buffer) allocations.  While the timer runs, each signal
+    costs 4 ptrace stops (its delivery, malloc entry and return, free),
+    more than 100 us on this machine: main runs only once it stops."""
+    ck = Check()
+    args = ["alloc", "2000", "1000"]
+    r = ptleak([need_target("h_storm")] + args, timeout=60)
+    rep = need_json(r)
+    nrc, nout, _ = native("h_storm", args)
+    ck.eq("stdout", r.stdout, nout)
+    ck.eq("stdout", r.stdout, "main 2000 handler 1000\n")
+    ck.eq("exit status", r.rc, nrc)
+    t = rep["heap"]["totals"]
+    ck.eq("totals", (t["allocs"], t["frees"], t["bytes_allocated"], t["unknown_frees"]),
+          (3003, 3002, 2000 * 16 + 1000 * 32 + 16 + 32 + 4096, 0))
+    ck.eq("in use", (rep["heap"]["in_use"]["bytes"], rep["heap"]["in_use"]["blocks"]), (4096, 1))
+    ck.done()

@@ -4,10 +4,12 @@
  *   h_storm alrm     SIGALRM every 100 us (ITIMER_REAL), counted
  *   h_storm chld     a thread forks children that exit at once, without
  *                    pause: SIGCHLD all the time, counted, reaped
- *   h_storm alloc N  SIGALRM every 100 us whose handler does a
- *                    malloc(32) + free pair; main does N malloc(16) +
- *                    free pairs, then prints "main N handler M" and
- *                    exits 0 (no commands)
+ *   h_storm alloc N M   SIGALRM every 100 us whose handler does a
+ *                    malloc(32) + free pair, M times (then the timer is
+ *                    stopped); main does N malloc(16) + free pairs, waits
+ *                    for the M-th signal, prints "main N handler M" and
+ *                    exits 0 (no commands).  Heap totals: N + M + 2
+ *                    allocations (2 prime the tcache), as many frees
  * Commands (alrm, chld), one per line, answered on stdout:
  *   ping   "pong" once at least one more signal came
  *   leak   leak_one() loses 128 bytes: "leaked"
@@ -25,7 +27,7 @@
 
 #define LEAK_SIZE 128
 
-static volatile unsigned long nsig;
+static volatile unsigned long nsig, max_sig;
 void *volatile sink;
 
 __attribute__((noinline)) static void leak_one(void)
@@ -63,11 +65,16 @@ static void on_alrm(int sig)
 
 static void on_alrm_alloc(int sig)
 {
-	void *p = malloc(32);
+	static const struct itimerval off;
+	void *p;
 
+	if (nsig == max_sig)
+		return;
+	p = malloc(32);
 	sink = p;
 	free(p);
-	nsig++;
+	if (++nsig == max_sig)
+		setitimer(ITIMER_REAL, &off, NULL);
 }
 
 static void on_chld(int sig)
@@ -107,11 +114,16 @@ static void timer_100us(void)
 	setitimer(ITIMER_REAL, &it, NULL);
 }
 
-static int alloc_mode(long n)
+static int alloc_mode(long n, long m)
 {
-	struct itimerval off = { { 0, 0 }, { 0, 0 } };
+	sigset_t alrm, none;
 	long i;
 
+	/* both tcache bins primed: neither main nor the handler ever takes
+	 * an arena lock the other could hold (as in h_sighandler) */
+	free(malloc(16));
+	free(malloc(32));
+	max_sig = (unsigned long)m;
 	catch(SIGALRM, on_alrm_alloc);
 	timer_100us();
 	for (i = 0; i < n; i++) {
@@ -120,8 +132,13 @@ static int alloc_mode(long n)
 		sink = p;
 		free(p);
 	}
-	setitimer(ITIMER_REAL, &off, NULL);
-	printf("main %ld handler %s\n", i, nsig ? "some" : "none");
+	sigemptyset(&alrm);
+	sigemptyset(&none);
+	sigaddset(&alrm, SIGALRM);
+	sigprocmask(SIG_BLOCK, &alrm, NULL);
+	while (nsig < max_sig)
+		sigsuspend(&none);
+	printf("main %ld handler %lu\n", i, nsig);
 	return 0;
 }
 
@@ -131,7 +148,8 @@ int main(int argc, char **argv)
 	pthread_t th;
 
 	if (argc > 1 && !strcmp(argv[1], "alloc"))
-		return alloc_mode(argc > 2 ? atol(argv[2]) : 10000);
+		return alloc_mode(argc > 2 ? atol(argv[2]) : 10000,
+				  argc > 3 ? atol(argv[3]) : 1000);
 	if (argc > 1 && !strcmp(argv[1], "chld")) {
 		catch(SIGCHLD, on_chld);
 		pthread_create(&th, NULL, spawner, NULL);
