@@ -6,8 +6,8 @@
 #include <unistd.h>
 
 #include "breakpoint.h"
-#include "seccomp.h"
 #include "memio.h"
+#include "seccomp.h"
 #include "util.h"
 
 #define SCRATCH_SIZE 4096ull

@@ -34,6 +34,7 @@
 #include "breakpoint.h"
 #include "fdprobe.h"
 #include "heap.h"
+#include "jobctl.h"
 #include "memio.h"
 #include "report.h"
 #include "roots.h"
@@ -1227,34 +1228,6 @@ static int sent_by_user(pid_t tid)
 	return !ptrace(PTRACE_GETSIGINFO, tid, 0, &si) && si.si_code <= 0;
 }
 
-/* Is SIGCONT pending for the process of TID (sent, not delivered)? */
-static int cont_pending(pid_t tid)
-{
-	unsigned long long shd = 0, own = 0;
-
-	proc_status_field(tid, "ShdPnd:", 16, &shd);
-	proc_status_field(tid, "SigPnd:", 16, &own);
-	return (((shd | own) >> (SIGCONT - 1)) & 1);
-}
-
-/*
- * While ptleak is stopped (stop_self): a helper polls the program every
- * 10 ms.  Continued alone (kill -CONT PID), the program would wait for
- * its stopped tracer: the helper continues ptleak.  It ends with ptleak.
- */
-static void cont_watch(pid_t self, pid_t pid)
-{
-	for (;;) {
-		usleep(10000);
-		if (getppid() != self || kill(pid, 0))
-			_exit(0);
-		if (cont_pending(pid)) {
-			kill(self, SIGCONT);
-			_exit(0);
-		}
-	}
-}
-
 /* Is every live thread of the target in a group-stop? */
 static int all_group_stopped(struct session *S)
 {
@@ -1278,18 +1251,9 @@ static int all_group_stopped(struct session *S)
  */
 static void stop_self(struct session *S, int sig)
 {
-	pid_t self = getpid(), w;
-
-	if (S->attached || !all_group_stopped(S) || cont_pending(S->proc.pid))
-		return;
-	w = fork();
-	if (w == 0)
-		cont_watch(self, S->proc.pid);
-	kill(self, sig);	/* stops here until SIGCONT */
-	if (w > 0) {
-		kill(w, SIGKILL);
-		waitpid(w, NULL, 0);
-	}
+	if (!S->attached && all_group_stopped(S) &&
+	    !jobctl_cont_pending(S->proc.pid))
+		jobctl_stop_self(S->proc.pid, sig);
 }
 
 static void on_stop(struct session *S, pid_t tid, int status)
