@@ -21,6 +21,7 @@
  *            address lies at a function's first instruction (x86-64: sp)
  *   ARCH_BP_LEN, ARCH_BP_INSN (initializer of the breakpoint bytes)
  *   ARCH_MAX_INSN_LEN
+ *   ARCH_SYSCALL_INSN_LEN: bytes of the system call instruction
  *
  * Modelled on the kernel's uprobes: a breakpoint's displaced instruction is
  * analysed once (arch_insn_analyse) into a struct arch_insn whose ops say
@@ -130,6 +131,9 @@ int arch_inject_syscall(pid_t tid, long nr, const uint64_t args[6],
 
 /* System call numbers the generic code injects. */
 extern const long arch_sys_mmap, arch_sys_munmap;
+/* seccomp_data.arch of this ABI (AUDIT_ARCH_*); the injected system call
+ * instruction is ARCH_SYSCALL_INSN_LEN bytes (arch_regs.h) */
+extern const uint32_t arch_audit_arch;
 
 /*
  * Where main is, from CODE (LEN bytes at address ENTRY, the executable's

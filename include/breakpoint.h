@@ -65,6 +65,14 @@ int bpset_reset(struct bpset *s);
 void bpset_release(struct bpset *s);
 
 /*
+ * May stopped thread TID run the mmap of bpset_scratch() under its
+ * seccomp filters (seccomp.h)?  1 yes; 0 no, WHY (LEN bytes) says why.
+ * Every injection is checked so (a refused munmap leaves the page mapped,
+ * with a warning), this tells a caller before it starts.
+ */
+int bpset_scratch_allowed(pid_t tid, char *why, size_t len);
+
+/*
  * Map the scratch area and its trampoline, making stopped thread TID run
  * the mmap.  Every other thread of the process must be stopped.  0 or -1.
  */

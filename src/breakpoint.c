@@ -7,6 +7,7 @@
 
 #include "breakpoint.h"
 #include "memio.h"
+#include "seccomp.h"
 #include "util.h"
 
 #define SCRATCH_SIZE 4096ull
@@ -91,16 +92,37 @@ static void insert(struct bpset *s, struct bp *bp)
 	s->count++;
 }
 
+static void map_args(uint64_t *args, uint64_t hint)
+{
+	args[0] = hint;
+	args[1] = SCRATCH_SIZE;
+	args[2] = PROT_READ | PROT_EXEC;
+	args[3] = MAP_PRIVATE | MAP_ANONYMOUS;
+	args[4] = (uint64_t)-1;
+	args[5] = 0;
+}
+
+int bpset_scratch_allowed(pid_t tid, char *why, size_t len)
+{
+	uint64_t args[6];
+
+	map_args(args, 0);
+	return seccomp_allows(tid, "mmap", arch_sys_mmap, args, why, len);
+}
+
 static int map_page(struct bpset *s, pid_t tid, uint64_t hint)
 {
-	uint64_t args[6] = { hint, SCRATCH_SIZE, PROT_READ | PROT_EXEC,
-			     MAP_PRIVATE | MAP_ANONYMOUS, (uint64_t)-1, 0 };
-	uint64_t ret;
+	uint64_t args[6], ret;
 	struct scratch_page *p;
+	char why[256];
 	int sig;
 
 	if (s->npages == ARRAY_SIZE(s->pages))
 		return error("too many scratch pages in process %d", (int)s->pid);
+	map_args(args, hint);
+	if (!seccomp_allows(tid, "mmap", arch_sys_mmap, args, why, sizeof(why)))
+		return error("cannot map a scratch page into process %d: %s",
+			     (int)s->pid, why);
 	if (arch_inject_syscall(tid, arch_sys_mmap, args, &ret, &sig))
 		return -1;
 	if (sig)
@@ -257,8 +279,17 @@ int bpset_unmap_scratch(struct bpset *s, pid_t tid)
 	while (s->npages) {
 		struct scratch_page *p = &s->pages[s->npages - 1];
 		uint64_t args[6] = { p->addr, p->size, 0, 0, 0, 0 }, r;
+		char why[256];
 		int sig;
 
+		if (!seccomp_allows(tid, "munmap", arch_sys_munmap, args, why,
+				    sizeof(why))) {
+			warning("ptleak's scratch page at %#llx stays mapped in "
+				"process %d, unused: %s", (unsigned long long)p->addr,
+				(int)s->pid, why);
+			s->npages--;
+			continue;
+		}
 		if (arch_inject_syscall(tid, arch_sys_munmap, args, &r, &sig))
 			return -1;
 		if (sig)

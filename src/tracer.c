@@ -19,6 +19,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <grp.h>
+#include <linux/capability.h>
+#include <pwd.h>
 #include <sys/ptrace.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -33,6 +36,7 @@
 #include "coverage.h"
 #include "fdprobe.h"
 #include "heap.h"
+#include "jobctl.h"
 #include "memio.h"
 #include "outfile.h"
 #include "report.h"
@@ -77,6 +81,7 @@ struct task {
 	int dying;		/* resumed from that stop: it never stops again */
 	int attached;		/* seized by -p: its first sp is not its stack's top */
 	int first_group_stop;	/* its first stop was a group-stop */
+	int group_stopped;	/* its last stop was a group-stop */
 	/* vfork: the parent waits in the kernel, unstoppable, until its
 	 * child (which never is held) execs or exits */
 	pid_t vfork_child, vfork_parent;
@@ -134,6 +139,9 @@ struct session {
 	int hold;		/* threads that stop stay stopped (stop_all) */
 	int attached;		/* -p: ptleak attached; a detach leaves it running */
 	int detached;		/* ptleak let go of the target: exit 0 */
+	/* its seccomp filter forbids what ptleak would inject after an
+	 * exec: it is let go untraced (launched: ptleak waits for it) */
+	int untraceable;
 	char **cmdline;		/* -p: the target's argv, from /proc */
 	unsigned nreports;
 	uint64_t start_ns;	/* when tracing started (now_ns()) */
@@ -513,6 +521,7 @@ static int setup_image(struct session *S, pid_t tid)
 static int on_exec(struct session *S, struct task *t)
 {
 	struct proc *P = &S->proc;
+	char why[256];
 
 	if (bpset_reset(&P->bps))
 		return -1;
@@ -530,6 +539,12 @@ static int on_exec(struct session *S, struct task *t)
 	P->nalive = 1;
 	P->mem_pid = P->pid;
 	unwinder_set_pid(P->unw, P->pid);
+	if (!bpset_scratch_allowed(t->tid, why, sizeof(why))) {
+		S->untraceable = 1;
+		return error("cannot trace %s (process %d) after its exec: %s; "
+			     "it runs on untraced", P->argv && P->argv[0] ?
+			     P->argv[0] : "the program", (int)P->pid, why);
+	}
 	return setup_image(S, t->tid);
 }
 
@@ -1276,6 +1291,34 @@ static int sent_by_user(pid_t tid)
 	return !ptrace(PTRACE_GETSIGINFO, tid, 0, &si) && si.si_code <= 0;
 }
 
+/* Is every live thread of the target in a group-stop? */
+static int all_group_stopped(struct session *S)
+{
+	unsigned i;
+	struct task *t;
+
+	for_each_task(S, i, t)
+		if (t->role == ROLE_THREAD && t->started && !t->exiting &&
+		    !t->group_stopped)
+			return 0;
+	return 1;
+}
+
+/*
+ * The launched program is in a group-stop for SIG (every thread reported
+ * it: the kernel tells a parent then): ptleak stops itself with SIG too,
+ * so that its parent (a shell) sees the job stop with that signal, as it
+ * would without ptleak.  Not when the stop is over already (SIGCONT
+ * pending: ptleak was stopped by the same terminal signal and both were
+ * continued).
+ */
+static void stop_self(struct session *S, int sig)
+{
+	if (!S->attached && all_group_stopped(S) &&
+	    !jobctl_cont_pending(S->proc.pid))
+		jobctl_stop_self(S->proc.pid, sig);
+}
+
 static void on_stop(struct session *S, pid_t tid, int status)
 {
 	struct task *t = task_find(S, tid);
@@ -1309,6 +1352,7 @@ static void on_stop(struct session *S, pid_t tid, int status)
 		 * stop; the interrupt's own stop comes later */
 		t->started = 1;
 	}
+	t->group_stopped = 0;
 	switch (event) {
 	case PTRACE_EVENT_CLONE:
 	case PTRACE_EVENT_FORK:
@@ -1323,7 +1367,7 @@ static void on_stop(struct session *S, pid_t tid, int status)
 			task_delete(S, t);
 			return;
 		}
-		if (on_exec(S, t))
+		if (on_exec(S, t) && !S->untraceable)
 			warning("process %d is no longer traced after its exec",
 				(int)S->proc.pid);
 		task_resume(S, t, take_held_sig(S));
@@ -1336,6 +1380,9 @@ static void on_stop(struct session *S, pid_t tid, int status)
 		if (is_stop_signal(sig)) {
 			/* group-stop: stay stopped until SIGCONT */
 			task_listen(S, t);
+			t->group_stopped = 1;
+			if (t->role == ROLE_THREAD)
+				stop_self(S, sig);
 			return;
 		}
 		task_resume(S, t, 0);
@@ -1584,6 +1631,39 @@ static struct task *injectable(struct session *S, int listening_ok)
 }
 
 /*
+ * A held thread to run a system call for ptleak (injectable()).  When
+ * every candidate is held in a signal-delivery-stop (a storm of signals
+ * meets every stop), one is let go with its signal and interrupted again:
+ * the kernel reports the interrupt before it takes the next signal, so
+ * this ends.  NULL if there is none.
+ */
+static struct task *injection_thread(struct session *S, int listening_ok)
+{
+	unsigned i, round;
+	struct task *t, *sig;
+
+	for (round = 0; round < 64; round++) {
+		if ((t = injectable(S, listening_ok)))
+			return t;
+		sig = NULL;
+		for_each_task(S, i, t)
+			if (t->role == ROLE_THREAD && t->held && t->held_sig &&
+			    !t->held_listen && !t->exiting)
+				sig = t;
+		if (!sig)
+			return NULL;
+		sig->held = 0;
+		if (ptrace(PTRACE_CONT, sig->tid, 0, (long)sig->held_sig) < 0 ||
+		    ptrace(PTRACE_INTERRUPT, sig->tid, 0, 0) < 0)
+			return NULL;
+		sig->held_sig = 0;
+		if (wait_all_stopped(S, 1))
+			return NULL;
+	}
+	return NULL;
+}
+
+/*
  * Let go of the target: every thread stopped; threads that executed an
  * int3 without reporting it yet made to report it (else the pending
  * SIGTRAP would kill them once untraced); every thread moved out of
@@ -1627,7 +1707,7 @@ static int detach(struct session *S, int report)
 			moved += untrace_thread(S, t) > 0;
 	if (P->bps.pid && bpset_unplant_all(&P->bps, P->bps.pid))
 		ret = -1;
-	inj = injectable(S, 1);
+	inj = P->bps.npages ? injection_thread(S, 1) : NULL;
 	if (P->bps.npages) {
 		if (!inj)
 			warning("no thread of process %d can unmap ptleak's scratch "
@@ -1834,6 +1914,7 @@ static int attach(struct session *S)
 {
 	struct proc *P = &S->proc;
 	struct task *t, *inj;
+	char why[256];
 	unsigned i;
 
 	S->hold = 1;
@@ -1848,11 +1929,15 @@ static int attach(struct session *S)
 			P->mem_pid = t->tid;
 	if (task_find(S, P->pid))
 		P->mem_pid = P->pid;
-	inj = injectable(S, 0);
+	inj = injection_thread(S, 0);
 	if (!inj)
 		return error("cannot attach to process %d: it is stopped (SIGSTOP); "
 			     "continue it first (kill -CONT %d)", (int)P->pid,
 			     (int)P->pid);
+	if (!bpset_scratch_allowed(inj->tid, why, sizeof(why)))
+		return error("cannot attach to process %d: %s; start the program "
+			     "under ptleak instead (it then maps its page before "
+			     "the filter is installed)", (int)P->pid, why);
 	P->unw = unwinder_new(P->mem_pid);
 	if (!P->unw || bpset_init(&P->bps, P->mem_pid))
 		return -1;
@@ -1900,12 +1985,43 @@ static char *find_program(const char *prog)
 	return found ? found : xstrdup(prog);
 }
 
+/*
+ * A set-user-ID or set-group-ID program gains nothing when its tracer
+ * lacks CAP_SYS_PTRACE (the kernel's LSM_UNSAFE_PTRACE): say so, it may
+ * behave differently.  A warning: -q keeps it quiet.
+ */
+static void warn_setid(const char *path, const char *name)
+{
+	unsigned long long cap;
+	struct stat st;
+	struct passwd *pw;
+	struct group *gr;
+
+	if (!path || stat(path, &st) || !(st.st_mode & (S_ISUID | S_ISGID)))
+		return;
+	if (!proc_status_field(getpid(), "CapEff:", 16, &cap) &&
+	    (cap >> CAP_SYS_PTRACE) & 1)
+		return;
+	if ((st.st_mode & S_ISUID) && st.st_uid != geteuid()) {
+		pw = getpwuid(st.st_uid);
+		warning("%s is set-user-ID (owner %s); under ptrace it runs "
+			"without that privilege", name, pw ? pw->pw_name : "?");
+	} else if ((st.st_mode & S_ISGID) && (st.st_mode & S_IXGRP) &&
+		   st.st_gid != getegid()) {
+		gr = getgrgid(st.st_gid);
+		warning("%s is set-group-ID (group %s); under ptrace it runs "
+			"without that privilege", name, gr ? gr->gr_name : "?");
+	}
+}
+
 static pid_t launch(struct session *S)
 {
 	char *const *argv = S->o->argv;
 	char *path = find_program(argv[0]);
 	int go[2], err[2], status, e;
 	pid_t pid;
+
+	warn_setid(path, argv[0]);
 
 	if (pipe2(go, O_CLOEXEC) || pipe2(err, O_CLOEXEC)) {
 		free(path);
@@ -2110,6 +2226,13 @@ static int start(struct session *S)
 	t->started = 1;
 	P->nalive = 1;
 	if (!P->unw || bpset_init(&P->bps, pid) || on_exec(S, t)) {
+		if (S->untraceable) {
+			/* said why: it runs untraced, ptleak waits for it */
+			ptrace(PTRACE_DETACH, pid, 0, 0);
+			task_delete(S, t);
+			S->detached = 1;
+			return 0;
+		}
 		kill(pid, SIGKILL);
 		waitpid(pid, &status, __WALL);
 		task_delete(S, t);
@@ -2118,6 +2241,21 @@ static int start(struct session *S)
 	catch_signals(S);
 	resume(pid, take_held_sig(S));
 	return 0;
+}
+
+/* A launched program let go untraced (S->untraceable): its exit status
+ * is still ptleak's, as if it had been traced. */
+static void wait_untraced(struct session *S)
+{
+	pid_t w;
+
+	do
+		w = waitpid(S->proc.pid, &S->status, 0);
+	while (w < 0 && errno == EINTR && !detach_requested);
+	if (w < 0)
+		return;
+	S->detached = 0;
+	S->proc.reported = 1;
 }
 
 int tracer_run(const struct options *o)
@@ -2151,8 +2289,8 @@ int tracer_run(const struct options *o)
 	 * exit would kill them (PTRACE_O_EXITKILL).
 	 */
 	while (!S->done || S->ntasks) {
-		if (detach_requested) {
-			detach(S, 1);
+		if (detach_requested || S->untraceable) {
+			detach(S, !S->untraceable);
 			break;
 		}
 		if (report_requested) {
@@ -2174,6 +2312,8 @@ int tracer_run(const struct options *o)
 	}
 	die_hook = NULL;
 
+	if (S->untraceable && !S->attached)
+		wait_untraced(S);
 	if (S->detached) {
 		ret = 0;
 	} else {

@@ -13,6 +13,7 @@ struct arch_regs {
 #define ARCH_BP_LEN 1
 #define ARCH_BP_INSN { 0xcc }
 #define ARCH_MAX_INSN_LEN 15
+#define ARCH_SYSCALL_INSN_LEN 2	/* syscall: 0f 05 */
 
 static inline uint64_t arch_pc(const struct arch_regs *r) { return r->r.rip; }
 static inline void arch_set_pc(struct arch_regs *r, uint64_t pc) { r->r.rip = pc; }

@@ -13,6 +13,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <linux/audit.h>
+
 #include <libunwind-x86_64.h>
 
 #include "arch.h"
@@ -20,6 +22,7 @@
 
 const long arch_sys_mmap = SYS_mmap;
 const long arch_sys_munmap = SYS_munmap;
+const uint32_t arch_audit_arch = AUDIT_ARCH_X86_64;
 
 int arch_get_regs(pid_t tid, struct arch_regs *r)
 {
@@ -31,20 +34,13 @@ int arch_set_regs(pid_t tid, const struct arch_regs *r)
 	return ptrace(PTRACE_SETREGS, tid, NULL, &r->r) == -1 ? -1 : 0;
 }
 
-/* The thread group of TID, from /proc; 0 if unknown. */
-static pid_t tgid_of(pid_t tid)
-{
-	unsigned long long tgid;
-
-	return proc_status_field(tid, "Tgid:", 10, &tgid) ? 0 : (pid_t)tgid;
-}
-
 /*
  * Wait for the single-step trap of TID.  0 when it came; -1 with a message
- * otherwise.  A signal that stops the thread first (a SIGCHLD, say) is
- * held back and the step made again: the first one goes to *SIG with its
- * siginfo in *INFO (to be delivered later), any other is queued again.
- * *GONE is set if the thread died.
+ * otherwise.  Every signal but SIGTRAP is blocked meanwhile (see
+ * arch_inject_syscall), so only SIGSTOP can stop the thread first: held
+ * back in *SIG with its siginfo in *INFO (delivered later), the step made
+ * again.  Nothing is ever queued again: a signal queued again would stop
+ * the thread again at once, forever.  *GONE is set if the thread died.
  */
 static int wait_step(pid_t tid, int *sig, siginfo_t *info, int *gone)
 {
@@ -68,49 +64,99 @@ static int wait_step(pid_t tid, int *sig, siginfo_t *info, int *gone)
 			continue;
 		if (WSTOPSIG(st) == SIGTRAP && (st >> 16) == 0)
 			return 0;
-		if ((st >> 16) == PTRACE_EVENT_SECCOMP ||
-		    (st >> 16) == PTRACE_EVENT_STOP) {
-			/* seccomp let the tracer look at it, or a
-			 * PTRACE_INTERRUPT still pending stopped it before
-			 * the step: go on */
-			if (ptrace(PTRACE_SINGLESTEP, tid, NULL, NULL) == -1)
-				return error("cannot single-step thread %d: %s",
-					     (int)tid, strerror(errno));
-			continue;
+		if ((st >> 16) == PTRACE_EVENT_EXIT) {
+			/* SIGKILL (or another thread's exec) */
+			*gone = 1;
+			ptrace(PTRACE_CONT, tid, NULL, NULL);
+			return error("thread %d was killed during a system call "
+				     "injection", (int)tid);
 		}
-		if ((st >> 16) == 0 && WSTOPSIG(st) != SIGTRAP) {
-			/* signal-delivery-stop: deliver it after */
-			if (!*sig) {
-				*sig = WSTOPSIG(st);
-				if (ptrace(PTRACE_GETSIGINFO, tid, NULL, info) == -1)
-					memset(info, 0, sizeof(*info));
-			} else {
-				pid_t tgid = tgid_of(tid);
-
-				if (!tgid || syscall(SYS_tgkill, tgid, tid,
-						     WSTOPSIG(st)) == -1)
-					error("signal %d of thread %d is lost",
-					      WSTOPSIG(st), (int)tid);
-			}
-			if (ptrace(PTRACE_SINGLESTEP, tid, NULL, NULL) == -1)
-				return error("cannot single-step thread %d: %s",
-					     (int)tid, strerror(errno));
-			continue;
+		if ((st >> 16) == 0 && !*sig) {
+			/* a signal-delivery-stop: deliver it after */
+			*sig = WSTOPSIG(st);
+			if (ptrace(PTRACE_GETSIGINFO, tid, NULL, info) == -1)
+				memset(info, 0, sizeof(*info));
+		} else if ((st >> 16) == 0 && WSTOPSIG(st) != *sig) {
+			error("signal %d of thread %d is lost", WSTOPSIG(st),
+			      (int)tid);
 		}
-		return error("thread %d stopped (signal %d, event %d) instead "
-			     "of single-stepping a system call", (int)tid,
-			     WSTOPSIG(st), st >> 16);
+		/* else: seccomp let the tracer look at it, a PTRACE_INTERRUPT
+		 * still pending stopped it before the step, or the same
+		 * signal again (held once, as the kernel would): go on */
+		if (ptrace(PTRACE_SINGLESTEP, tid, NULL, NULL) == -1)
+			return error("cannot single-step thread %d: %s",
+				     (int)tid, strerror(errno));
 	}
+}
+
+/* Write the instruction and registers of the injection, step until the
+ * system call has run; its result in *RET. */
+static int run_syscall(pid_t tid, const struct arch_regs *saved,
+		       const struct arch_regs *regs, uint64_t *ret, int *sig,
+		       siginfo_t *info, int *gone)
+{
+	struct arch_regs after;
+	int step;
+
+	if (arch_set_regs(tid, regs))
+		return error("cannot set the registers of thread %d: %s",
+			     (int)tid, strerror(errno));
+	/*
+	 * A thread stopped on the way out of a system call (an exec event
+	 * stop, for one) reports the single-step trap at that system call's
+	 * exit before executing anything: step again while the pc has not
+	 * moved, with the registers set again.
+	 */
+	for (step = 0; step < 3; step++) {
+		if (ptrace(PTRACE_SINGLESTEP, tid, NULL, NULL) == -1)
+			return error("cannot single-step thread %d: %s",
+				     (int)tid, strerror(errno));
+		if (wait_step(tid, sig, info, gone))
+			return -1;
+		if (arch_get_regs(tid, &after))
+			return error("cannot read the registers of thread %d: %s",
+				     (int)tid, strerror(errno));
+		if (after.r.rip != saved->r.rip)
+			break;
+		/* that exit wrote the system call's result into rax: again */
+		if (arch_set_regs(tid, regs))
+			return error("cannot set the registers of thread %d: %s",
+				     (int)tid, strerror(errno));
+	}
+	if (after.r.rip != saved->r.rip + 2)
+		return error("system call injection in thread %d ended at "
+			     "%#llx, not %#llx", (int)tid, after.r.rip,
+			     saved->r.rip + 2);
+	*ret = after.r.rax;
+	return 0;
+}
+
+/*
+ * Block every signal of stopped thread TID but SIGTRAP, its mask saved
+ * in *OLD: no signal-delivery-stop during the injection, pending signals
+ * stay pending and are delivered once, after.  SIGTRAP stays unblocked:
+ * the single-step trap is forced, and a forced signal that is blocked
+ * resets its handler to SIG_DFL.
+ */
+static int block_signals(pid_t tid, uint64_t *old)
+{
+	uint64_t all = ~(1ULL << (SIGTRAP - 1));
+
+	if (ptrace(PTRACE_GETSIGMASK, tid, (void *)sizeof(*old), old) == -1 ||
+	    ptrace(PTRACE_SETSIGMASK, tid, (void *)sizeof(all), &all) == -1)
+		return error("cannot block the signals of thread %d: %s",
+			     (int)tid, strerror(errno));
+	return 0;
 }
 
 int arch_inject_syscall(pid_t tid, long nr, const uint64_t args[6],
 			uint64_t *ret, int *held_sig)
 {
-	struct arch_regs saved, regs, after;
-	int step;
+	struct arch_regs saved, regs;
 	unsigned long long at;
 	unsigned long word, patched;
-	int shift = 0, sig = 0, gone = 0, rc = 0;
+	uint64_t mask;
+	int shift = 0, sig = 0, gone = 0, rc;
 	siginfo_t info;
 
 	*held_sig = 0;
@@ -132,10 +178,14 @@ int arch_inject_syscall(pid_t tid, long nr, const uint64_t args[6],
 			return error("cannot read the code of thread %d at %#llx: "
 				     "%s", (int)tid, saved.r.rip, strerror(errno));
 	}
+	if (block_signals(tid, &mask))
+		return -1;
 	patched = (word & ~(0xffffUL << shift)) | (0x050fUL << shift);
-	if (ptrace(PTRACE_POKETEXT, tid, (void *)at, (void *)patched) == -1)
-		return error("cannot write the code of thread %d at %#llx: %s",
-			     (int)tid, at, strerror(errno));
+	if (ptrace(PTRACE_POKETEXT, tid, (void *)at, (void *)patched) == -1) {
+		rc = error("cannot write the code of thread %d at %#llx: %s",
+			   (int)tid, at, strerror(errno));
+		goto unblock;
+	}
 
 	regs = saved;
 	regs.r.rax = (unsigned long long)nr;
@@ -147,51 +197,10 @@ int arch_inject_syscall(pid_t tid, long nr, const uint64_t args[6],
 	regs.r.r9 = args[5];
 	/* no system call restart if the thread was stopped inside one */
 	regs.r.orig_rax = ~0ULL;
-	if (arch_set_regs(tid, &regs)) {
-		rc = error("cannot set the registers of thread %d: %s",
-			   (int)tid, strerror(errno));
-		goto restore;
-	}
-	/*
-	 * A thread stopped on the way out of a system call (an exec event
-	 * stop, for one) reports the single-step trap at that system call's
-	 * exit before executing anything: step again while the pc has not
-	 * moved, with the registers set again.
-	 */
-	for (step = 0; step < 3; step++) {
-		if (ptrace(PTRACE_SINGLESTEP, tid, NULL, NULL) == -1) {
-			rc = error("cannot single-step thread %d: %s", (int)tid,
-				   strerror(errno));
-			goto restore;
-		}
-		if (wait_step(tid, &sig, &info, &gone)) {
-			rc = -1;
-			if (gone)
-				return -1;
-			goto restore;
-		}
-		if (arch_get_regs(tid, &after)) {
-			rc = error("cannot read the registers of thread %d: %s",
-				   (int)tid, strerror(errno));
-			goto restore;
-		}
-		if (after.r.rip != saved.r.rip)
-			break;
-		/* that exit wrote the system call's result into rax: again */
-		if (arch_set_regs(tid, &regs)) {
-			rc = error("cannot set the registers of thread %d: %s",
-				   (int)tid, strerror(errno));
-			goto restore;
-		}
-	}
-	if (after.r.rip != saved.r.rip + 2) {
-		rc = error("system call injection in thread %d ended at %#llx, "
-			   "not %#llx", (int)tid, after.r.rip, saved.r.rip + 2);
-		goto restore;
-	}
-	*ret = after.r.rax;
+	rc = run_syscall(tid, &saved, &regs, ret, &sig, &info, &gone);
+	if (gone)
+		return -1;
 
-restore:
 	if (ptrace(PTRACE_POKETEXT, tid, (void *)at, (void *)word) == -1)
 		rc = error("cannot restore the code of thread %d at %#llx: %s",
 			   (int)tid, at, strerror(errno));
@@ -207,6 +216,10 @@ restore:
 				sig, (int)tid);
 		*held_sig = sig;
 	}
+unblock:
+	if (ptrace(PTRACE_SETSIGMASK, tid, (void *)sizeof(mask), &mask) == -1)
+		rc = error("cannot restore the signal mask of thread %d: %s",
+			   (int)tid, strerror(errno));
 	return rc;
 }
 

@@ -1409,13 +1409,14 @@ static void test_inject_syscall_seized_in_syscall(void **state)
 	kill_child(state);
 }
 
-/* a signal that stops the thread before the step: held back, the call
- * made, and the signal handed back with its siginfo */
+/* signals pending before the injection (two: queued again one by one,
+ * they used to stop every step, forever): blocked during the call, they
+ * stay pending, and are delivered once after, with their siginfo */
 static void test_inject_syscall_signal_first(void **state)
 {
 	pid_t pid = spawn_stopped();
 	struct arch_regs before;
-	uint64_t args[6] = { 0 }, ret = 12345;
+	uint64_t args[6] = { 0 }, ret = 12345, mask = 0, mask_after = 1;
 	union sigval v = { .sival_int = 42 };
 	siginfo_t si;
 	long code;
@@ -1425,20 +1426,30 @@ static void test_inject_syscall_signal_first(void **state)
 	errno = 0;
 	code = ptrace(PTRACE_PEEKTEXT, pid, (void *)before.r.rip, NULL);
 	assert_int_equal(errno, 0);
+	assert_int_equal(ptrace(PTRACE_GETSIGMASK, pid, (void *)8, &mask), 0);
 
+	assert_int_equal(sigqueue(pid, SIGUSR2, v), 0);
 	assert_int_equal(sigqueue(pid, SIGUSR1, v), 0);
 	assert_int_equal(arch_inject_syscall(pid, SYS_getpid, args, &ret, &sig), 0);
 	assert_int_equal(ret, pid);
-	assert_int_equal(sig, SIGUSR1);
-	/* everything restored, and the stop carries the signal's siginfo */
+	assert_int_equal(sig, 0);
+	/* everything restored, the mask too */
 	assert_untouched(pid, &before, code);
+	assert_int_equal(ptrace(PTRACE_GETSIGMASK, pid, (void *)8, &mask_after), 0);
+	assert_int_equal(mask_after, mask);
+	/* resumed, the thread stops for the first pending signal, which
+	 * carries its siginfo */
+	assert_int_equal(ptrace(PTRACE_CONT, pid, NULL, NULL), 0);
+	assert_int_equal(waitpid(pid, &st, __WALL), pid);
+	assert_true(WIFSTOPPED(st));
+	assert_int_equal(WSTOPSIG(st), SIGUSR1);
 	assert_int_equal(ptrace(PTRACE_GETSIGINFO, pid, NULL, &si), 0);
 	assert_int_equal(si.si_signo, SIGUSR1);
 	assert_int_equal(si.si_code, SI_QUEUE);
 	assert_int_equal(si.si_value.sival_int, 42);
 	assert_int_equal(si.si_pid, getpid());
 	/* resumed with it, the thread gets it (and dies: no handler) */
-	assert_int_equal(ptrace(PTRACE_CONT, pid, NULL, (void *)(long)sig), 0);
+	assert_int_equal(ptrace(PTRACE_CONT, pid, NULL, (void *)(long)SIGUSR1), 0);
 	assert_int_equal(waitpid(pid, &st, __WALL), pid);
 	assert_true(WIFSIGNALED(st));
 	assert_int_equal(WTERMSIG(st), SIGUSR1);
