@@ -792,8 +792,10 @@ static void namer(void *ctx, uint64_t pc, int caller, struct frame_info *out)
 	out->pc = pc;
 }
 
-/* What make_report needs to say what could not be seen (coverage.h). */
-static void coverage_view(struct session *S, int fd_err, struct cov_view *v)
+/* What make_report needs to say what could not be seen (coverage.h);
+ * memory read through thread VIA. */
+static void coverage_view(struct session *S, pid_t via, int fd_err,
+			  struct cov_view *v)
 {
 	struct proc *P = &S->proc;
 	uint64_t w;
@@ -806,7 +808,7 @@ static void coverage_view(struct session *S, int fd_err, struct cov_view *v)
 	v->fd_planted = P->fdp ? fdprobe_planted(P->fdp) : 0;
 	/* the scratch page is always there: can it still be read? */
 	if (P->bps.trampoline &&
-	    mem_read_all(P->mem_pid, P->bps.trampoline, &w, sizeof(w)))
+	    mem_read_all(via, P->bps.trampoline, &w, sizeof(w)))
 		v->mem_err = errno;
 	v->fd_err = fd_err;
 }
@@ -815,13 +817,15 @@ static void coverage_view(struct session *S, int fd_err, struct cov_view *v)
  * Make a report.  REGS[0..NREGS-1]: the registers of the stopped threads
  * (the exiting one at exit; every thread, held, for a live report, whose
  * register values are then roots too).  NREGS 0: no scan is possible.
- * Memory is read through thread VIA.
+ * Memory, /proc/PID/maps and /proc/PID/fd are read through thread VIA,
+ * which stays stopped meanwhile: at an exit_group the other threads
+ * (P->mem_pid among them) are being killed while the report is made.
  */
 static int make_report(struct session *S, enum report_reason reason, pid_t via,
 		       const struct arch_regs *regs, unsigned nregs, int reg_roots)
 {
 	struct proc *P = &S->proc;
-	struct symbolizer *s = sym_open(P->mem_pid);
+	struct symbolizer *s = sym_open(via);
 	struct scan_block *classes = NULL;
 	struct report_result res = { 0 };
 	struct report_input in;
@@ -844,11 +848,11 @@ static int make_report(struct session *S, enum report_reason reason, pid_t via,
 	in.exit_signal = P->exit_signal;
 	in.heap = P->no_heap ? NULL : P->heap;
 	if (P->fdp) {
-		if (fdprobe_sync(P->fdp, P->mem_pid))
+		if (fdprobe_sync(P->fdp, via))
 			fd_err = errno;
 		in.fds = fdprobe_table(P->fdp);
 	}
-	coverage_view(S, fd_err, &cv);
+	coverage_view(S, via, fd_err, &cv);
 	if (in.heap)
 		in.heap_untracked = cov_heap_why(&S->cov, &cv, hwhy, sizeof(hwhy));
 	if (in.fds)
