@@ -66,6 +66,7 @@ enum {
 	M_INDIRECT = 3,
 	M_STATE = 3,
 	M_PENDING = 4,
+	M_LED = 8,		/* phase 2: was a clique leader, its clique done */
 };
 
 struct scanner {
@@ -184,7 +185,11 @@ static inline void gather(struct scanner *s, uint64_t w, size_t leader)
 	if (i < 0 || (size_t)i == leader ||
 	    (s->mark[i] & M_STATE) != M_UNREACHED)
 		return;
-	push(s, (size_t)i);
+	/* a former leader's clique is whole: what it points to is already
+	 * INDIRECT (taken with it, below) or never takeable, so it is not
+	 * read again (valgrind reads it again, to the same result) */
+	if (!(s->mark[i] & M_LED))
+		push(s, (size_t)i);
 	s->b[leader].indirect += s->b[i].size + s->b[i].indirect;
 	s->b[i].indirect = 0;
 	set_state(s, (size_t)i, M_INDIRECT);
@@ -389,6 +394,7 @@ int scan_classify(struct scan_input *in, struct scan_stats *st)
 	for (i = 0; i < s.n; i++) {
 		if ((s.mark[i] & M_STATE) != M_UNREACHED)
 			continue;
+		s.mark[i] |= M_LED;
 		push(&s, i);
 		process_stack(&s, i);
 	}

@@ -729,6 +729,33 @@ static long ref_find(const struct scan_block *b, size_t n, uint64_t w)
 	return -1;
 }
 
+/*
+ * A lost list whose links point down in address order (each block to
+ * the one below it, as a list built by pushing at the head): leaders go
+ * up in address order, each absorbing the previous leader with its whole
+ * clique.  Same classes as valgrind, and every block read once (a former
+ * leader is not read again when absorbed).
+ */
+static void test_reverse_chain_read_once(void **state)
+{
+	struct run r;
+	size_t i;
+
+	std_init(&r, 8);
+	for (i = 0; i < 8; i++) {
+		uint64_t a = blk(&r, i, 32);
+
+		if (i)
+			put(r.f, a, r.b[i - 1].addr);
+	}
+	classify(&r);
+	expect(&r, 7, SCAN_DEFINITELY_LOST, 7 * 32);
+	for (i = 0; i < 7; i++)
+		expect(&r, i, SCAN_INDIRECTLY_LOST, 0);
+	assert_int_equal(r.st.bytes_scanned, 8 * 32);
+	run_free(&r);
+}
+
 static void test_random_against_reference(void **state)
 {
 	struct run r;
@@ -888,6 +915,7 @@ int main(void)
 		cmocka_unit_test(test_zero_size_block),
 		cmocka_unit_test(test_unaligned_words_ignored),
 		cmocka_unit_test(test_large_root_chunked),
+		cmocka_unit_test(test_reverse_chain_read_once),
 		cmocka_unit_test(test_random_against_reference),
 		cmocka_unit_test(test_million_lost_blocks),
 	};
