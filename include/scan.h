@@ -96,6 +96,9 @@ struct scan_stats {
 	uint64_t unreadable_bytes;	/* root bytes that could not be read */
 };
 
+/* Sort BLOCKS[0..N) by address (stable; radix, qsort if out of memory). */
+void scan_sort_blocks(struct scan_block *blocks, size_t n);
+
 /* Classify IN->blocks in place.  0, or -1 (out of memory: message). */
 int scan_classify(struct scan_input *in, struct scan_stats *st);
 

@@ -72,13 +72,6 @@ static int add_block(const struct heap_block *hb, void *ctx)
 	return 0;
 }
 
-static int cmp_block(const void *x, const void *y)
-{
-	const struct scan_block *a = x, *b = y;
-
-	return a->addr < b->addr ? -1 : a->addr > b->addr;
-}
-
 /* Index of the first block at or above START. */
 static size_t first_block(const struct scan_block *b, size_t n, uint64_t start)
 {
@@ -419,7 +412,7 @@ int scan_process(pid_t pid, const struct heap *heap,
 	int ret = -1;
 
 	heap_foreach(heap, add_block, &c);
-	qsort(c.b, c.n, sizeof(*c.b), cmp_block);
+	scan_sort_blocks(c.b, c.n);
 	memset(&in, 0, sizeof(in));
 	memset(&m, 0, sizeof(m));
 	m.pid = pid;

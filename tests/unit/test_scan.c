@@ -756,6 +756,47 @@ static void test_reverse_chain_read_once(void **state)
 	run_free(&r);
 }
 
+/* scan_sort_blocks == qsort by address, also with equal addresses
+ * (stable) and addresses using every bit. */
+static int cmp_ref(const void *x, const void *y)
+{
+	const struct scan_block *a = x, *b = y;
+
+	if (a->addr != b->addr)
+		return a->addr < b->addr ? -1 : 1;
+	return a->size < b->size ? -1 : a->size > b->size;
+}
+
+static void test_sort_blocks(void **state)
+{
+	enum { N = 20000 };
+	struct scan_block *b = calloc(N, sizeof(*b)), *ref = calloc(N, sizeof(*b));
+	uint64_t x = 0x243f6a8885a308d3ULL;
+	size_t i;
+
+	assert_non_null(b);
+	assert_non_null(ref);
+	for (i = 0; i < N; i++) {
+		x ^= x << 13;
+		x ^= x >> 7;
+		x ^= x << 17;
+		/* some equal addresses; the top bits used too */
+		b[i].addr = i % 7 == 0 ? 0x7f0000001000ULL : (i % 3 ? x >> 17 : x);
+		b[i].size = i;	/* the original order, for stability */
+		b[i].born = x;
+	}
+	memcpy(ref, b, N * sizeof(*b));
+	qsort(ref, N, sizeof(*ref), cmp_ref);
+	scan_sort_blocks(b, N);
+	for (i = 0; i < N; i++) {
+		assert_int_equal(b[i].addr, ref[i].addr);
+		assert_int_equal(b[i].size, ref[i].size);
+		assert_int_equal(b[i].born, ref[i].born);
+	}
+	free(b);
+	free(ref);
+}
+
 static void test_random_against_reference(void **state)
 {
 	struct run r;
@@ -916,6 +957,7 @@ int main(void)
 		cmocka_unit_test(test_unaligned_words_ignored),
 		cmocka_unit_test(test_large_root_chunked),
 		cmocka_unit_test(test_reverse_chain_read_once),
+		cmocka_unit_test(test_sort_blocks),
 		cmocka_unit_test(test_random_against_reference),
 		cmocka_unit_test(test_million_lost_blocks),
 	};
