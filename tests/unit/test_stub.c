@@ -407,6 +407,7 @@ static void test_longjmp(void **state)
 struct worker {
 	pthread_t th;
 	int tid;
+	uint64_t cpu_ns;	/* the thread's CPU time for its loop */
 };
 
 static int workers_done;
@@ -418,13 +419,19 @@ static void *worker_main(void *arg)
 	size_t i, s;
 	void *p, *q;
 
+	struct timespec t0, t1;
+
 	w->tid = gettid();
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t0);
 	for (i = 0; i < EACH; i++) {
 		s = 16 + i % 200;
 		p = t_malloc(s);
 		q = t_realloc(p, 2 * s + 1);
 		t_free(q);
 	}
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t1);
+	w->cpu_ns = (uint64_t)(t1.tv_sec - t0.tv_sec) * 1000000000u +
+		    (uint64_t)t1.tv_nsec - (uint64_t)t0.tv_nsec;
 	__atomic_fetch_add(&workers_done, 1, __ATOMIC_RELEASE);
 	return NULL;
 }
@@ -494,16 +501,9 @@ static int check_rec(void *ctx, const struct ring_rec *rec)
 	return 0;
 }
 
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
 /*
- * NT threads x EACH iterations, consumed as they go.  Wall ns per call.
+ * NT threads x EACH iterations, consumed as they go.  The workers' CPU ns
+ * per call (wall time on 2 shared vCPUs says more about the load).
  * The ring holds a whole run (4 x 4 x EACH records of 48-56 bytes): a
  * full ring while a handler produces inside its thread's own reservation
  * would make that handler give its record up after stale_ns (ring.h),
@@ -514,13 +514,12 @@ static double run_workers(struct check *c, unsigned nt, int timer)
 	struct itimerval it = { { 0, 200 }, { 0, 200 } }, off = { { 0, 0 }, { 0, 0 } };
 	struct worker w[4];
 	sigset_t alrm;
-	uint64_t t0;
+	uint64_t cpu = 0;
 	unsigned i;
 	int n;
 
 	memset(c, 0, sizeof(*c));
 	workers_done = 0;
-	t0 = now_ns();
 	for (i = 0; i < nt; i++)
 		assert_int_equal(pthread_create(&w[i].th, NULL, worker_main, &w[i]), 0);
 	/* the handler runs in the workers only: the consumer must not
@@ -543,15 +542,15 @@ static double run_workers(struct check *c, unsigned nt, int timer)
 	for (i = 0; i < nt; i++) {
 		pthread_join(w[i].th, NULL);
 		w_tid[i] = w[i].tid;
+		cpu += w[i].cpu_ns;
 	}
-	t0 = now_ns() - t0;
 	while (ring_consume(rd, check_rec, c, 4096) > 0)
 		;
 	/* a last SIGALRM pending for the process, now only us: discard it */
 	while (sigtimedwait(&alrm, NULL, &(struct timespec){ 0, 0 }) > 0)
 		;
 	pthread_sigmask(SIG_UNBLOCK, &alrm, NULL);
-	return (double)t0 / (nt * EACH * 3.0);
+	return (double)cpu / (nt * EACH * 3.0);
 }
 
 static void test_four_threads(void **state)
@@ -577,7 +576,7 @@ static void test_four_threads(void **state)
 	assert_int_equal(ring->lost + ring->dropped, 0);
 	assert_int_equal(ring->head, ring_tail(rd));
 	if (getenv("PTLEAK_BENCH"))
-		printf("# 4 threads with a 200 us timer: %.0f ns per call "
+		printf("# 4 threads with a 200 us timer: CPU %.0f ns per call "
 		       "(%d handler runs)\n", ns, nsig);
 }
 
@@ -596,8 +595,17 @@ static void bench(const char *what)
 	assert_int_equal(ring_init(r, 23), 0);
 	conf.ring = ring = r;
 	rd = ring_reader_new(r, ring_mem_size(23));
-	printf("# %s: 1 thread %.0f ns per call, ", what, run_workers(&c, 1, 0));
-	printf("4 threads %.0f ns per call\n", run_workers(&c, 4, 0));
+	double a = 1e9, b = 1e9, x;
+	int i;
+
+	for (i = 0; i < 3; i++) {	/* best of 3 */
+		x = run_workers(&c, 1, 0);
+		a = x < a ? x : a;
+		x = run_workers(&c, 4, 0);
+		b = x < b ? x : b;
+	}
+	printf("# %s: CPU ns per call, 1 thread %.0f, 4 threads %.0f\n",
+	       what, a, b);
 	ring_reader_delete(rd);
 	conf.ring = ring = big;
 	rd = big_rd;
