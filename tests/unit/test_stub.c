@@ -18,8 +18,6 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include <fcntl.h>
-#include <gelf.h>
 #include <pthread.h>
 #include <sched.h>
 #include <signal.h>
@@ -29,26 +27,11 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "arch_patch.h"
-#include "recblob.h"
-#include "rechook.h"
-#include "ring.h"
+#include "patch_self.h"
 #include "stub_talloc.h"
 
-#define PAGE		4096ul
 #define RING_LOG2	27	/* 128 MiB: a whole run fits (see run_workers) */
-#define SLOT		(32 + ARCH_RELOC_MAX)	/* trampoline + relocated */
-#define CODE_LEN	(3 * PAGE)
 #define HSIZE		T_SIGSAFE	/* the signal handler's allocation */
-
-struct fn {
-	void *addr;
-	const char *name;
-	unsigned kind;
-	uint64_t size;			/* the symbol's */
-	struct arch_patch p;
-	uint8_t saved[ARCH_PATCH_MAX_LEN];
-};
 
 static struct fn fns[] = {
 	{ .addr = (void *)t_malloc, .name = "t_malloc", .kind = REC_FN_MALLOC },
@@ -67,164 +50,31 @@ static struct ring_reader *rd;
 static uint8_t *code;
 static volatile int nsig;
 
-/* ---- setup: symbols, the code page, patching ---- */
-
-/* The size of function NAME in our own .symtab. */
-static uint64_t sym_size(const char *name)
-{
-	int fd = open("/proc/self/exe", O_RDONLY);
-	Elf_Scn *scn = NULL;
-	uint64_t size = 0;
-	GElf_Shdr sh;
-	GElf_Sym s;
-	Elf_Data *d;
-	Elf *e;
-	size_t i;
-
-	elf_version(EV_CURRENT);
-	e = elf_begin(fd, ELF_C_READ, NULL);
-	while (!size && e && (scn = elf_nextscn(e, scn))) {
-		gelf_getshdr(scn, &sh);
-		if (sh.sh_type != SHT_SYMTAB)
-			continue;
-		d = elf_getdata(scn, NULL);
-		for (i = 0; i < sh.sh_size / sh.sh_entsize; i++) {
-			gelf_getsym(d, (int)i, &s);
-			if (GELF_ST_TYPE(s.st_info) == STT_FUNC &&
-			    !strcmp(elf_strptr(e, sh.sh_link, s.st_name), name))
-				size = s.st_size;
-		}
-	}
-	elf_end(e);
-	close(fd);
-	return size;
-}
-
-/* A page within rel32 reach of NEAR, never over an existing mapping. */
-static uint8_t *map_near(uint64_t near, size_t len)
-{
-	uint64_t base = near & ~(PAGE - 1), d, a;
-	void *p;
-	int sign;
-
-	for (d = 1ul << 20; d < (1ul << 30); d += 1ul << 20)
-		for (sign = -1; sign <= 1; sign += 2) {
-			a = base + (uint64_t)sign * d;
-			p = mmap((void *)a, len, PROT_READ | PROT_WRITE,
-				 MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE,
-				 -1, 0);
-			if (p == (void *)a)
-				return p;
-			if (p != MAP_FAILED)
-				munmap(p, len);
-		}
-	return NULL;
-}
-
-/* Write N bytes of code at AT: its pages r-w for the copy, then r-x. */
-static void write_code(uint64_t at, const void *b, size_t n)
-{
-	uint64_t lo = at & ~(PAGE - 1), hi = (at + n + PAGE - 1) & ~(PAGE - 1);
-
-	assert_int_equal(mprotect((void *)lo, hi - lo, PROT_READ | PROT_WRITE), 0);
-	memcpy((void *)at, b, n);
-	assert_int_equal(mprotect((void *)lo, hi - lo, PROT_READ | PROT_EXEC), 0);
-}
-
-/* The offset of the tid in the TCB: where both this thread's and
- * another's TCB words equal their gettid(). */
-static int tid_hits[1024];
-
-static void mark_tid(void)
-{
-	const int32_t *tcb = (const int32_t *)pthread_self();
-	int32_t me = (int32_t)gettid();
-	unsigned i;
-
-	for (i = 0; i < 1024; i++)
-		if (tcb[i] == me)
-			tid_hits[i]++;
-}
-
-static void *mark_tid_thread(void *arg)
-{
-	mark_tid();
-	return arg;
-}
-
-static int64_t find_tid_off(void)
-{
-	pthread_t th;
-	unsigned i;
-
-	mark_tid();
-	pthread_create(&th, NULL, mark_tid_thread, NULL);
-	pthread_join(th, NULL);
-	for (i = 0; i < 1024; i++)
-		if (tid_hits[i] == 2)
-			return 4 * (int64_t)i;
-	return 0;
-}
+/* ---- setup ---- */
 
 static int setup(void **state)
 {
-	uint8_t jmp[ARCH_PATCH_MAX_LEN];
-	uint64_t slot, stub;
-	char err[256];
 	unsigned i;
-	int n;
 
 	ring = mmap(NULL, ring_mem_size(RING_LOG2), PROT_READ | PROT_WRITE,
 		    MAP_SHARED | MAP_ANONYMOUS, -1, 0);
 	if (ring == MAP_FAILED || ring_init(ring, RING_LOG2) < 0)
 		return -1;
 	rd = ring_reader_new(ring, ring_mem_size(RING_LOG2));
-	code = map_near((uint64_t)t_malloc, CODE_LEN);
-	if (!rd || !code)
+	if (!rd)
 		return -1;
 	conf.ring = ring;
 	conf.tid_off = find_tid_off();
-	conf.stub_lo = (uint64_t)code;
-	conf.stub_hi = (uint64_t)code + CODE_LEN;
-	memcpy(code, rec_blob, rec_blob_size);
-	*(struct rec_conf **)(code + RECBLOB_OFF_rec_ctx) = &conf;
-	stub = (uint64_t)code + RECBLOB_OFF_rec_stub;
-	for (i = 0; i < NFNS; i++) {
-		struct fn *f = &fns[i];
-
-		f->size = sym_size(f->name);
-		if (!f->size || arch_patch_plan(&f->p, f->addr, f->size,
-						(uint64_t)f->addr, err, sizeof(err)))
-			return -1;
-		conf.range[i].lo = (uint64_t)f->addr;
-		conf.range[i].hi = (uint64_t)f->addr + f->size;
-		conf.range[i].obj = 0;
-		slot = (uint64_t)code + 2 * PAGE + i * SLOT;
-		n = arch_relocate(&f->p, slot + 32, (uint8_t *)slot + 32, err,
-				  sizeof(err));
-		if (n < 0 || arch_trampoline_build(slot, FN(i), slot + 32, stub,
-						   (uint8_t *)slot, err, sizeof(err)))
-			return -1;
-	}
-	conf.nranges = NFNS;
-	if (mprotect(code, CODE_LEN, PROT_READ | PROT_EXEC))
-		return -1;
-	for (i = 0; i < NFNS; i++) {
-		struct fn *f = &fns[i];
-
-		memcpy(f->saved, (void *)f->p.at, f->p.len);
-		slot = (uint64_t)code + 2 * PAGE + i * SLOT;
-		if (arch_patch_jump(&f->p, slot, jmp, err, sizeof(err)))
-			return -1;
-		write_code(f->p.at, jmp, f->p.len);
-	}
-	return 0;
+	for (i = 0; i < NFNS; i++)
+		fns[i].size = elf_func("/proc/self/exe", SHT_SYMTAB, fns[i].name,
+				       NULL);
+	return patch_self(&conf, fns, NFNS, &code);
 }
 
 static int teardown(void **state)
 {
 	ring_reader_delete(rd);
-	munmap(code, CODE_LEN);
+	munmap(code, PATCH_CODE_LEN);
 	munmap(ring, ring_mem_size(RING_LOG2));
 	return 0;
 }
@@ -267,7 +117,8 @@ static void want(const struct got *g, unsigned i, unsigned type, unsigned fn,
 		 const uint64_t *w, unsigned n, void *lo, const char *name)
 {
 	const struct rec *r = &g->r[i];
-	uint64_t ra = r->w[r->nwords - 1], size = sym_size(name);
+	uint64_t ra = r->w[r->nwords - 1];
+	uint64_t size = elf_func("/proc/self/exe", SHT_SYMTAB, name, NULL);
 
 	assert_true(i < g->n);
 	assert_int_equal(r->type, type);
@@ -621,12 +472,12 @@ static void test_unpatch(void **state)
 	void *p;
 
 	bench("patched");
-	for (i = 0; i < NFNS; i++) {
+	for (i = 0; i < NFNS; i++)
 		assert_memory_not_equal((void *)fns[i].p.at, fns[i].saved, 5);
-		write_code(fns[i].p.at, fns[i].saved, fns[i].p.len);
+	unpatch_self(fns, NFNS);
+	for (i = 0; i < NFNS; i++)
 		assert_memory_equal((void *)fns[i].p.at, fns[i].saved,
 				    fns[i].p.len);
-	}
 	head = ring->head;
 	p = t_realloc(t_malloc(10), 20);
 	t_free(p);
