@@ -23,5 +23,7 @@ void *t_realloc(void *p, size_t n);
 /* a tail call: its whole body is `jmp t_malloc` */
 void *t_malloc_tail(size_t n);
 int t_posix_memalign(void **memptr, size_t align, size_t n);
+/* (void *)(its frame address % 16): NULL if entered with sp % 16 == 8 */
+void *t_align(size_t n);
 
 #endif

@@ -40,6 +40,7 @@ static struct fn fns[] = {
 	{ .addr = (void *)t_realloc, .name = "t_realloc", .kind = REC_FN_REALLOC },
 	{ .addr = (void *)t_malloc_tail, .name = "t_malloc_tail", .kind = REC_FN_MALLOC },
 	{ .addr = (void *)t_posix_memalign, .name = "t_posix_memalign", .kind = REC_FN_POSIX_MEMALIGN },
+	{ .addr = (void *)t_align, .name = "t_align", .kind = REC_FN_MALLOC },
 };
 #define NFNS (sizeof(fns) / sizeof(fns[0]))
 #define FN(i) REC_FN(fns[i].kind, 0) /* object 0 for all: one object */
@@ -183,6 +184,33 @@ static void test_calls(void **state)
 	t_free(pm);
 	drain(&g);
 	assert_int_equal(g.n, 3);
+}
+
+/* The nesting rule is per object: t_realloc's body said to be another
+ * object's, its inner t_malloc and t_free are recorded; the original
+ * runs with sp % 16 == 8 at its entry, as the ABI wants. */
+static void test_object_rule_and_alignment(void **state)
+{
+	void *p = t_malloc(16), *q, *in;
+	struct got g;
+
+	conf.range[3].obj = 1;		/* fns[3]: t_realloc */
+	q = t_realloc(p, 100);
+	conf.range[3].obj = 0;
+	assert_null(t_align(5));
+	drain(&g);
+	assert_int_equal(g.n, 6);
+	in = (void *)g.r[2].w[2];
+	assert_ptr_equal(in, q);
+	want(&g, 0, REC_ALLOC, 0, W((uint64_t)p, 16, 0), HERE(test_object_rule_and_alignment));
+	want(&g, 1, REC_REALLOC_BEGIN, 3, W((uint64_t)p), HERE(test_object_rule_and_alignment));
+	want(&g, 2, REC_ALLOC, 0, W((uint64_t)q, 100, 0), HERE(t_realloc));
+	want(&g, 3, REC_FREE, 1, W((uint64_t)p), HERE(t_realloc));
+	want(&g, 4, REC_REALLOC_END, 3, W((uint64_t)p, 100, (uint64_t)q),
+	     HERE(test_object_rule_and_alignment));
+	want(&g, 5, REC_ALLOC, 6, W(0, 5, 0), HERE(test_object_rule_and_alignment));
+	t_free(q);
+	drain(&g);
 }
 
 static void *last_h;
@@ -490,6 +518,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_tid_offset),
 		cmocka_unit_test(test_calls),
+		cmocka_unit_test(test_object_rule_and_alignment),
 		cmocka_unit_test(test_signal_inside),
 		cmocka_unit_test(test_longjmp),
 		cmocka_unit_test(test_four_threads),
