@@ -230,7 +230,8 @@ static void test_endbr_jcc8(void **state)
 	relocated(&f, 5, 0x200000, want, sizeof(want));
 }
 
-/* A tail call `jmp rel32` alone; the trampoline's bytes. */
+/* A tail call `jmp rel32` alone, near and out of reach; the
+ * trampoline's bytes. */
 static void test_tail_jmp_and_trampoline(void **state)
 {
 	static const uint8_t want[] = { 0xe9, 0xfb, 0x1f, 0x20, 0x00, 0xe9,
@@ -242,8 +243,14 @@ static void test_tail_jmp_and_trampoline(void **state)
 	char err[256];
 	struct func f;
 
+	/* out of reach: both jumps absolute */
+	static const uint8_t far[] = { 0xff, 0x25, 0, 0, 0, 0, 0x00, 0x20,
+		0x40, 0, 0, 0, 0, 0, 0xff, 0x25, 0, 0, 0, 0, 0x05, 0x10, 0x40, 0,
+		0, 0, 0, 0 };
+
 	body(&f, "\xe9\xfb\x0f\x00\x00", 5);	/* jmp 0x402000 */
 	relocated(&f, 5, 0x200000, want, sizeof(want));
+	relocated(&f, 5, FAR, far, sizeof(far));
 	assert_int_equal(arch_trampoline_build(0x10000, 7, 0x10100, 0x10000,
 					       buf, err, sizeof(err)), 0);
 	assert_memory_equal(buf, tramp, sizeof(tramp));
