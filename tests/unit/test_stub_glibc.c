@@ -62,9 +62,6 @@ static int tally(void *ctx, const struct ring_rec *rec)
 
 	if (w[1] != (uint64_t)gettid() || ra <= t->lo || ra > t->hi) {
 		t->other++;
-		if (getenv("STUB_DEBUG"))
-			print_message("other: type %u fn %#lx w2 %#lx ra %#lx\n",
-				      rec->type, w[0], w[2], ra);
 		return 0;
 	}
 	if (rec->type > REC_MEMALIGN || rec->type < REC_ALLOC)
