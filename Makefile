@@ -62,7 +62,8 @@ BLOB_CFLAGS := -std=gnu11 $(WARN) -O2 -ffreestanding -fPIC -fno-plt \
 	-mgeneral-regs-only -nostdlib -fno-builtin -fno-tree-loop-distribute-patterns
 BLOB_SRC := $(wildcard recorder/*.c) $(wildcard arch/$(ARCH)/recorder/*.S)
 BLOB_OBJ := $(patsubst %,$(B)/recorder/%.o,$(BLOB_SRC))
-BLOB_DEPS := include/ring.h arch/$(ARCH)/ring_arch.h
+BLOB_DEPS := include/ring.h include/rechook.h arch/$(ARCH)/ring_arch.h \
+	arch/$(ARCH)/rec_arch.h
 
 $(B)/recorder/%.o: % $(BLOB_DEPS)
 	@mkdir -p $(dir $@)
@@ -107,6 +108,21 @@ $(B)/tests/libuwt_%.so: tests/unit/uwt_%.c
 $(B)/tests/libuwt_%.so: tests/unit/uwt_%.S
 	@mkdir -p $(dir $@)
 	$(CC) -fPIC -shared -nostdlib -o $@ $<
+
+# The recorder's stub test patches its own allocator: compiled -O2 apart
+# (real prologues; t_malloc/t_free called, not inlined or split), every
+# function on a page of its own so that making it writable never touches
+# the test's code.
+$(B)/tests/stub_talloc.o: tests/unit/stub_talloc.c tests/unit/stub_talloc.h
+	@mkdir -p $(dir $@)
+	$(CC) -std=gnu11 $(WARN) -O2 -g -falign-functions=4096 \
+		-fno-partial-inlining -c -o $@ $<
+$(B)/tests/test_stub: tests/unit/test_stub.c $(B)/tests/stub_talloc.o \
+		$(B)/libptleak.a $(wildcard tests/unit/*.h) $(B)/gen/recblob_offsets.h
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -Itests/unit -o $@ $< \
+		$(B)/tests/stub_talloc.o $(B)/libptleak.a $(LIBS) \
+		$$(pkg-config --libs cmocka) -pthread
 
 # Targets whose name starts with static_ are linked statically;
 # static_stripped_ ones are stripped of every symbol too.

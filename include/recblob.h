@@ -4,7 +4,8 @@
  *
  * Built from recorder/ (freestanding, no relocation, no undefined symbol:
  * the build refuses anything else).  Use: copy rec_blob to an address A
- * (16-byte aligned), store the context pointer (today: the struct ring) in
+ * (16-byte aligned), store the context pointer (a struct rec_conf,
+ * rechook.h) in
  * the 8-byte word at A + RECBLOB_OFF_rec_ctx, make it executable (never
  * writable and executable at once), then call an entry at
  * A + RECBLOB_OFF_<entry>.  The entries:
@@ -12,6 +13,9 @@
  *   int rec_record(uint64_t type, uint64_t a0, uint64_t a1, uint64_t a2)
  *       one ring record of type TYPE with words A0, A1, A2; 0, or -1 if
  *       none was made (no context yet; else counted by the ring).
+ *   rec_stub
+ *       the common stub of the patched functions, entered by their
+ *       trampolines only (arch_patch.h, rechook.h).
  */
 #ifndef PTLEAK_RECBLOB_H
 #define PTLEAK_RECBLOB_H

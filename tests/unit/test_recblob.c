@@ -14,16 +14,22 @@
 #include <unistd.h>
 
 #include "recblob.h"
+#include "rechook.h"
 #include "ring.h"
 
-/* Copy the image into a new mapping, store CTX, make it r-x. */
-static unsigned char *map_blob(void *ctx)
+/* Copy the image into a new mapping, store a context whose ring is R
+ * (none if NULL), make it r-x. */
+static unsigned char *map_blob(struct ring *r)
 {
+	static struct rec_conf conf;
+	void *ctx = r ? &conf : NULL;
+
 	size_t len = (rec_blob_size + 4095) & ~(size_t)4095;
 	unsigned char *p = mmap(NULL, len, PROT_READ | PROT_WRITE,
 				MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 
 	assert_true(p != MAP_FAILED);
+	conf.ring = r;
 	memcpy(p, rec_blob, rec_blob_size);
 	memcpy(p + RECBLOB_OFF_rec_ctx, &ctx, sizeof(ctx));
 	assert_int_equal(mprotect(p, len, PROT_READ | PROT_EXEC), 0);

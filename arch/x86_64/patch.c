@@ -1,0 +1,373 @@
+/*
+ * patch.c - x86-64 side of the recorder's patching (include/arch_patch.h):
+ * which instructions a 5-byte jmp displaces at a function's entry, their
+ * relocation next to the stub, the entry's jump and the per-function
+ * trampoline.  Decoding uses the shared capstone handle (cs.h).
+ *
+ * Why each refusal: a call or ret among the displaced bytes would run with
+ * the wrong return address or stack; loop/jrcxz/jecxz and xbegin have
+ * only a rel8/rel32 form that cannot be re-aimed further; int3/int/
+ * syscall would trap from the code page; an instruction reading %rip
+ * other than as a memory base cannot be moved.  A branch of the body into
+ * the middle of the displaced bytes would land inside the jump.
+ */
+#include <capstone/capstone.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "arch_patch.h"
+#include "cs.h"
+
+#define OP_JMP_REL32	0xe9
+#define OP_JMP_REL8	0xeb
+#define OP_INT3		0xcc
+
+static const uint8_t endbr64[4] = { 0xf3, 0x0f, 0x1e, 0xfa };
+
+static int fail(char *err, size_t errlen, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(err, errlen, fmt, ap);
+	va_end(ap);
+	return -1;
+}
+
+static int fits_rel32(int64_t v)
+{
+	return v >= INT32_MIN && v <= INT32_MAX;
+}
+
+static void put32(uint8_t *p, int64_t v)
+{
+	uint32_t u = (uint32_t)v;
+
+	memcpy(p, &u, 4);
+}
+
+static void put64(uint8_t *p, uint64_t v)
+{
+	memcpy(p, &v, 8);
+}
+
+/* Opcode position after the prefixes a branch may carry (cs/ds branch
+ * hints, bnd). */
+static unsigned skip_prefixes(const uint8_t *b, unsigned len)
+{
+	unsigned i = 0;
+
+	while (i < len && (b[i] == 0x2e || b[i] == 0x3e || b[i] == 0xf2))
+		i++;
+	return i;
+}
+
+/* Condition code (0..15) of a jcc rel8/rel32, or -1; jmp: 16. */
+static int branch_cc(const uint8_t *b, unsigned len)
+{
+	unsigned i = skip_prefixes(b, len);
+
+	if (i < len && (b[i] & 0xf0) == 0x70)
+		return b[i] & 0xf;
+	if (i + 1 < len && b[i] == 0x0f && (b[i + 1] & 0xf0) == 0x80)
+		return b[i + 1] & 0xf;
+	if (i < len && (b[i] == OP_JMP_REL8 || b[i] == OP_JMP_REL32))
+		return 16;
+	return -1;
+}
+
+/* The absolute target of a relative branch or call, or 0. */
+static uint64_t rel_target(const cs_insn *ci)
+{
+	const cs_x86 *x = &ci->detail->x86;
+
+	if (!cs_insn_group(x86_cs_detail(), ci, CS_GRP_JUMP) &&
+	    !cs_insn_group(x86_cs_detail(), ci, CS_GRP_CALL))
+		return 0;
+	if (x->op_count != 1 || x->operands[0].type != X86_OP_IMM)
+		return 0;
+	return (uint64_t)x->operands[0].imm;
+}
+
+static int is_rip(unsigned reg)
+{
+	return reg == X86_REG_RIP || reg == X86_REG_EIP || reg == X86_REG_IP;
+}
+
+/* Why CI cannot be displaced, or NULL. */
+static const char *refusal(const cs_insn *ci)
+{
+	csh h = x86_cs_detail();
+	const cs_x86 *x = &ci->detail->x86;
+	int i;
+
+	if (cs_insn_group(h, ci, CS_GRP_CALL))
+		return "a call (its return address would be the code page's)";
+	if (cs_insn_group(h, ci, CS_GRP_RET) || cs_insn_group(h, ci, CS_GRP_IRET))
+		return "a return";
+	if (cs_insn_group(h, ci, CS_GRP_INT) || ci->id == X86_INS_INT3)
+		return "a trap";
+	switch (ci->id) {
+	case X86_INS_LOOP: case X86_INS_LOOPE: case X86_INS_LOOPNE:
+	case X86_INS_JRCXZ: case X86_INS_JECXZ: case X86_INS_JCXZ:
+	case X86_INS_XBEGIN:
+		return "a branch with no rel32 form";
+	}
+	if (cs_insn_group(h, ci, CS_GRP_PRIVILEGE))
+		return "privileged";
+	if (cs_insn_group(h, ci, CS_GRP_BRANCH_RELATIVE) &&
+	    branch_cc(ci->bytes, ci->size) < 0)
+		return "a relative branch of an unknown encoding";
+	if (cs_insn_group(h, ci, CS_GRP_JUMP))
+		return NULL;	/* jmp *reg / *mem: a rip base is rewritten */
+	for (i = 0; i < ci->detail->regs_read_count; i++)
+		if (is_rip(ci->detail->regs_read[i]))
+			return "it reads %rip";
+	for (i = 0; i < x->op_count; i++) {
+		if (x->operands[i].type == X86_OP_REG && is_rip(x->operands[i].reg))
+			return "it uses %rip as an operand";
+		if (x->operands[i].type == X86_OP_MEM &&
+		    (is_rip(x->operands[i].mem.index) ||
+		     x->operands[i].mem.base == X86_REG_EIP))
+			return "it addresses through %eip or a %rip index";
+	}
+	return NULL;
+}
+
+/* "push %r12"-style text of CI for messages. */
+static const char *att(const cs_insn *ci, char *buf, size_t len)
+{
+	cs_insn *a;
+
+	if (cs_disasm(x86_cs_att(), ci->bytes, ci->size, ci->address, 1, &a) != 1) {
+		snprintf(buf, len, "%s %s", ci->mnemonic, ci->op_str);
+		return buf;
+	}
+	snprintf(buf, len, "%s%s%s", a->mnemonic, a->op_str[0] ? " " : "",
+		 a->op_str);
+	cs_free(a, 1);
+	return buf;
+}
+
+/* Choose the displaced instructions of P from CODE (N bytes at p->at). */
+static int plan_insns(struct arch_patch *p, const uint8_t *code, size_t n,
+		      char *err, size_t errlen)
+{
+	csh h = x86_cs_detail();
+	cs_insn *ci = cs_malloc(h);
+	const uint8_t *c = code;
+	uint64_t addr = p->at;
+	const char *why;
+	char text[256];
+	int ret = -1;
+
+	if (!ci)
+		return fail(err, errlen, "capstone: out of memory");
+	while (p->len < ARCH_PATCH_JMP_LEN) {
+		if (!cs_disasm_iter(h, &c, &n, &addr, ci)) {
+			fail(err, errlen, "%s at %#llx: %s", n ? "undecodable instruction" :
+			     "function shorter than a 5-byte jump",
+			     (unsigned long long)addr, n ? "not patched" :
+			     "its symbol's size ends before");
+			goto out;
+		}
+		why = refusal(ci);
+		if (why) {
+			fail(err, errlen, "cannot relocate '%s' at %#llx: %s",
+			     att(ci, text, sizeof(text)),
+			     (unsigned long long)ci->address, why);
+			goto out;
+		}
+		p->insn_len[p->ninsns++] = (uint8_t)ci->size;
+		p->len += ci->size;
+	}
+	memcpy(p->orig, code, p->len);
+	ret = 0;
+out:
+	cs_free(ci, 1);
+	return ret;
+}
+
+/* Refuse if a branch anywhere in BODY targets (at, at + len). */
+static int check_body(const struct arch_patch *p, const uint8_t *body,
+		      size_t n, char *err, size_t errlen)
+{
+	csh h = x86_cs_detail();
+	cs_insn *ci = cs_malloc(h);
+	uint64_t addr = p->func, t;
+	const uint8_t *c = body;
+	char text[256];
+	int ret = 0;
+
+	if (!ci)
+		return fail(err, errlen, "capstone: out of memory");
+	while (n) {
+		if (!cs_disasm_iter(h, &c, &n, &addr, ci)) {
+			/* data or padding: resynchronise a byte further */
+			c++, n--, addr++;
+			continue;
+		}
+		t = rel_target(ci);
+		if (t > p->at && t < p->at + p->len) {
+			ret = fail(err, errlen, "'%s' at %#llx branches into the "
+				   "patched bytes [%#llx, %#llx)",
+				   att(ci, text, sizeof(text)),
+				   (unsigned long long)ci->address,
+				   (unsigned long long)p->at,
+				   (unsigned long long)(p->at + p->len));
+			break;
+		}
+	}
+	cs_free(ci, 1);
+	return ret;
+}
+
+int arch_patch_plan(struct arch_patch *p, const uint8_t *body, size_t body_len,
+		    uint64_t func_addr, char *err, size_t errlen)
+{
+	size_t skip = 0;
+
+	memset(p, 0, sizeof(*p));
+	if (!x86_cs_detail())
+		return fail(err, errlen, "capstone could not be opened");
+	if (body_len >= sizeof(endbr64) && !memcmp(body, endbr64, sizeof(endbr64)))
+		skip = sizeof(endbr64);	/* IBT: the landing pad stays first */
+	p->func = func_addr;
+	p->at = func_addr + skip;
+	if (plan_insns(p, body + skip, body_len - skip, err, errlen) < 0)
+		return -1;
+	return check_body(p, body, body_len, err, errlen);
+}
+
+/* A jump from FROM to T: rel32, or `jmp *0(%rip)` + the address. */
+static unsigned emit_jmp(uint8_t *b, uint64_t from, uint64_t t)
+{
+	int64_t rel = (int64_t)(t - (from + 5));
+
+	if (fits_rel32(rel)) {
+		b[0] = OP_JMP_REL32;
+		put32(b + 1, rel);
+		return 5;
+	}
+	memcpy(b, "\xff\x25\0\0\0\0", 6);
+	put64(b + 6, t);
+	return 14;
+}
+
+/* jcc CC from FROM to T: rel32, or the inverted jcc over an absolute jmp. */
+static unsigned emit_jcc(uint8_t *b, uint64_t from, int cc, uint64_t t)
+{
+	int64_t rel = (int64_t)(t - (from + 6));
+
+	if (fits_rel32(rel)) {
+		b[0] = 0x0f;
+		b[1] = (uint8_t)(0x80 | cc);
+		put32(b + 2, rel);
+		return 6;
+	}
+	b[0] = (uint8_t)(0x70 | (cc ^ 1));
+	b[1] = 14;
+	return 2 + emit_jmp(b + 2, from + 2, t);
+}
+
+/* One displaced instruction CI moved to TO into B.  Bytes, or -1. */
+static int reloc_one(const cs_insn *ci, uint64_t to, uint8_t *b,
+		     char *err, size_t errlen)
+{
+	const cs_x86 *x = &ci->detail->x86;
+	int cc = branch_cc(ci->bytes, ci->size), i;
+	uint64_t target;
+	int64_t disp;
+
+	if (cc >= 0 && cs_insn_group(x86_cs_detail(), ci, CS_GRP_BRANCH_RELATIVE)) {
+		target = (uint64_t)x->operands[0].imm;
+		return cc == 16 ? (int)emit_jmp(b, to, target) :
+				  (int)emit_jcc(b, to, cc, target);
+	}
+	memcpy(b, ci->bytes, ci->size);
+	for (i = 0; i < x->op_count; i++) {
+		if (x->operands[i].type != X86_OP_MEM ||
+		    x->operands[i].mem.base != X86_REG_RIP)
+			continue;
+		if (x->encoding.disp_size != 4 || x->encoding.disp_offset < 1 ||
+		    x->encoding.disp_offset + 4u > ci->size)
+			return fail(err, errlen, "capstone gave no displacement "
+				    "offset at %#llx", (unsigned long long)ci->address);
+		target = ci->address + ci->size + x->operands[i].mem.disp;
+		disp = (int64_t)(target - (to + ci->size));
+		if (!fits_rel32(disp))
+			return fail(err, errlen, "the %%rip-relative operand at "
+				    "%#llx (%#llx) is out of rel32 reach from %#llx",
+				    (unsigned long long)ci->address,
+				    (unsigned long long)target,
+				    (unsigned long long)to);
+		put32(b + x->encoding.disp_offset, disp);
+	}
+	return ci->size;
+}
+
+int arch_relocate(const struct arch_patch *p, uint64_t to, uint8_t *buf,
+		  char *err, size_t errlen)
+{
+	csh h = x86_cs_detail();
+	cs_insn *ci = h ? cs_malloc(h) : NULL;
+	const uint8_t *c = p->orig;
+	size_t n = p->len;
+	uint64_t addr = p->at;
+	int len = 0, k;
+
+	if (!ci)
+		return fail(err, errlen, "capstone could not be opened");
+	while (n) {
+		if (!cs_disasm_iter(h, &c, &n, &addr, ci)) {
+			len = fail(err, errlen, "undecodable instruction at %#llx",
+				   (unsigned long long)addr);
+			break;
+		}
+		k = reloc_one(ci, to + len, buf + len, err, errlen);
+		if (k < 0) {
+			len = -1;
+			break;
+		}
+		len += k;
+	}
+	cs_free(ci, 1);
+	if (len < 0)
+		return -1;
+	return len + (int)emit_jmp(buf + len, to + len, p->at + p->len);
+}
+
+int arch_patch_jump(const struct arch_patch *p, uint64_t dest, uint8_t *buf,
+		    char *err, size_t errlen)
+{
+	int64_t rel = (int64_t)(dest - (p->at + 5));
+
+	if (!fits_rel32(rel))
+		return fail(err, errlen, "stub %#llx out of rel32 reach of %#llx",
+			    (unsigned long long)dest, (unsigned long long)p->at);
+	memset(buf, OP_INT3, p->len);
+	buf[0] = OP_JMP_REL32;
+	put32(buf + 1, rel);
+	return 0;
+}
+
+int arch_trampoline_build(uint64_t at, uint32_t fn, uint64_t orig,
+			  uint64_t stub, uint8_t *buf, char *err, size_t errlen)
+{
+	int64_t rel_orig = (int64_t)(orig - (at + 7));
+	int64_t rel_stub = (int64_t)(stub - (at + 18));
+
+	if (!fits_rel32(rel_orig) || !fits_rel32(rel_stub))
+		return fail(err, errlen, "trampoline at %#llx: original or stub "
+			    "out of rel32 reach", (unsigned long long)at);
+	memset(buf, OP_INT3, ARCH_TRAMP_LEN);
+	memcpy(buf, "\x4c\x8d\x1d", 3);		/* lea rel32(%rip), %r11 */
+	put32(buf + 3, rel_orig);
+	buf[7] = 0x41;				/* mov $fn, %r10d */
+	buf[8] = 0xba;
+	put32(buf + 9, fn);
+	buf[13] = OP_JMP_REL32;			/* jmp rec_stub */
+	put32(buf + 14, rel_stub);
+	return 0;
+}

@@ -1,0 +1,53 @@
+/*
+ * stub.S - the common stub of every patched function (include/rechook.h).
+ *
+ * Entered by jmp from the function's trampoline with the caller's frame
+ * untouched: (%rsp) = the caller's return address, %rsp % 16 == 8, the
+ * arguments in their registers, %r10 = function id, %r11 = the relocated
+ * original.  The frame below %rbp is the call's struct rec_call; its size
+ * is a multiple of 16, so %rsp % 16 == 0 at each call made here and the
+ * callee sees %rsp % 16 == 8 as the ABI wants.  %rbp is chained: a frame
+ * pointer walk goes through the stub.
+ */
+#include "rechook.h"
+
+	.text
+	.globl	rec_stub
+	.hidden	rec_stub
+	.hidden	hook_enter
+	.hidden	hook_leave
+	.type	rec_stub, @function
+	.p2align 4
+rec_stub:
+	push	%rbp
+	mov	%rsp, %rbp
+	sub	$REC_CALL_SIZE, %rsp
+	mov	%rdi, REC_CALL_ARGS + 0(%rsp)
+	mov	%rsi, REC_CALL_ARGS + 8(%rsp)
+	mov	%rdx, REC_CALL_ARGS + 16(%rsp)
+	mov	%rcx, REC_CALL_ARGS + 24(%rsp)
+	mov	%r8, REC_CALL_ARGS + 32(%rsp)
+	mov	%r9, REC_CALL_ARGS + 40(%rsp)
+	mov	%r10, REC_CALL_FN(%rsp)
+	mov	%r11, REC_CALL_ORIG(%rsp)
+	mov	8(%rbp), %rax
+	mov	%rax, REC_CALL_RA(%rsp)
+	mov	%rsp, %rdi
+	call	hook_enter
+	mov	REC_CALL_ARGS + 0(%rsp), %rdi
+	mov	REC_CALL_ARGS + 8(%rsp), %rsi
+	mov	REC_CALL_ARGS + 16(%rsp), %rdx
+	mov	REC_CALL_ARGS + 24(%rsp), %rcx
+	mov	REC_CALL_ARGS + 32(%rsp), %r8
+	mov	REC_CALL_ARGS + 40(%rsp), %r9
+	call	*REC_CALL_ORIG(%rsp)
+	mov	%rax, REC_CALL_RET(%rsp)
+	mov	%rdx, REC_CALL_RET2(%rsp)
+	mov	%rsp, %rdi
+	call	hook_leave
+	mov	REC_CALL_RET(%rsp), %rax
+	mov	REC_CALL_RET2(%rsp), %rdx
+	leave
+	ret
+	.size	rec_stub, . - rec_stub
+	.section .note.GNU-stack, "", @progbits
