@@ -46,106 +46,7 @@
 #include "tracer.h"
 #include "unwind.h"
 #include "util.h"
-
-#define TRACE_OPTIONS (PTRACE_O_EXITKILL | PTRACE_O_TRACECLONE | \
-		       PTRACE_O_TRACEEXEC | PTRACE_O_TRACEEXIT | \
-		       PTRACE_O_TRACEFORK | PTRACE_O_TRACEVFORK)
-
-#define MAX_DEPTH 256
-
-enum role {
-	ROLE_UNKNOWN,		/* stopped before its creator's event said what it is */
-	ROLE_THREAD,		/* a thread of the target */
-	ROLE_FORK_CHILD,	/* own memory: unplant and detach */
-	ROLE_VFORK_CHILD,	/* shares the target's memory until exec/exit */
-};
-
-/* A hijacked return: the state of an allocator call in progress. */
-struct pending {
-	uint64_t slot;		/* stack address of the return address */
-	uint64_t real;		/* the real return address */
-	const struct bp *bp;
-	uint64_t arg[4];
-	uint32_t stack;
-	uint64_t time;
-	int held_live;		/* realloc: the old block was live */
-	struct heap_block held;
-};
-
-struct task {
-	pid_t tid;
-	enum role role;
-	int started;		/* its first stop has been seen */
-	int parked;		/* stopped, waiting for its creator's event */
-	int exiting;		/* reached PTRACE_EVENT_EXIT */
-	int dying;		/* resumed from that stop: it never stops again */
-	int attached;		/* seized by -p: its first sp is not its stack's top */
-	int first_group_stop;	/* its first stop was a group-stop */
-	int group_stopped;	/* its last stop was a group-stop */
-	/* vfork: the parent waits in the kernel, unstoppable, until its
-	 * child (which never is held) execs or exits */
-	pid_t vfork_child, vfork_parent;
-	/* kept stopped by ptleak (session.hold) until release_all() */
-	int held;
-	int held_sig;		/* the signal to resume it with */
-	int held_listen;	/* in a group-stop: resume with PTRACE_LISTEN */
-	uint64_t first_sp;	/* at its first stop: identifies its stack */
-	struct ret_fix *inherit; /* fork child: its creator's hijacked returns at the fork */
-	size_t ninherit;
-	struct pending *pend;
-	size_t npend, apend;
-	struct task *next;	/* hash chain */
-};
-
-struct proc {
-	pid_t pid;
-	pid_t mem_pid;		/* a live thread: the leader may exit before the others */
-	char *const *argv;
-	struct bpset bps;
-	struct heap *heap;
-	struct stacks *stacks;
-	struct unwinder *unw;
-	struct fdprobe *fdp;	/* descriptors (NULL: --heap-only) */
-	int no_heap;		/* --fd-only: no allocator breakpoints */
-	unsigned nalive;	/* threads not yet at PTRACE_EVENT_EXIT */
-	uint64_t r_debug;	/* the dynamic linker's struct r_debug, 0 if static */
-	int bound[AF_COUNT];
-	int glibc;		/* malloc is glibc's (libc.so.6, or a static executable) */
-	int reported;
-	int exit_known, exit_code, exit_signal;
-	/* stacks of threads that exited (glibc keeps them mapped): scanned
-	 * only above the stack pointer they died with, as valgrind makes a
-	 * dead thread's stack inaccessible */
-	struct dead_stack {
-		uint64_t first_sp, exit_sp, exit_ns;
-	} *dead;
-	size_t ndead, adead;
-};
-
-struct session {
-	const struct options *o;
-	FILE *text;		/* the text report's stream: stderr or -o FILE */
-	int report_failed;
-	struct suppressions *supp;
-	uint64_t lost_bytes;	/* of the last report, for --error-exitcode */
-	uint64_t leaked_fds;	/* likewise */
-	int untracked;		/* likewise: a part could not be seen */
-	struct coverage cov;	/* calls not recorded */
-	struct proc proc;
-	struct task *tasks[256];
-	unsigned ntasks;
-	int done;
-	int status;		/* final wait status of the target */
-	int hold;		/* threads that stop stay stopped (stop_all) */
-	int attached;		/* -p: ptleak attached; a detach leaves it running */
-	int detached;		/* ptleak let go of the target: exit 0 */
-	/* its seccomp filter forbids what ptleak would inject after an
-	 * exec: it is let go untraced (launched: ptleak waits for it) */
-	int untraceable;
-	char **cmdline;		/* -p: the target's argv, from /proc */
-	unsigned nreports;
-	uint64_t start_ns;	/* when tracing started (now_ns()) */
-};
+#include "session.h"
 
 /* PTLEAK_DEBUG=events,stops,stats: every heap event, every wait status,
  * timings on stderr */
@@ -158,147 +59,6 @@ static const char *const alloc_names[AF_COUNT] = {
 	"malloc", "calloc", "realloc", "reallocarray", "free",
 	"posix_memalign", "aligned_alloc", "memalign", "valloc", "pvalloc",
 };
-
-/* ---- tasks ---------------------------------------------------------- */
-
-static struct task **task_bucket(struct session *S, pid_t tid)
-{
-	return &S->tasks[(unsigned)tid % ARRAY_SIZE(S->tasks)];
-}
-
-static struct task *task_find(struct session *S, pid_t tid)
-{
-	struct task *t;
-
-	for (t = *task_bucket(S, tid); t; t = t->next)
-		if (t->tid == tid)
-			return t;
-	return NULL;
-}
-
-static struct task *task_new(struct session *S, pid_t tid, enum role role)
-{
-	struct task *t = xcalloc(1, sizeof(*t));
-	struct task **b = task_bucket(S, tid);
-
-	t->tid = tid;
-	t->role = role;
-	t->next = *b;
-	*b = t;
-	S->ntasks++;
-	return t;
-}
-
-static void task_delete(struct session *S, struct task *t)
-{
-	struct task **p;
-
-	if (t->vfork_parent) {
-		struct task *parent = task_find(S, t->vfork_parent);
-
-		if (parent && parent->vfork_child == t->tid)
-			parent->vfork_child = 0;
-	}
-
-	for (p = task_bucket(S, t->tid); *p; p = &(*p)->next) {
-		if (*p == t) {
-			*p = t->next;
-			break;
-		}
-	}
-	S->ntasks--;
-	free(t->inherit);
-	free(t->pend);
-	free(t);
-}
-
-/* Forget every task. */
-static void delete_tasks(struct session *S)
-{
-	unsigned i;
-
-	for (i = 0; i < ARRAY_SIZE(S->tasks); i++)
-		while (S->tasks[i])
-			task_delete(S, S->tasks[i]);
-}
-
-/* Every task T of session S (I: the bucket); none may be deleted meanwhile. */
-#define for_each_task(S, i, t) \
-	for ((i) = 0; (i) < ARRAY_SIZE((S)->tasks); (i)++) \
-		for ((t) = (S)->tasks[i]; (t); (t) = (t)->next)
-
-/* Forget every thread task but KEEP (NULL: all): they are gone. */
-static void forget_threads(struct session *S, const struct task *keep)
-{
-	unsigned i;
-
-	for (i = 0; i < ARRAY_SIZE(S->tasks); i++) {
-		struct task *o, *next;
-
-		for (o = S->tasks[i]; o; o = next) {
-			next = o->next;
-			if (o != keep && o->role == ROLE_THREAD)
-				task_delete(S, o);
-		}
-	}
-}
-
-/* The number after FIELD ("Tgid:", "TracerPid:") in /proc/PID/status,
- * or -1. */
-static int status_field(pid_t pid, const char *field)
-{
-	unsigned long long v;
-
-	return proc_status_field(pid, field, 10, &v) ? -1 : (int)v;
-}
-
-static void resume(pid_t tid, int sig)
-{
-	if (ptrace(PTRACE_CONT, tid, 0, (long)sig) < 0 && errno != ESRCH)
-		warning("cannot resume thread %d: %s", (int)tid, strerror(errno));
-}
-
-/* A signal a thread got while running an injected system call (0: none),
- * to resume that thread with; taken once. */
-static int take_held_sig(struct session *S)
-{
-	int sig = S->proc.bps.held_sig;
-
-	S->proc.bps.held_sig = 0;
-	return sig;
-}
-
-/* Let T run on (delivering SIG), or keep it stopped while the session
- * holds its threads. */
-static void task_resume(struct session *S, struct task *t, int sig)
-{
-	/* a vfork child is never held: its parent, unstoppable until the
-	 * child execs or exits, would keep stop_all() waiting */
-	if (S->hold && t->role != ROLE_VFORK_CHILD) {
-		t->held = 1;
-		t->held_sig = sig;
-		t->held_listen = 0;
-		return;
-	}
-	if (t->exiting)
-		t->dying = 1;
-	resume(t->tid, sig);
-}
-
-/* T is in a group-stop: it stays stopped until SIGCONT, yet reports
- * events (PTRACE_LISTEN). */
-static void task_listen(struct session *S, struct task *t)
-{
-	if (S->hold && t->role != ROLE_VFORK_CHILD) {
-		t->held = 1;
-		t->held_sig = 0;
-		t->held_listen = 1;
-		return;
-	}
-	if (ptrace(PTRACE_LISTEN, t->tid, 0, 0) < 0 && errno != ESRCH)
-		warning("cannot keep thread %d in its group-stop: %s", (int)t->tid,
-			strerror(errno));
-}
 
 /* ---- memory writes of one stop, coalesced ------------------------------ */
 
@@ -532,7 +292,7 @@ static int on_exec(struct session *S, struct task *t)
 	memset(P->bound, 0, sizeof(P->bound));
 	P->r_debug = 0;
 	unwinder_flush(P->unw);
-	forget_threads(S, t);
+	tasks_forget_threads(S, t);
 	/* the exec'ing thread is the only one left, with the leader's tid */
 	t->npend = 0;
 	t->exiting = 0;
@@ -1170,7 +930,7 @@ static void on_new_task(struct session *S, struct task *t, int event)
 	 * memory or has a copy, which kcmp tells.
 	 */
 	if (event == PTRACE_EVENT_CLONE && t->role == ROLE_THREAD &&
-	    status_field(tid, "Tgid:") == P->pid) {
+	    tasks_status_field(tid, "Tgid:") == P->pid) {
 		role = ROLE_THREAD;
 	} else {
 		long same = syscall(SYS_kcmp, P->mem_pid, tid, KCMP_VM, 0, 0);
@@ -1278,7 +1038,7 @@ static void on_trap(struct session *S, struct task *t)
 			(int)t->tid, strerror(errno));
 	/* a scratch page mapped near a library loaded now: a signal may
 	 * have come meanwhile */
-	task_resume(S, t, take_held_sig(S));
+	task_resume(S, t, tasks_take_held_sig(S));
 }
 
 static int is_stop_signal(int sig)
@@ -1335,7 +1095,7 @@ static void on_stop(struct session *S, pid_t tid, int status)
 			t->parked = 0;
 			t->exiting = t->dying = 1;
 		}
-		resume(tid, 0);
+		tasks_resume_tid(tid, 0);
 		return;
 	}
 	if (!t) {
@@ -1374,7 +1134,7 @@ static void on_stop(struct session *S, pid_t tid, int status)
 		if (on_exec(S, t) && !S->untraceable)
 			warning("process %d is no longer traced after its exec",
 				(int)S->proc.pid);
-		task_resume(S, t, take_held_sig(S));
+		task_resume(S, t, tasks_take_held_sig(S));
 		return;
 	case PTRACE_EVENT_EXIT:
 		on_exit_event(S, t);
@@ -1423,7 +1183,7 @@ static void on_gone(struct session *S, pid_t tid, int status)
 		S->status = status;
 		S->done = 1;
 		/* the leader is reported last: every thread is gone too */
-		forget_threads(S, NULL);
+		tasks_forget_threads(S, NULL);
 	}
 }
 
@@ -1539,7 +1299,7 @@ static void release_all(struct session *S)
 /* The tracer of PID (0: none) and its name in COMM. */
 static int tracer_of(pid_t pid, char *comm, size_t len)
 {
-	int tracer = status_field(pid, "TracerPid:");
+	int tracer = tasks_status_field(pid, "TracerPid:");
 	char path[64];
 	FILE *f;
 
@@ -1719,7 +1479,7 @@ static int detach(struct session *S, int report)
 				(int)P->pid);
 		else if (bpset_unmap_scratch(&P->bps, inj->tid))
 			ret = -1;
-		if (inj && (inj->held_sig = take_held_sig(S)))
+		if (inj && (inj->held_sig = tasks_take_held_sig(S)))
 			inj->held_listen = 0;
 	}
 	if (debug_stops)
@@ -1734,7 +1494,7 @@ static int detach(struct session *S, int report)
 			ret = error("cannot detach from thread %d: %s",
 				    (int)t->tid, strerror(errno));
 	}
-	delete_tasks(S);
+	tasks_delete_all(S);
 	S->hold = 0;
 	S->detached = 1;
 	wake_tid = 0;
@@ -1824,7 +1584,7 @@ static int check_attachable(pid_t pid)
 	pid_t *tids;
 	size_t n, i, live = 0;
 
-	tgid = status_field(pid, "Tgid:");
+	tgid = tasks_status_field(pid, "Tgid:");
 	if (tgid < 0)
 		return error("cannot attach to process %d: no such process", (int)pid);
 	if (tgid != pid)
@@ -1833,7 +1593,7 @@ static int check_attachable(pid_t pid)
 	if (pid == getpid())
 		return error("cannot attach to process %d: it is ptleak itself",
 			     (int)pid);
-	if (status_field(pid, "TracerPid:") > 0)
+	if (tasks_status_field(pid, "TracerPid:") > 0)
 		return seize_error(pid, EPERM);	/* says by whom */
 	if (list_threads(pid, &tids, &n))
 		return error("cannot attach to process %d: no such process", (int)pid);
@@ -1950,10 +1710,10 @@ static int attach(struct session *S)
 	if (P->fdp)
 		fdprobe_attach(P->fdp, P->mem_pid);
 	if (setup_image(S, inj->tid) || (P->r_debug && on_rendezvous(P, inj->tid))) {
-		inj->held_sig = take_held_sig(S);
+		inj->held_sig = tasks_take_held_sig(S);
 		return -1;
 	}
-	inj->held_sig = take_held_sig(S);
+	inj->held_sig = tasks_take_held_sig(S);
 	return 0;
 }
 
@@ -2091,8 +1851,8 @@ static pid_t launch(struct session *S)
 
 			if (event == PTRACE_EVENT_EXEC)
 				break;
-			resume(pid, event || WSTOPSIG(status) == SIGTRAP ? 0
-								      : WSTOPSIG(status));
+			tasks_resume_tid(pid, event || WSTOPSIG(status) == SIGTRAP
+					 ? 0 : WSTOPSIG(status));
 			continue;
 		}
 		e = ENOEXEC;
@@ -2137,7 +1897,7 @@ static void session_free(struct session *S)
 	struct proc *P = &S->proc;
 	unsigned i;
 
-	delete_tasks(S);
+	tasks_delete_all(S);
 	if (P->bps.pid)
 		bpset_release(&P->bps);
 	unwinder_delete(P->unw);
@@ -2243,7 +2003,7 @@ static int start(struct session *S)
 		return -1;
 	}
 	catch_signals(S);
-	resume(pid, take_held_sig(S));
+	tasks_resume_tid(pid, tasks_take_held_sig(S));
 	return 0;
 }
 

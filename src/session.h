@@ -1,0 +1,152 @@
+/*
+ * session.h - the tracing session's state, private to the tracer's files
+ * (tracer.c and the modules it was split into); include/tracer.h is the
+ * public entry.
+ *
+ * Where things are:
+ *   tasks.c      the task table: one struct task per traced thread
+ *   tracer.c     tracer_run: outputs, start (launch or attach), the main loop
+ */
+#ifndef PTLEAK_SESSION_H
+#define PTLEAK_SESSION_H
+
+#include <stdint.h>
+#include <stdio.h>
+#include <sys/types.h>
+
+#include "breakpoint.h"
+#include "coverage.h"
+#include "heap.h"
+#include "options.h"
+#include "report.h"
+#include "unwind.h"
+
+#define TRACE_OPTIONS (PTRACE_O_EXITKILL | PTRACE_O_TRACECLONE | \
+		       PTRACE_O_TRACEEXEC | PTRACE_O_TRACEEXIT | \
+		       PTRACE_O_TRACEFORK | PTRACE_O_TRACEVFORK)
+
+#define MAX_DEPTH 256
+
+enum role {
+	ROLE_UNKNOWN,		/* stopped before its creator's event said what it is */
+	ROLE_THREAD,		/* a thread of the target */
+	ROLE_FORK_CHILD,	/* own memory: unplant and detach */
+	ROLE_VFORK_CHILD,	/* shares the target's memory until exec/exit */
+};
+
+/* A hijacked return: the state of an allocator call in progress. */
+struct pending {
+	uint64_t slot;		/* stack address of the return address */
+	uint64_t real;		/* the real return address */
+	const struct bp *bp;
+	uint64_t arg[4];
+	uint32_t stack;
+	uint64_t time;
+	int held_live;		/* realloc: the old block was live */
+	struct heap_block held;
+};
+
+struct task {
+	pid_t tid;
+	enum role role;
+	int started;		/* its first stop has been seen */
+	int parked;		/* stopped, waiting for its creator's event */
+	int exiting;		/* reached PTRACE_EVENT_EXIT */
+	int dying;		/* resumed from that stop: it never stops again */
+	int attached;		/* seized by -p: its first sp is not its stack's top */
+	int first_group_stop;	/* its first stop was a group-stop */
+	int group_stopped;	/* its last stop was a group-stop */
+	/* vfork: the parent waits in the kernel, unstoppable, until its
+	 * child (which never is held) execs or exits */
+	pid_t vfork_child, vfork_parent;
+	/* kept stopped by ptleak (session.hold) until release_all() */
+	int held;
+	int held_sig;		/* the signal to resume it with */
+	int held_listen;	/* in a group-stop: resume with PTRACE_LISTEN */
+	uint64_t first_sp;	/* at its first stop: identifies its stack */
+	struct ret_fix *inherit; /* fork child: its creator's hijacked returns at the fork */
+	size_t ninherit;
+	struct pending *pend;
+	size_t npend, apend;
+	struct task *next;	/* hash chain */
+};
+
+struct proc {
+	pid_t pid;
+	pid_t mem_pid;		/* a live thread: the leader may exit before the others */
+	char *const *argv;
+	struct bpset bps;
+	struct heap *heap;
+	struct stacks *stacks;
+	struct unwinder *unw;
+	struct fdprobe *fdp;	/* descriptors (NULL: --heap-only) */
+	int no_heap;		/* --fd-only: no allocator breakpoints */
+	unsigned nalive;	/* threads not yet at PTRACE_EVENT_EXIT */
+	uint64_t r_debug;	/* the dynamic linker's struct r_debug, 0 if static */
+	int bound[AF_COUNT];
+	int glibc;		/* malloc is glibc's (libc.so.6, or a static executable) */
+	int reported;
+	int exit_known, exit_code, exit_signal;
+	/* stacks of threads that exited (glibc keeps them mapped): scanned
+	 * only above the stack pointer they died with, as valgrind makes a
+	 * dead thread's stack inaccessible */
+	struct dead_stack {
+		uint64_t first_sp, exit_sp, exit_ns;
+	} *dead;
+	size_t ndead, adead;
+};
+
+struct session {
+	const struct options *o;
+	FILE *text;		/* the text report's stream: stderr or -o FILE */
+	int report_failed;
+	struct suppressions *supp;
+	uint64_t lost_bytes;	/* of the last report, for --error-exitcode */
+	uint64_t leaked_fds;	/* likewise */
+	int untracked;		/* likewise: a part could not be seen */
+	struct coverage cov;	/* calls not recorded */
+	struct proc proc;
+	struct task *tasks[256];
+	unsigned ntasks;
+	int done;
+	int status;		/* final wait status of the target */
+	int hold;		/* threads that stop stay stopped (stop_all) */
+	int attached;		/* -p: ptleak attached; a detach leaves it running */
+	int detached;		/* ptleak let go of the target: exit 0 */
+	/* its seccomp filter forbids what ptleak would inject after an
+	 * exec: it is let go untraced (launched: ptleak waits for it) */
+	int untraceable;
+	char **cmdline;		/* -p: the target's argv, from /proc */
+	unsigned nreports;
+	uint64_t start_ns;	/* when tracing started (now_ns()) */
+};
+
+/* Every task T of session S (I: the bucket); none may be deleted meanwhile. */
+#define for_each_task(S, i, t) \
+	for ((i) = 0; (i) < ARRAY_SIZE((S)->tasks); (i)++) \
+		for ((t) = (S)->tasks[i]; (t); (t) = (t)->next)
+
+/* ---- tasks.c ---------------------------------------------------------- */
+
+/* The task of thread TID, or NULL. */
+struct task *task_find(struct session *S, pid_t tid);
+/* A new task for thread TID, in the table. */
+struct task *task_new(struct session *S, pid_t tid, enum role role);
+/* Forget task T (its vfork parent's link too) and free it. */
+void task_delete(struct session *S, struct task *t);
+/* Forget every task. */
+void tasks_delete_all(struct session *S);
+/* Forget every thread task but KEEP (NULL: all): they are gone. */
+void tasks_forget_threads(struct session *S, const struct task *keep);
+/* The number after FIELD ("Tgid:", "TracerPid:") in /proc/PID/status, or -1. */
+int tasks_status_field(pid_t pid, const char *field);
+/* PTRACE_CONT thread TID with SIG; only a vanished thread is not warned about. */
+void tasks_resume_tid(pid_t tid, int sig);
+/* The signal held while an injected system call ran (0: none); taken once. */
+int tasks_take_held_sig(struct session *S);
+/* Let T run on (delivering SIG), or keep it stopped while the session holds. */
+void task_resume(struct session *S, struct task *t, int sig);
+/* T is in a group-stop: PTRACE_LISTEN, or keep it held. */
+void task_listen(struct session *S, struct task *t);
+
+#endif
