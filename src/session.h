@@ -126,6 +126,17 @@ struct session {
 	for ((i) = 0; (i) < ARRAY_SIZE((S)->tasks); (i)++) \
 		for ((t) = (S)->tasks[i]; (t); (t) = (t)->next)
 
+/* The memory writes of one stop (wbuf.c), written at once. */
+struct wbuf {
+	pid_t pid;
+	unsigned n;
+	struct {
+		uint64_t addr;
+		uint8_t len;
+		uint8_t data[16];
+	} w[4];
+};
+
 /* ---- tasks.c ---------------------------------------------------------- */
 
 /* The task of thread TID, or NULL. */
@@ -148,5 +159,15 @@ int tasks_take_held_sig(struct session *S);
 void task_resume(struct session *S, struct task *t, int sig);
 /* T is in a group-stop: PTRACE_LISTEN, or keep it held. */
 void task_listen(struct session *S, struct task *t);
+
+/* ---- wbuf.c ----------------------------------------------------------- */
+
+/* Buffer a write of LEN <= 16 bytes at ADDR; -1 when the buffer is full. */
+int wb_write(void *ctx, uint64_t addr, const void *buf, size_t len);
+/* Write what was buffered: one write when contiguous, else one each. */
+int wb_flush(struct wbuf *wb);
+/* Execute BP's displaced instruction for a thread stopped on it: emulated
+ * into R (memory writes into WB), or the thread sent out of line. */
+int wb_step_over(const struct bp *bp, struct arch_regs *r, struct wbuf *wb);
 
 #endif
