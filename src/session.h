@@ -170,4 +170,15 @@ int wb_flush(struct wbuf *wb);
  * into R (memory writes into WB), or the thread sent out of line. */
 int wb_step_over(const struct bp *bp, struct arch_regs *r, struct wbuf *wb);
 
+/* ---- image.c ---------------------------------------------------------- */
+
+/* The dynamic linker's rendezvous hit (thread TID stopped): bind the
+ * probes in the objects loaded now. */
+int image_rendezvous(struct proc *P, pid_t tid);
+/* Map the scratch page (thread TID runs the mmap), then catch the
+ * rendezvous, or bind a static executable now.  Every thread is stopped. */
+int image_setup(struct session *S, pid_t tid);
+/* After exec (the launch's included): a new image, nothing in it yet. */
+int image_exec(struct session *S, struct task *t);
+
 #endif
