@@ -137,6 +137,13 @@ struct wbuf {
 	} w[4];
 };
 
+/* PTLEAK_DEBUG=events,stops,stats: every heap event, every wait status,
+ * timings on stderr (set by tracer_run) */
+extern int debug_events, debug_stops, debug_stats;
+/* PTLEAK_DEBUG=die-on-report: a fatal error at the first report (tests
+ * that ptleak detaches before dying) */
+extern int debug_die_on_report;
+
 /* ---- tasks.c ---------------------------------------------------------- */
 
 /* The task of thread TID, or NULL. */
@@ -180,5 +187,22 @@ int image_rendezvous(struct proc *P, pid_t tid);
 int image_setup(struct session *S, pid_t tid);
 /* After exec (the launch's included): a new image, nothing in it yet. */
 int image_exec(struct session *S, struct task *t);
+
+/* ---- heapprobe.c ------------------------------------------------------ */
+
+/* A probed function's entry (BP_ALLOC, BP_FD) hit by thread T with
+ * registers R: a free or a close is done; any other call is recorded
+ * and its return hijacked (the write buffered in WB). */
+void heapprobe_entry(struct session *S, struct task *t, const struct bp *bp,
+		     struct arch_regs *r, struct wbuf *wb);
+/* T returned to the trampoline: the call's result to the heap or fd
+ * table, R's pc set to the real return address; -1 if none was pending. */
+int heapprobe_return(struct session *S, struct task *t, struct arch_regs *r);
+/* Forget the call in progress on top of T's stack (longjmp, exception). */
+void heapprobe_drop(struct proc *P, struct task *t);
+/* A call of BP (BP_ALLOC, BP_FD) that is not recorded: counted for the
+ * report, only the session's first one warned about. */
+void heapprobe_lost(struct session *S, const struct bp *bp, int err,
+		    const char *fmt, ...) __attribute__((format(printf, 4, 5)));
 
 #endif
