@@ -205,4 +205,16 @@ void heapprobe_drop(struct proc *P, struct task *t);
 void heapprobe_lost(struct session *S, const struct bp *bp, int err,
 		    const char *fmt, ...) __attribute__((format(printf, 4, 5)));
 
+/* ---- report_make.c ---------------------------------------------------- */
+
+/* Make a report.  REGS[0..NREGS-1]: the registers of the stopped threads
+ * (roots too if REG_ROOTS); NREGS 0: no scan.  Memory is read through
+ * thread VIA, stopped meanwhile. */
+int report_make(struct session *S, enum report_reason reason, pid_t via,
+		const struct arch_regs *regs, unsigned nregs, int reg_roots);
+/* The report at exit: THREAD is stopped at its exit event. */
+int report_make_exit(struct session *S, const struct task *thread);
+/* A report while every thread is held (stop_all): their registers. */
+int report_make_live(struct session *S, enum report_reason reason);
+
 #endif
