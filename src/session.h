@@ -10,6 +10,7 @@
 #ifndef PTLEAK_SESSION_H
 #define PTLEAK_SESSION_H
 
+#include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <sys/types.h>
@@ -144,6 +145,12 @@ extern int debug_events, debug_stops, debug_stats;
  * that ptleak detaches before dying) */
 extern int debug_die_on_report;
 
+/* Set by ptleak's signal handlers (sigself.c): a report or a detach is
+ * asked for; WAKE_TID: while the loop waits, a thread the handler
+ * interrupts so that waitpid returns (0: none). */
+extern volatile sig_atomic_t report_requested, detach_requested;
+extern volatile sig_atomic_t wake_tid;
+
 /* ---- tasks.c ---------------------------------------------------------- */
 
 /* The task of thread TID, or NULL. */
@@ -216,5 +223,10 @@ int report_make(struct session *S, enum report_reason reason, pid_t via,
 int report_make_exit(struct session *S, const struct task *thread);
 /* A report while every thread is held (stop_all): their registers. */
 int report_make_live(struct session *S, enum report_reason reason);
+
+/* ---- sigself.c -------------------------------------------------------- */
+
+/* Install ptleak's signal handlers (and --duration's timer). */
+void sigself_catch(const struct session *S);
 
 #endif

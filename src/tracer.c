@@ -52,85 +52,6 @@
 int debug_events, debug_stops, debug_stats;
 int debug_die_on_report;
 
-/* ---- signals to ptleak ------------------------------------------------ */
-
-static volatile sig_atomic_t report_requested, detach_requested;
-/* while the event loop waits: a thread to interrupt so that waitpid
- * returns and the request is seen (0: none) */
-static volatile sig_atomic_t wake_tid;
-
-static void wake_loop(void)
-{
-	pid_t tid = (pid_t)wake_tid;
-
-	if (tid > 0)
-		ptrace(PTRACE_INTERRUPT, tid, 0, 0);
-}
-
-static void on_report_signal(int sig)
-{
-	report_requested = 1;
-	wake_loop();
-}
-
-static void on_detach_signal(int sig)
-{
-	detach_requested = sig;
-	wake_loop();
-}
-
-static void catch_signal(int sig, void (*handler)(int))
-{
-	struct sigaction sa;
-
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_handler = handler;
-	sigfillset(&sa.sa_mask);
-	sigaction(sig, &sa, NULL);
-}
-
-/*
- * SIGUSR1 makes a report.  SIGTERM and SIGHUP (and SIGINT and SIGQUIT when
- * attached, the end of --duration, and any other signal that would end
- * ptleak) make a final report and detach.  Launched,
- * the terminal's SIGINT and SIGQUIT are for the target: ptleak reports
- * when it exits.  No SA_RESTART: a signal interrupts waitpid, and if it
- * comes just before, the handler interrupts a thread so waitpid returns.
- */
-static void catch_signals(const struct session *S)
-{
-	/* every other signal whose default action ends ptleak: dying would
-	 * leave breakpoints in the target, detaching does not */
-	static const int ending[] = {
-		SIGTERM, SIGHUP, SIGUSR2, SIGALRM, SIGVTALRM, SIGPROF, SIGXCPU,
-		SIGXFSZ, SIGIO, SIGPWR,
-	};
-	unsigned i;
-
-	catch_signal(SIGUSR1, on_report_signal);
-	for (i = 0; i < ARRAY_SIZE(ending); i++)
-		catch_signal(ending[i], on_detach_signal);
-	if (S->attached) {
-		catch_signal(SIGINT, on_detach_signal);
-		catch_signal(SIGQUIT, on_detach_signal);
-	} else {
-		signal(SIGINT, SIG_IGN);
-		signal(SIGQUIT, SIG_IGN);
-	}
-	if (S->o->duration > 0) {
-		struct itimerval it;
-		double whole = (double)(long)S->o->duration;
-
-		memset(&it, 0, sizeof(it));
-		it.it_value.tv_sec = (long)whole;
-		it.it_value.tv_usec = (long)((S->o->duration - whole) * 1e6);
-		if (!it.it_value.tv_sec && !it.it_value.tv_usec)
-			it.it_value.tv_usec = 1;
-		catch_signal(SIGALRM, on_detach_signal);
-		setitimer(ITIMER_REAL, &it, NULL);
-	}
-}
-
 /* ---- thread and process lifetime ---------------------------------------- */
 
 /* The thread memory and /proc/PID/maps are read through is exiting:
@@ -1321,7 +1242,7 @@ static int start(struct session *S)
 		S->cmdline = read_cmdline(o->pid);
 		P->argv = S->cmdline;
 		/* before the "attached" line: a SIGUSR1 may follow it at once */
-		catch_signals(S);
+		sigself_catch(S);
 		S->start_ns = now_ns();
 		if (attach(S)) {
 			if (S->ntasks)
@@ -1358,7 +1279,7 @@ static int start(struct session *S)
 		task_delete(S, t);
 		return -1;
 	}
-	catch_signals(S);
+	sigself_catch(S);
 	tasks_resume_tid(pid, tasks_take_held_sig(S));
 	return 0;
 }
