@@ -229,4 +229,14 @@ int report_make_live(struct session *S, enum report_reason reason);
 /* Install ptleak's signal handlers (and --duration's timer). */
 void sigself_catch(const struct session *S);
 
+/* ---- lifetime.c ------------------------------------------------------- */
+
+/* T stopped at PTRACE_EVENT_EXIT: the report if the process ends with it,
+ * else its stack is dead from now on. */
+void lifetime_exit(struct session *S, struct task *t);
+/* The first stop of task T whose role is known (unknown: it is parked). */
+void lifetime_start(struct session *S, struct task *t);
+/* T's clone, fork or vfork EVENT: the new task, its role told. */
+void lifetime_new_task(struct session *S, struct task *t, int event);
+
 #endif
