@@ -154,7 +154,7 @@ int report_make_exit(struct session *S, const struct task *thread)
 	return report_make(S, REPORT_EXIT, thread->tid, &r, 1, 0);
 }
 
-/* A report while every thread is held (stop_all): their registers. */
+/* A report while every thread is held (events_stop_all): their registers. */
 int report_make_live(struct session *S, enum report_reason reason)
 {
 	struct arch_regs *regs = xcalloc(S->ntasks + 1, sizeof(*regs));

@@ -60,7 +60,7 @@ struct task {
 	/* vfork: the parent waits in the kernel, unstoppable, until its
 	 * child (which never is held) execs or exits */
 	pid_t vfork_child, vfork_parent;
-	/* kept stopped by ptleak (session.hold) until release_all() */
+	/* kept stopped by ptleak (session.hold) until events_release_all() */
 	int held;
 	int held_sig;		/* the signal to resume it with */
 	int held_listen;	/* in a group-stop: resume with PTRACE_LISTEN */
@@ -111,7 +111,7 @@ struct session {
 	unsigned ntasks;
 	int done;
 	int status;		/* final wait status of the target */
-	int hold;		/* threads that stop stay stopped (stop_all) */
+	int hold;		/* threads that stop stay stopped (events_stop_all) */
 	int attached;		/* -p: ptleak attached; a detach leaves it running */
 	int detached;		/* ptleak let go of the target: exit 0 */
 	/* its seccomp filter forbids what ptleak would inject after an
@@ -221,7 +221,7 @@ int report_make(struct session *S, enum report_reason reason, pid_t via,
 		const struct arch_regs *regs, unsigned nregs, int reg_roots);
 /* The report at exit: THREAD is stopped at its exit event. */
 int report_make_exit(struct session *S, const struct task *thread);
-/* A report while every thread is held (stop_all): their registers. */
+/* A report while every thread is held (events_stop_all): their registers. */
 int report_make_live(struct session *S, enum report_reason reason);
 
 /* ---- sigself.c -------------------------------------------------------- */
@@ -238,5 +238,21 @@ void lifetime_exit(struct session *S, struct task *t);
 void lifetime_start(struct session *S, struct task *t);
 /* T's clone, fork or vfork EVENT: the new task, its role told. */
 void lifetime_new_task(struct session *S, struct task *t, int event);
+
+/* ---- events.c --------------------------------------------------------- */
+
+/* Wait for one stop or death and handle it.  0, or -1 when there is
+ * nothing left to wait for (or waitpid failed: message). */
+int events_wait_one(struct session *S);
+/* Wait until every task is stopped, handling the events on the way; a
+ * vfork child and its parent count as stopped unless STRICT. */
+int events_wait_all_stopped(struct session *S, int strict);
+/* Stop every thread and hold it (S->hold) until events_release_all(). */
+int events_stop_all(struct session *S);
+/* Let every held task go on as it would have. */
+void events_release_all(struct session *S);
+/* A held thread to run a system call for ptleak (one in a group-stop
+ * only if LISTENING_OK), or NULL. */
+struct task *events_injection_thread(struct session *S, int listening_ok);
 
 #endif

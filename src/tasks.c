@@ -1,7 +1,7 @@
 /*
  * tasks.c - the task table: one struct task per traced thread (or child
  * not yet let go), found by tid; resuming a task, or holding it stopped while
- * the session holds every thread (events.c: stop_all).
+ * the session holds every thread (events_stop_all).
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -118,7 +118,7 @@ int tasks_take_held_sig(struct session *S)
 void task_resume(struct session *S, struct task *t, int sig)
 {
 	/* a vfork child is never held: its parent, unstoppable until the
-	 * child execs or exits, would keep stop_all() waiting */
+	 * child execs or exits, would keep events_stop_all() waiting */
 	if (S->hold && t->role != ROLE_VFORK_CHILD) {
 		t->held = 1;
 		t->held_sig = sig;
