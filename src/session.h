@@ -255,4 +255,11 @@ void events_release_all(struct session *S);
  * only if LISTENING_OK), or NULL. */
 struct task *events_injection_thread(struct session *S, int listening_ok);
 
+/* ---- launch.c --------------------------------------------------------- */
+
+/* The tracer of PID (0: none) and its name in COMM. */
+int launch_tracer_of(pid_t pid, char *comm, size_t len);
+/* Run S->o->argv seized, up to its exec: its pid, or -1 (message). */
+pid_t launch_program(struct session *S);
+
 #endif
