@@ -262,4 +262,13 @@ int launch_tracer_of(pid_t pid, char *comm, size_t len);
 /* Run S->o->argv seized, up to its exec: its pid, or -1 (message). */
 pid_t launch_program(struct session *S);
 
+/* ---- detach.c --------------------------------------------------------- */
+
+/* Let go of the target, left as it was (REPORT: the final report first). */
+int detach_target(struct session *S, int report);
+/* The session detach_on_die() lets go of. */
+extern struct session *die_session;
+/* die_hook while tracing: leave the target as it was. */
+void detach_on_die(void);
+
 #endif
