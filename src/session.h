@@ -271,4 +271,15 @@ extern struct session *die_session;
 /* die_hook while tracing: leave the target as it was. */
 void detach_on_die(void);
 
+/* ---- attach.c --------------------------------------------------------- */
+
+/* Why PID cannot be traced, before trying: one message, -1; else 0. */
+int attach_check(pid_t pid);
+/* -p: seize every thread, set the image up with all of them stopped
+ * (held: the caller releases them).  0, or -1 with a message. */
+int attach_target(struct session *S);
+/* /proc/PID/cmdline as a NULL-terminated argv (the caller frees it and
+ * its strings), or NULL. */
+char **attach_read_cmdline(pid_t pid);
+
 #endif
