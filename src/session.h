@@ -4,8 +4,20 @@
  * public entry.
  *
  * Where things are:
- *   tasks.c      the task table: one struct task per traced thread
- *   tracer.c     tracer_run: outputs, start (launch or attach), the main loop
+ *   tracer.c       tracer_run: outputs, launch or attach, the main loop, exit
+ *   launch.c       launching the program, seized, up to its exec
+ *   attach.c       -p PID: checks, seizing every thread
+ *   detach.c       letting go of the target as it was
+ *   events.c       where a stop becomes an event: waitpid, the dispatcher
+ *                  (on_stop), stopping and holding every thread
+ *   lifetime.c     where an event changes the task table: new tasks, exits
+ *   tasks.c        the task table: one struct task per traced thread
+ *   image.c        auxv, the dynamic linker's rendezvous, binding probes
+ *   heapprobe.c    the allocator's breakpoint probes: entry/return events
+ *                  to the heap table (heap.h) and the fd table (fdprobe.h)
+ *   wbuf.c         a stop's memory writes; stepping over a breakpoint
+ *   report_make.c  where a report is made (exit, signal, detach)
+ *   sigself.c      signals to ptleak: report or detach requested
  */
 #ifndef PTLEAK_SESSION_H
 #define PTLEAK_SESSION_H

@@ -1,5 +1,7 @@
 /*
- * tracer.c - the session: launch, event loop, per-thread state, probes.
+ * tracer.c - the session (tracer_run): outputs opened, the target launched
+ * or attached to, the main loop (waiting, reports and detaches asked for
+ * by signals), the final report and ptleak's exit status.
  *
  * One process is traced (the target); its threads are tasks.  Forked
  * children are not followed: they get their breakpoints removed and are
@@ -8,45 +10,24 @@
  * stepped over but not recorded.
  *
  * Per allocation the budget is two stops (entry, return through the
- * trampoline) and one for free; see docs/design.md.
+ * trampoline) and one for free; see docs/design.md.  The other files of
+ * the session are listed in session.h.
  */
 #include <errno.h>
-#include <fcntl.h>
-#include <linux/kcmp.h>
 #include <signal.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
-#include <grp.h>
-#include <linux/capability.h>
-#include <pwd.h>
 #include <sys/ptrace.h>
-#include <sys/stat.h>
-#include <sys/syscall.h>
-#include <sys/time.h>
 #include <sys/wait.h>
-#include <dirent.h>
-#include <elf.h>
-#include <unistd.h>
 
-#include "arch.h"
-#include "breakpoint.h"
-#include "coverage.h"
 #include "fdprobe.h"
-#include "heap.h"
-#include "jobctl.h"
-#include "memio.h"
 #include "outfile.h"
-#include "report.h"
-#include "roots.h"
-#include "stacks.h"
-#include "symbols.h"
-#include "tracer.h"
-#include "unwind.h"
-#include "util.h"
 #include "session.h"
+#include "stacks.h"
+#include "suppress.h"
+#include "tracer.h"
+#include "util.h"
 
 /* PTLEAK_DEBUG (session.h) */
 int debug_events, debug_stops, debug_stats;
