@@ -1,0 +1,393 @@
+/*
+ * events.c - where a stop becomes an event: waitpid, then the stop
+ * dispatcher (on_stop) sends each stop to its handler (a breakpoint or a
+ * return, a clone/fork/vfork, an exec, an exit, a group-stop, a signal);
+ * stopping every thread and holding them, and choosing a held thread to
+ * run a system call for ptleak.
+ */
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/ptrace.h>
+#include <sys/wait.h>
+
+#include "arch.h"
+#include "jobctl.h"
+#include "memio.h"
+#include "session.h"
+#include "util.h"
+
+static void on_trap(struct session *S, struct task *t)
+{
+	struct proc *P = &S->proc;
+	struct arch_regs r;
+	struct wbuf wb = { .pid = t->tid };
+	uint64_t addr;
+	struct bp *bp;
+
+	if (arch_get_regs(t->tid, &r)) {
+		task_resume(S, t, 0);
+		return;
+	}
+	addr = arch_bp_addr_from_stop_pc(arch_pc(&r));
+	if (P->bps.trampoline && addr == P->bps.trampoline) {
+		if (heapprobe_return(S, t, &r)) {
+			/* nowhere to return to: let the target see the trap */
+			task_resume(S, t, SIGTRAP);
+			return;
+		}
+	} else if ((bp = bp_find(&P->bps, addr))) {
+		struct arch_regs orig;
+		size_t npend = t->npend;
+
+		/* the registers as they were at the breakpoint's address */
+		arch_set_pc(&r, addr);
+		orig = r;
+		if (t->role == ROLE_THREAD) {
+			if (bp->kind == BP_ALLOC || bp->kind == BP_FD)
+				heapprobe_entry(S, t, bp, &r, &wb);
+			else if (bp->kind == BP_RENDEZVOUS)
+				image_rendezvous(P, t->tid);
+		}
+		if (wb_step_over(bp, &r, &wb) || wb_flush(&wb)) {
+			/*
+			 * Emulation could not read or write memory (a stack
+			 * write below the mapped stack: the CPU would grow
+			 * it, process_vm_writev does not).  Nothing of it is
+			 * committed; the call is not recorded, its return not
+			 * hijacked, and the instruction runs out of line.
+			 */
+			int dropped = t->npend > npend;
+
+			while (t->npend > npend) {
+				struct pending *q = &t->pend[t->npend - 1];
+
+				mem_write(t->tid, q->slot, &q->real, sizeof(q->real));
+				heapprobe_drop(P, t);
+			}
+			r = orig;
+			if (!bp->fallback) {
+				warning("cannot execute %s in thread %d: %s fails",
+					bp->name, (int)t->tid, bp->insn.text);
+				task_resume(S, t, SIGSEGV);
+				return;
+			}
+			/* a call whose entry was recorded (a free, a close)
+			 * or not seen at all (a read failed: counted) */
+			if (dropped)
+				heapprobe_lost(S, bp, 0, "cannot emulate %s in "
+					       "thread %d at %s", bp->insn.text,
+					       (int)t->tid, bp->name);
+			arch_set_pc(&r, bp->fallback);
+		}
+	} else {
+		task_resume(S, t, SIGTRAP);
+		return;
+	}
+	if (arch_set_regs(t->tid, &r))
+		warning("cannot set the registers of thread %d: %s",
+			(int)t->tid, strerror(errno));
+	/* a scratch page mapped near a library loaded now: a signal may
+	 * have come meanwhile */
+	task_resume(S, t, tasks_take_held_sig(S));
+}
+
+static int is_stop_signal(int sig)
+{
+	return sig == SIGSTOP || sig == SIGTSTP || sig == SIGTTIN || sig == SIGTTOU;
+}
+
+/* The signal TID stopped with was sent by a process (kill, tgkill,
+ * sigqueue), not raised by the kernel for a fault. */
+static int sent_by_user(pid_t tid)
+{
+	siginfo_t si;
+
+	return !ptrace(PTRACE_GETSIGINFO, tid, 0, &si) && si.si_code <= 0;
+}
+
+/* Is every live thread of the target in a group-stop? */
+static int all_group_stopped(struct session *S)
+{
+	unsigned i;
+	struct task *t;
+
+	for_each_task(S, i, t)
+		if (t->role == ROLE_THREAD && t->started && !t->exiting &&
+		    !t->group_stopped)
+			return 0;
+	return 1;
+}
+
+/*
+ * The launched program is in a group-stop for SIG (every thread reported
+ * it: the kernel tells a parent then): ptleak stops itself with SIG too,
+ * so that its parent (a shell) sees the job stop with that signal, as it
+ * would without ptleak.  Not when the stop is over already (SIGCONT
+ * pending: ptleak was stopped by the same terminal signal and both were
+ * continued).
+ */
+static void stop_self(struct session *S, int sig)
+{
+	if (!S->attached && all_group_stopped(S) &&
+	    !jobctl_cont_pending(S->proc.pid))
+		jobctl_stop_self(S->proc.pid, sig);
+}
+
+static void on_stop(struct session *S, pid_t tid, int status)
+{
+	struct task *t = task_find(S, tid);
+	int sig = WSTOPSIG(status), event = status >> 16;
+
+	if ((!t || t->role == ROLE_UNKNOWN) && event == PTRACE_EVENT_EXIT) {
+		/* a new task killed (its process dying) before its creator's
+		 * event came, if it ever comes: let it go */
+		if (t) {
+			t->parked = 0;
+			t->exiting = t->dying = 1;
+		}
+		tasks_resume_tid(tid, 0);
+		return;
+	}
+	if (!t) {
+		/* a new task stopped before its creator's event: park it */
+		t = task_new(S, tid, ROLE_UNKNOWN);
+		t->parked = 1;
+		t->first_group_stop = event == PTRACE_EVENT_STOP && is_stop_signal(sig);
+		return;
+	}
+	if (!t->started) {
+		t->first_group_stop = event == PTRACE_EVENT_STOP && is_stop_signal(sig);
+		if (!t->attached || event == PTRACE_EVENT_STOP) {
+			lifetime_start(S, t);
+			return;
+		}
+		/* seized while something else stopped it first (in the
+		 * middle of a clone or vfork, or a signal): handled as any
+		 * stop; the interrupt's own stop comes later */
+		t->started = 1;
+	}
+	t->group_stopped = 0;
+	switch (event) {
+	case PTRACE_EVENT_CLONE:
+	case PTRACE_EVENT_FORK:
+	case PTRACE_EVENT_VFORK:
+		lifetime_new_task(S, t, event);
+		task_resume(S, t, 0);
+		return;
+	case PTRACE_EVENT_EXEC:
+		if (t->role == ROLE_VFORK_CHILD || t->role == ROLE_FORK_CHILD) {
+			/* its own memory now, no breakpoints in it */
+			ptrace(PTRACE_DETACH, tid, 0, 0);
+			task_delete(S, t);
+			return;
+		}
+		if (image_exec(S, t) && !S->untraceable)
+			warning("process %d is no longer traced after its exec",
+				(int)S->proc.pid);
+		task_resume(S, t, tasks_take_held_sig(S));
+		return;
+	case PTRACE_EVENT_EXIT:
+		lifetime_exit(S, t);
+		task_resume(S, t, 0);
+		return;
+	case PTRACE_EVENT_STOP:
+		if (is_stop_signal(sig)) {
+			/* group-stop: stay stopped until SIGCONT */
+			task_listen(S, t);
+			t->group_stopped = 1;
+			if (t->role == ROLE_THREAD)
+				stop_self(S, sig);
+			return;
+		}
+		task_resume(S, t, 0);
+		return;
+	case 0:
+		if (sig == SIGTRAP) {
+			on_trap(S, t);
+			return;
+		}
+		if (sig == S->o->report_signal && t->role == ROLE_THREAD &&
+		    sent_by_user(tid)) {
+			/* --report-on-signal: the target never sees it */
+			report_requested = 1;
+			task_resume(S, t, 0);
+			return;
+		}
+		task_resume(S, t, sig);
+		return;
+	default:
+		task_resume(S, t, 0);
+	}
+}
+
+static void on_gone(struct session *S, pid_t tid, int status)
+{
+	struct task *t = task_find(S, tid);
+
+	if (t) {
+		if (t->role == ROLE_THREAD && !t->exiting)
+			S->proc.nalive--;
+		task_delete(S, t);
+	}
+	if (tid == S->proc.pid) {
+		S->status = status;
+		S->done = 1;
+		/* the leader is reported last: every thread is gone too */
+		tasks_forget_threads(S, NULL);
+	}
+}
+
+/* Wait for one stop or death and handle it.  0, or -1 when there is
+ * nothing left to wait for (or waitpid failed: message). */
+int events_wait_one(struct session *S)
+{
+	int status;
+	pid_t tid;
+
+	for (;;) {
+		tid = waitpid(-1, &status, __WALL);
+		if (tid >= 0)
+			break;
+		if (errno == EINTR)
+			continue;
+		if (errno == ECHILD)
+			return -1;
+		return error("waitpid: %s", strerror(errno));
+	}
+	if (debug_stops)
+		fprintf(stderr, "ptleak-debug: wait %d status %#x\n", (int)tid, status);
+	if (WIFSTOPPED(status))
+		on_stop(S, tid, status);
+	else if (WIFEXITED(status) || WIFSIGNALED(status))
+		on_gone(S, tid, status);
+	return 0;
+}
+
+/* Every task is stopped: held, parked, or never to stop again; a vfork
+ * child runs on and its parent waits for it in the kernel, which counts as
+ * stopped unless STRICT (a detach must wait until the child has gone). */
+static int all_stopped(struct session *S, int strict)
+{
+	unsigned i;
+	const struct task *t;
+
+	for_each_task(S, i, t) {
+		if (t->dying)
+			continue;
+		/* a task parked before its creator's event: that
+		 * event (and the creator's stop) is still to come */
+		if (t->role == ROLE_UNKNOWN)
+			return 0;
+		if (t->role == ROLE_VFORK_CHILD) {
+			if (strict)
+				return 0;
+			continue;
+		}
+		if (t->vfork_child && !strict)
+			continue;
+		if (!t->held && !t->parked)
+			return 0;
+	}
+	return 1;
+}
+
+/* Wait until every task is stopped (all_stopped), handling the events on
+ * the way. */
+int events_wait_all_stopped(struct session *S, int strict)
+{
+	while (!all_stopped(S, strict))
+		if (events_wait_one(S))
+			return S->ntasks ? -1 : 0;
+	return 0;
+}
+
+/*
+ * Stop every thread (PTRACE_INTERRUPT) and keep them stopped: from now on
+ * a thread that stops for any reason is handled and held there, until
+ * events_release_all().  Events that arrive meanwhile (breakpoint hits, new
+ * threads, exits) are handled as usual.  0, or -1 with a message.
+ */
+int events_stop_all(struct session *S)
+{
+	unsigned i;
+	struct task *t;
+
+	S->hold = 1;
+	for_each_task(S, i, t) {
+		if (t->held || t->parked || t->dying || !t->started ||
+		    t->role == ROLE_VFORK_CHILD)
+			continue;
+		if (ptrace(PTRACE_INTERRUPT, t->tid, 0, 0) < 0 && errno != ESRCH)
+			warning("cannot stop thread %d: %s", (int)t->tid,
+				strerror(errno));
+	}
+	return events_wait_all_stopped(S, 0);
+}
+
+/* Let every held task go on as it would have. */
+void events_release_all(struct session *S)
+{
+	unsigned i;
+	struct task *t;
+
+	S->hold = 0;
+	for_each_task(S, i, t) {
+		if (!t->held)
+			continue;
+		t->held = 0;
+		if (t->held_listen)
+			task_listen(S, t);
+		else
+			task_resume(S, t, t->held_sig);
+	}
+}
+
+/* A held thread that can run a system call for ptleak, or NULL.  A
+ * thread in a group-stop only if LISTENING_OK: it leaves the group-stop
+ * (which a detach makes it enter again). */
+static struct task *injectable(struct session *S, int listening_ok)
+{
+	unsigned i;
+	struct task *t;
+
+	for_each_task(S, i, t)
+		if (t->role == ROLE_THREAD && t->held && !t->held_sig &&
+		    (listening_ok || !t->held_listen) && !t->exiting)
+			return t;
+	return NULL;
+}
+
+/*
+ * A held thread to run a system call for ptleak (injectable()).  When
+ * every candidate is held in a signal-delivery-stop (a storm of signals
+ * meets every stop), one is let go with its signal and interrupted again:
+ * the kernel reports the interrupt before it takes the next signal, so
+ * this ends.  NULL if there is none.
+ */
+struct task *events_injection_thread(struct session *S, int listening_ok)
+{
+	unsigned i, round;
+	struct task *t, *sig;
+
+	for (round = 0; round < 64; round++) {
+		if ((t = injectable(S, listening_ok)))
+			return t;
+		sig = NULL;
+		for_each_task(S, i, t)
+			if (t->role == ROLE_THREAD && t->held && t->held_sig &&
+			    !t->held_listen && !t->exiting)
+				sig = t;
+		if (!sig)
+			return NULL;
+		sig->held = 0;
+		if (ptrace(PTRACE_CONT, sig->tid, 0, (long)sig->held_sig) < 0 ||
+		    ptrace(PTRACE_INTERRUPT, sig->tid, 0, 0) < 0)
+			return NULL;
+		sig->held_sig = 0;
+		if (events_wait_all_stopped(S, 1))
+			return NULL;
+	}
+	return NULL;
+}

@@ -1,0 +1,188 @@
+/*
+ * image.c - the process image: the auxiliary vector, the dynamic linker's
+ * rendezvous and link map, and binding the allocator (and descriptor)
+ * probes in the objects loaded; an exec starts it all again.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <elf.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "fdprobe.h"
+#include "memio.h"
+#include "session.h"
+#include "symbols.h"
+#include "util.h"
+
+static const char *const alloc_names[AF_COUNT] = {
+	"malloc", "calloc", "realloc", "reallocarray", "free",
+	"posix_memalign", "aligned_alloc", "memalign", "valloc", "pvalloc",
+};
+
+static int read_auxv(pid_t pid, uint64_t *base, uint64_t *entry)
+{
+	char path[64];
+	uint64_t av[2];
+	int fd;
+
+	*base = *entry = 0;
+	snprintf(path, sizeof(path), "/proc/%d/auxv", (int)pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return error("cannot open %s: %s", path, strerror(errno));
+	while (read(fd, av, sizeof(av)) == sizeof(av) && av[0] != AT_NULL) {
+		if (av[0] == AT_BASE)
+			*base = av[1];
+		else if (av[0] == AT_ENTRY)
+			*entry = av[1];
+	}
+	close(fd);
+	return 0;
+}
+
+/* Plant the allocator breakpoints, each in the first of the objects
+ * ORDER (addresses inside them, link-map order) that defines it. */
+static int bind_allocator(struct proc *P, pid_t tid, const uint64_t *order,
+			  unsigned n)
+{
+	struct sym_def defs[AF_COUNT];
+	struct symbolizer *s;
+	unsigned i;
+	int ret = 0;
+
+	memset(defs, 0, sizeof(defs));
+	s = sym_open(tid);
+	if (!s)
+		return -1;
+	if (P->fdp && !fdprobe_bound(P->fdp) &&
+	    fdprobe_bind(P->fdp, &P->bps, s, tid, order, n))
+		ret = -1;
+	for (i = 0; i < n && !P->no_heap; i++)
+		sym_find_in_module(s, order[i], alloc_names, AF_COUNT, 1, defs);
+	for (i = 0; i < AF_COUNT; i++) {
+		if (P->bound[i] || !defs[i].addr)
+			continue;
+		if (!bp_plant(&P->bps, tid, defs[i].addr,
+			      defs[i].addr + defs[i].size, BP_ALLOC, (int)i,
+			      alloc_names[i])) {
+			ret = -1;	/* the others can still be traced */
+			continue;
+		}
+		P->bound[i] = 1;
+		if (i == AF_MALLOC) {
+			const char *slash = strrchr(defs[i].module, '/');
+			const char *base = slash ? slash + 1 : defs[i].module;
+
+			/* a static executable's malloc: glibc's, most likely */
+			P->glibc = !strncmp(base, "libc.so", 7) || !P->r_debug;
+		}
+	}
+	sym_close(s);
+	return ret;
+}
+
+/* struct r_debug and struct link_map, as laid out on LP64 */
+#define R_DEBUG_MAP 8
+#define R_DEBUG_STATE 24
+#define LM_LD 16
+#define LM_NEXT 24
+#define RT_CONSISTENT 0
+
+int image_rendezvous(struct proc *P, pid_t tid)
+{
+	uint64_t map, order[1024];
+	int32_t state;
+	unsigned n = 0, i;
+
+	if (mem_read_all(tid, P->r_debug + R_DEBUG_STATE, &state, sizeof(state)) ||
+	    mem_read_all(tid, P->r_debug + R_DEBUG_MAP, &map, sizeof(map)))
+		return error("cannot read the dynamic linker's r_debug in process %d",
+			     (int)P->pid);
+	if (state != RT_CONSISTENT)
+		return 0;
+	unwinder_flush(P->unw);
+	for (i = 0; i < AF_COUNT && (P->bound[i] || P->no_heap); i++)
+		;
+	if (i == AF_COUNT && (!P->fdp || fdprobe_bound(P->fdp)))
+		return 0;
+	while (map && n < ARRAY_SIZE(order)) {
+		uint64_t lm[4];
+
+		if (mem_read_all(tid, map, lm, sizeof(lm)))
+			return error("cannot read the link map of process %d",
+				     (int)P->pid);
+		if (lm[LM_LD / 8])
+			order[n++] = lm[LM_LD / 8];
+		map = lm[LM_NEXT / 8];
+	}
+	return bind_allocator(P, tid, order, n);
+}
+
+/*
+ * Map the scratch page (stopped thread TID runs the mmap), then catch the
+ * dynamic linker's rendezvous, or bind a static executable now.  Every
+ * other thread is stopped.
+ */
+int image_setup(struct session *S, pid_t tid)
+{
+	struct proc *P = &S->proc;
+	uint64_t base, entry;
+	struct symbolizer *s;
+	struct sym_def d[2];
+	static const char *const ld_names[] = { "_dl_debug_state" };
+	static const char *const ld_data[] = { "_r_debug" };
+
+	if (read_auxv(P->mem_pid, &base, &entry) || bpset_scratch(&P->bps, tid))
+		return -1;
+	unwinder_set_entry(P->unw, tid, entry);
+	if (!base)
+		return bind_allocator(P, tid, &entry, 1);
+
+	s = sym_open(P->mem_pid);
+	if (!s)
+		return -1;
+	memset(d, 0, sizeof(d));
+	sym_find_in_module(s, base, ld_names, 1, 1, &d[0]);
+	sym_find_in_module(s, base, ld_data, 1, 0, &d[1]);
+	sym_close(s);
+	if (!d[0].addr || !d[1].addr)
+		return error("the dynamic linker of process %d exports no "
+			     "_dl_debug_state/_r_debug: cannot see libraries load",
+			     (int)P->pid);
+	P->r_debug = d[1].addr;
+	return bp_plant(&P->bps, tid, d[0].addr, d[0].addr, BP_RENDEZVOUS,
+			-1, "_dl_debug_state") ? 0 : -1;
+}
+
+/* After exec (the launch's included): a new image, nothing in it yet. */
+int image_exec(struct session *S, struct task *t)
+{
+	struct proc *P = &S->proc;
+	char why[256];
+
+	if (bpset_reset(&P->bps))
+		return -1;
+	heap_reset(P->heap);
+	cov_reset(&S->cov, COV_HEAP);	/* the old image's heap is gone */
+	if (P->fdp)
+		fdprobe_exec(P->fdp, P->pid);
+	memset(P->bound, 0, sizeof(P->bound));
+	P->r_debug = 0;
+	unwinder_flush(P->unw);
+	tasks_forget_threads(S, t);
+	/* the exec'ing thread is the only one left, with the leader's tid */
+	t->npend = 0;
+	t->exiting = 0;
+	P->nalive = 1;
+	P->mem_pid = P->pid;
+	unwinder_set_pid(P->unw, P->pid);
+	if (!bpset_scratch_allowed(t->tid, why, sizeof(why))) {
+		S->untraceable = 1;
+		return error("cannot trace %s (process %d) after its exec: %s; "
+			     "it runs on untraced", P->argv && P->argv[0] ?
+			     P->argv[0] : "the program", (int)P->pid, why);
+	}
+	return image_setup(S, t->tid);
+}

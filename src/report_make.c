@@ -1,0 +1,172 @@
+/*
+ * report_make.c - where a report is made: the tables, the reachability
+ * scan of the stopped target, what could not be seen, and the symbolizer
+ * gathered for report_write (report.h); at exit, on a signal, at a detach.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "arch.h"
+#include "fdprobe.h"
+#include "memio.h"
+#include "roots.h"
+#include "session.h"
+#include "symbols.h"
+#include "util.h"
+
+static void namer(void *ctx, uint64_t pc, int caller, struct frame_info *out)
+{
+	if (ctx) {
+		sym_lookup(ctx, pc, caller, out);
+		return;
+	}
+	memset(out, 0, sizeof(*out));
+	out->pc = pc;
+}
+
+/* What make_report needs to say what could not be seen (coverage.h);
+ * memory read through thread VIA. */
+static void coverage_view(struct session *S, pid_t via, int fd_err,
+			  struct cov_view *v)
+{
+	struct proc *P = &S->proc;
+	uint64_t w;
+
+	memset(v, 0, sizeof(*v));
+	v->prog = P->argv && P->argv[0] ? P->argv[0] : "the program";
+	v->pid = P->pid;
+	v->is_static = !P->r_debug;
+	v->malloc_bound = P->bound[AF_MALLOC];
+	v->fd_planted = P->fdp ? fdprobe_planted(P->fdp) : 0;
+	/* the scratch page is always there: can it still be read? */
+	if (P->bps.trampoline &&
+	    mem_read_all(via, P->bps.trampoline, &w, sizeof(w)))
+		v->mem_err = errno;
+	v->fd_err = fd_err;
+}
+
+/*
+ * Make a report.  REGS[0..NREGS-1]: the registers of the stopped threads
+ * (the exiting one at exit; every thread, held, for a live report, whose
+ * register values are then roots too).  NREGS 0: no scan is possible.
+ * Memory, /proc/PID/maps and /proc/PID/fd are read through thread VIA,
+ * which stays stopped meanwhile: at an exit_group the other threads
+ * (P->mem_pid among them) are being killed while the report is made.
+ */
+int report_make(struct session *S, enum report_reason reason, pid_t via,
+		const struct arch_regs *regs, unsigned nregs, int reg_roots)
+{
+	struct proc *P = &S->proc;
+	struct symbolizer *s = sym_open(via);
+	struct scan_block *classes = NULL;
+	struct report_result res = { 0 };
+	struct report_input in;
+	char hwhy[512], fwhy[512];
+	struct cov_view cv;
+	size_t nclasses = 0;
+	int ret, fd_err = 0;
+
+	memset(&in, 0, sizeof(in));
+	in.pid = P->pid;
+	in.argv = P->argv;
+	in.reason = reason;
+	in.number = ++S->nreports;
+	in.wall = time(NULL);
+	in.now_ns = now_ns();
+	in.elapsed_ns = in.now_ns - S->start_ns;
+	in.min_age_ns = (uint64_t)(S->o->min_age * 1e9);
+	in.exited = P->exit_known;
+	in.exit_code = P->exit_code;
+	in.exit_signal = P->exit_signal;
+	in.heap = P->no_heap ? NULL : P->heap;
+	if (P->fdp) {
+		if (fdprobe_sync(P->fdp, via))
+			fd_err = errno;
+		in.fds = fdprobe_table(P->fdp);
+	}
+	coverage_view(S, via, fd_err, &cv);
+	if (in.heap)
+		in.heap_untracked = cov_heap_why(&S->cov, &cv, hwhy, sizeof(hwhy));
+	if (in.fds)
+		in.fds_untracked = cov_fds_why(&S->cov, &cv, fwhy, sizeof(fwhy));
+	in.stacks = P->stacks;
+	in.depth = S->o->depth;
+	in.namer = namer;
+	in.namer_ctx = s;
+	in.show_reachable = S->o->show_reachable;
+	in.supp = S->supp;
+	if (!in.heap) {
+		/* --fd-only */
+	} else if (S->o->no_scan) {
+		in.unclassified_why = "--no-scan";
+	} else if (!nregs) {
+		in.unclassified_why = "the threads could not be stopped";
+	} else {
+		struct scan_dead *dead = xcalloc(P->ndead + 1, sizeof(*dead));
+		uint64_t t0 = now_ns();
+		struct scan_stats st;
+		size_t i;
+
+		memset(&st, 0, sizeof(st));
+		for (i = 0; i < P->ndead; i++)
+			dead[i] = (struct scan_dead){ P->dead[i].exit_sp,
+						      P->dead[i].exit_ns };
+		if (scan_process(via, P->heap, regs, nregs, reg_roots, dead,
+				 P->ndead, P->glibc, &classes, &nclasses, &st))
+			in.unclassified_why = "the reachability scan failed";
+		in.classes = classes;
+		in.nclasses = nclasses;
+		free(dead);
+		if (debug_stats) {
+			double secs = (double)(now_ns() - t0) / 1e9;
+
+			fprintf(stderr, "ptleak-debug: scan: %zu blocks, %llu bytes read "
+				"in %.3f s (%.0f MB/s)\n", nclasses,
+				(unsigned long long)st.bytes_scanned, secs,
+				secs > 0 ? (double)st.bytes_scanned / secs / 1e6 : 0.0);
+		}
+	}
+	if (!s)
+		warning("stacks are shown as addresses only");
+	if (debug_die_on_report)
+		die("debug: a fatal error in the report (PTLEAK_DEBUG=die-on-report)");
+	ret = report_write(&in, S->text, S->o->json, &res);
+	if (ret)
+		S->report_failed = 1;
+	S->lost_bytes = res.lost_bytes;
+	S->leaked_fds = res.leaked_fds;
+	S->untracked = res.untracked;
+	free(classes);
+	sym_close(s);
+	return ret;
+}
+
+/* The report at exit: THREAD is stopped at its exit event. */
+int report_make_exit(struct session *S, const struct task *thread)
+{
+	struct arch_regs r;
+
+	if (!thread || arch_get_regs(thread->tid, &r))
+		return report_make(S, REPORT_EXIT, S->proc.mem_pid, NULL, 0, 0);
+	return report_make(S, REPORT_EXIT, thread->tid, &r, 1, 0);
+}
+
+/* A report while every thread is held (events_stop_all): their registers. */
+int report_make_live(struct session *S, enum report_reason reason)
+{
+	struct arch_regs *regs = xcalloc(S->ntasks + 1, sizeof(*regs));
+	unsigned n = 0, i;
+	const struct task *t;
+	int ret;
+
+	for_each_task(S, i, t)
+		if (t->role == ROLE_THREAD && t->held &&
+		    !arch_get_regs(t->tid, &regs[n]))
+			n++;
+	ret = report_make(S, reason, S->proc.mem_pid, regs, n, 1);
+	free(regs);
+	return ret;
+}

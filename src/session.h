@@ -1,0 +1,297 @@
+/*
+ * session.h - the tracing session's state, private to the tracer's files
+ * (tracer.c and the modules it was split into); include/tracer.h is the
+ * public entry.
+ *
+ * Where things are:
+ *   tracer.c       tracer_run: outputs, launch or attach, the main loop, exit
+ *   launch.c       launching the program, seized, up to its exec
+ *   attach.c       -p PID: checks, seizing every thread
+ *   detach.c       letting go of the target as it was
+ *   events.c       where a stop becomes an event: waitpid, the dispatcher
+ *                  (on_stop), stopping and holding every thread
+ *   lifetime.c     where an event changes the task table: new tasks, exits
+ *   tasks.c        the task table: one struct task per traced thread
+ *   image.c        auxv, the dynamic linker's rendezvous, binding probes
+ *   heapprobe.c    the allocator's breakpoint probes: entry/return events
+ *                  to the heap table (heap.h) and the fd table (fdprobe.h)
+ *   wbuf.c         a stop's memory writes; stepping over a breakpoint
+ *   report_make.c  where a report is made (exit, signal, detach)
+ *   sigself.c      signals to ptleak: report or detach requested
+ */
+#ifndef PTLEAK_SESSION_H
+#define PTLEAK_SESSION_H
+
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <sys/types.h>
+
+#include "breakpoint.h"
+#include "coverage.h"
+#include "heap.h"
+#include "options.h"
+#include "report.h"
+#include "unwind.h"
+
+#define TRACE_OPTIONS (PTRACE_O_EXITKILL | PTRACE_O_TRACECLONE | \
+		       PTRACE_O_TRACEEXEC | PTRACE_O_TRACEEXIT | \
+		       PTRACE_O_TRACEFORK | PTRACE_O_TRACEVFORK)
+
+#define MAX_DEPTH 256
+
+enum role {
+	ROLE_UNKNOWN,		/* stopped before its creator's event said what it is */
+	ROLE_THREAD,		/* a thread of the target */
+	ROLE_FORK_CHILD,	/* own memory: unplant and detach */
+	ROLE_VFORK_CHILD,	/* shares the target's memory until exec/exit */
+};
+
+/* A hijacked return: the state of an allocator call in progress. */
+struct pending {
+	uint64_t slot;		/* stack address of the return address */
+	uint64_t real;		/* the real return address */
+	const struct bp *bp;
+	uint64_t arg[4];
+	uint32_t stack;
+	uint64_t time;
+	int held_live;		/* realloc: the old block was live */
+	struct heap_block held;
+};
+
+struct task {
+	pid_t tid;
+	enum role role;
+	int started;		/* its first stop has been seen */
+	int parked;		/* stopped, waiting for its creator's event */
+	int exiting;		/* reached PTRACE_EVENT_EXIT */
+	int dying;		/* resumed from that stop: it never stops again */
+	int attached;		/* seized by -p: its first sp is not its stack's top */
+	int first_group_stop;	/* its first stop was a group-stop */
+	int group_stopped;	/* its last stop was a group-stop */
+	/* vfork: the parent waits in the kernel, unstoppable, until its
+	 * child (which never is held) execs or exits */
+	pid_t vfork_child, vfork_parent;
+	/* kept stopped by ptleak (session.hold) until events_release_all() */
+	int held;
+	int held_sig;		/* the signal to resume it with */
+	int held_listen;	/* in a group-stop: resume with PTRACE_LISTEN */
+	uint64_t first_sp;	/* at its first stop: identifies its stack */
+	struct ret_fix *inherit; /* fork child: its creator's hijacked returns at the fork */
+	size_t ninherit;
+	struct pending *pend;
+	size_t npend, apend;
+	struct task *next;	/* hash chain */
+};
+
+struct proc {
+	pid_t pid;
+	pid_t mem_pid;		/* a live thread: the leader may exit before the others */
+	char *const *argv;
+	struct bpset bps;
+	struct heap *heap;
+	struct stacks *stacks;
+	struct unwinder *unw;
+	struct fdprobe *fdp;	/* descriptors (NULL: --heap-only) */
+	int no_heap;		/* --fd-only: no allocator breakpoints */
+	unsigned nalive;	/* threads not yet at PTRACE_EVENT_EXIT */
+	uint64_t r_debug;	/* the dynamic linker's struct r_debug, 0 if static */
+	int bound[AF_COUNT];
+	int glibc;		/* malloc is glibc's (libc.so.6, or a static executable) */
+	int reported;
+	int exit_known, exit_code, exit_signal;
+	/* stacks of threads that exited (glibc keeps them mapped): scanned
+	 * only above the stack pointer they died with, as valgrind makes a
+	 * dead thread's stack inaccessible */
+	struct dead_stack {
+		uint64_t first_sp, exit_sp, exit_ns;
+	} *dead;
+	size_t ndead, adead;
+};
+
+struct session {
+	const struct options *o;
+	FILE *text;		/* the text report's stream: stderr or -o FILE */
+	int report_failed;
+	struct suppressions *supp;
+	uint64_t lost_bytes;	/* of the last report, for --error-exitcode */
+	uint64_t leaked_fds;	/* likewise */
+	int untracked;		/* likewise: a part could not be seen */
+	struct coverage cov;	/* calls not recorded */
+	struct proc proc;
+	struct task *tasks[256];
+	unsigned ntasks;
+	int done;
+	int status;		/* final wait status of the target */
+	int hold;		/* threads that stop stay stopped (events_stop_all) */
+	int attached;		/* -p: ptleak attached; a detach leaves it running */
+	int detached;		/* ptleak let go of the target: exit 0 */
+	/* its seccomp filter forbids what ptleak would inject after an
+	 * exec: it is let go untraced (launched: ptleak waits for it) */
+	int untraceable;
+	char **cmdline;		/* -p: the target's argv, from /proc */
+	unsigned nreports;
+	uint64_t start_ns;	/* when tracing started (now_ns()) */
+};
+
+/* Every task T of session S (I: the bucket); none may be deleted meanwhile. */
+#define for_each_task(S, i, t) \
+	for ((i) = 0; (i) < ARRAY_SIZE((S)->tasks); (i)++) \
+		for ((t) = (S)->tasks[i]; (t); (t) = (t)->next)
+
+/* The memory writes of one stop (wbuf.c), written at once. */
+struct wbuf {
+	pid_t pid;
+	unsigned n;
+	struct {
+		uint64_t addr;
+		uint8_t len;
+		uint8_t data[16];
+	} w[4];
+};
+
+/* PTLEAK_DEBUG=events,stops,stats: every heap event, every wait status,
+ * timings on stderr (set by tracer_run) */
+extern int debug_events, debug_stops, debug_stats;
+/* PTLEAK_DEBUG=die-on-report: a fatal error at the first report (tests
+ * that ptleak detaches before dying) */
+extern int debug_die_on_report;
+
+/* Set by ptleak's signal handlers (sigself.c): a report or a detach is
+ * asked for; WAKE_TID: while the loop waits, a thread the handler
+ * interrupts so that waitpid returns (0: none). */
+extern volatile sig_atomic_t report_requested, detach_requested;
+extern volatile sig_atomic_t wake_tid;
+
+/* ---- tasks.c ---------------------------------------------------------- */
+
+/* The task of thread TID, or NULL. */
+struct task *task_find(struct session *S, pid_t tid);
+/* A new task for thread TID, in the table. */
+struct task *task_new(struct session *S, pid_t tid, enum role role);
+/* Forget task T (its vfork parent's link too) and free it. */
+void task_delete(struct session *S, struct task *t);
+/* Forget every task. */
+void tasks_delete_all(struct session *S);
+/* Forget every thread task but KEEP (NULL: all): they are gone. */
+void tasks_forget_threads(struct session *S, const struct task *keep);
+/* The number after FIELD ("Tgid:", "TracerPid:") in /proc/PID/status, or -1. */
+int tasks_status_field(pid_t pid, const char *field);
+/* PTRACE_CONT thread TID with SIG; only a vanished thread is not warned about. */
+void tasks_resume_tid(pid_t tid, int sig);
+/* The signal held while an injected system call ran (0: none); taken once. */
+int tasks_take_held_sig(struct session *S);
+/* Let T run on (delivering SIG), or keep it stopped while the session holds. */
+void task_resume(struct session *S, struct task *t, int sig);
+/* T is in a group-stop: PTRACE_LISTEN, or keep it held. */
+void task_listen(struct session *S, struct task *t);
+
+/* ---- wbuf.c ----------------------------------------------------------- */
+
+/* Buffer a write of LEN <= 16 bytes at ADDR; -1 when the buffer is full. */
+int wb_write(void *ctx, uint64_t addr, const void *buf, size_t len);
+/* Write what was buffered: one write when contiguous, else one each. */
+int wb_flush(struct wbuf *wb);
+/* Execute BP's displaced instruction for a thread stopped on it: emulated
+ * into R (memory writes into WB), or the thread sent out of line. */
+int wb_step_over(const struct bp *bp, struct arch_regs *r, struct wbuf *wb);
+
+/* ---- image.c ---------------------------------------------------------- */
+
+/* The dynamic linker's rendezvous hit (thread TID stopped): bind the
+ * probes in the objects loaded now. */
+int image_rendezvous(struct proc *P, pid_t tid);
+/* Map the scratch page (thread TID runs the mmap), then catch the
+ * rendezvous, or bind a static executable now.  Every thread is stopped. */
+int image_setup(struct session *S, pid_t tid);
+/* After exec (the launch's included): a new image, nothing in it yet. */
+int image_exec(struct session *S, struct task *t);
+
+/* ---- heapprobe.c ------------------------------------------------------ */
+
+/* A probed function's entry (BP_ALLOC, BP_FD) hit by thread T with
+ * registers R: a free or a close is done; any other call is recorded
+ * and its return hijacked (the write buffered in WB). */
+void heapprobe_entry(struct session *S, struct task *t, const struct bp *bp,
+		     struct arch_regs *r, struct wbuf *wb);
+/* T returned to the trampoline: the call's result to the heap or fd
+ * table, R's pc set to the real return address; -1 if none was pending. */
+int heapprobe_return(struct session *S, struct task *t, struct arch_regs *r);
+/* Forget the call in progress on top of T's stack (longjmp, exception). */
+void heapprobe_drop(struct proc *P, struct task *t);
+/* A call of BP (BP_ALLOC, BP_FD) that is not recorded: counted for the
+ * report, only the session's first one warned about. */
+void heapprobe_lost(struct session *S, const struct bp *bp, int err,
+		    const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+
+/* ---- report_make.c ---------------------------------------------------- */
+
+/* Make a report.  REGS[0..NREGS-1]: the registers of the stopped threads
+ * (roots too if REG_ROOTS); NREGS 0: no scan.  Memory is read through
+ * thread VIA, stopped meanwhile. */
+int report_make(struct session *S, enum report_reason reason, pid_t via,
+		const struct arch_regs *regs, unsigned nregs, int reg_roots);
+/* The report at exit: THREAD is stopped at its exit event. */
+int report_make_exit(struct session *S, const struct task *thread);
+/* A report while every thread is held (events_stop_all): their registers. */
+int report_make_live(struct session *S, enum report_reason reason);
+
+/* ---- sigself.c -------------------------------------------------------- */
+
+/* Install ptleak's signal handlers (and --duration's timer). */
+void sigself_catch(const struct session *S);
+
+/* ---- lifetime.c ------------------------------------------------------- */
+
+/* T stopped at PTRACE_EVENT_EXIT: the report if the process ends with it,
+ * else its stack is dead from now on. */
+void lifetime_exit(struct session *S, struct task *t);
+/* The first stop of task T whose role is known (unknown: it is parked). */
+void lifetime_start(struct session *S, struct task *t);
+/* T's clone, fork or vfork EVENT: the new task, its role told. */
+void lifetime_new_task(struct session *S, struct task *t, int event);
+
+/* ---- events.c --------------------------------------------------------- */
+
+/* Wait for one stop or death and handle it.  0, or -1 when there is
+ * nothing left to wait for (or waitpid failed: message). */
+int events_wait_one(struct session *S);
+/* Wait until every task is stopped, handling the events on the way; a
+ * vfork child and its parent count as stopped unless STRICT. */
+int events_wait_all_stopped(struct session *S, int strict);
+/* Stop every thread and hold it (S->hold) until events_release_all(). */
+int events_stop_all(struct session *S);
+/* Let every held task go on as it would have. */
+void events_release_all(struct session *S);
+/* A held thread to run a system call for ptleak (one in a group-stop
+ * only if LISTENING_OK), or NULL. */
+struct task *events_injection_thread(struct session *S, int listening_ok);
+
+/* ---- launch.c --------------------------------------------------------- */
+
+/* The tracer of PID (0: none) and its name in COMM. */
+int launch_tracer_of(pid_t pid, char *comm, size_t len);
+/* Run S->o->argv seized, up to its exec: its pid, or -1 (message). */
+pid_t launch_program(struct session *S);
+
+/* ---- detach.c --------------------------------------------------------- */
+
+/* Let go of the target, left as it was (REPORT: the final report first). */
+int detach_target(struct session *S, int report);
+/* The session detach_on_die() lets go of. */
+extern struct session *die_session;
+/* die_hook while tracing: leave the target as it was. */
+void detach_on_die(void);
+
+/* ---- attach.c --------------------------------------------------------- */
+
+/* Why PID cannot be traced, before trying: one message, -1; else 0. */
+int attach_check(pid_t pid);
+/* -p: seize every thread, set the image up with all of them stopped
+ * (held: the caller releases them).  0, or -1 with a message. */
+int attach_target(struct session *S);
+/* /proc/PID/cmdline as a NULL-terminated argv (the caller frees it and
+ * its strings), or NULL. */
+char **attach_read_cmdline(pid_t pid);
+
+#endif
