@@ -128,7 +128,7 @@ static int all_group_stopped(struct session *S)
  * pending: ptleak was stopped by the same terminal signal and both were
  * continued).
  */
-static void stop_self(struct session *S, int sig)
+void events_group_stopped(struct session *S, int sig)
 {
 	if (!S->attached && all_group_stopped(S) &&
 	    !jobctl_cont_pending(S->proc.pid))
@@ -154,11 +154,13 @@ static void on_stop(struct session *S, pid_t tid, int status)
 		/* a new task stopped before its creator's event: park it */
 		t = task_new(S, tid, ROLE_UNKNOWN);
 		t->parked = 1;
-		t->first_group_stop = event == PTRACE_EVENT_STOP && is_stop_signal(sig);
+		t->first_group_stop = event == PTRACE_EVENT_STOP &&
+				      is_stop_signal(sig) ? sig : 0;
 		return;
 	}
 	if (!t->started) {
-		t->first_group_stop = event == PTRACE_EVENT_STOP && is_stop_signal(sig);
+		t->first_group_stop = event == PTRACE_EVENT_STOP &&
+				      is_stop_signal(sig) ? sig : 0;
 		if (!t->attached || event == PTRACE_EVENT_STOP) {
 			lifetime_start(S, t);
 			return;
@@ -198,7 +200,7 @@ static void on_stop(struct session *S, pid_t tid, int status)
 			task_listen(S, t);
 			t->group_stopped = 1;
 			if (t->role == ROLE_THREAD)
-				stop_self(S, sig);
+				events_group_stopped(S, sig);
 			return;
 		}
 		task_resume(S, t, 0);

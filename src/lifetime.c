@@ -108,13 +108,20 @@ static void release_fork_child(struct session *S, struct task *c)
 	task_delete(S, c);
 }
 
-/* Let a task go on from its first stop: a group-stop stays one. */
+/* Let a task go on from its first stop: a group-stop stays one, and a
+ * thread's counts for the whole program's group-stop (a thread created
+ * as the program stopped may be the last one to stop). */
 static void start_resume(struct session *S, struct task *t)
 {
-	if (t->first_group_stop)
-		task_listen(S, t);
-	else
+	if (!t->first_group_stop) {
 		task_resume(S, t, 0);
+		return;
+	}
+	task_listen(S, t);
+	if (t->role == ROLE_THREAD) {
+		t->group_stopped = 1;
+		events_group_stopped(S, t->first_group_stop);
+	}
 }
 
 /* The first stop of a task whose role is known. */

@@ -67,7 +67,8 @@ struct task {
 	int exiting;		/* reached PTRACE_EVENT_EXIT */
 	int dying;		/* resumed from that stop: it never stops again */
 	int attached;		/* seized by -p: its first sp is not its stack's top */
-	int first_group_stop;	/* its first stop was a group-stop */
+	int first_group_stop;	/* its first stop was a group-stop: its
+				 * signal (0: it was not) */
 	int group_stopped;	/* its last stop was a group-stop */
 	/* vfork: the parent waits in the kernel, unstoppable, until its
 	 * child (which never is held) execs or exits */
@@ -263,6 +264,9 @@ int events_wait_all_stopped(struct session *S, int strict);
 int events_stop_all(struct session *S);
 /* Let every held task go on as it would have. */
 void events_release_all(struct session *S);
+/* A thread of the launched program reported a group-stop for SIG: once
+ * every thread has, ptleak stops itself with SIG (jobctl.h). */
+void events_group_stopped(struct session *S, int sig);
 /* A held thread to run a system call for ptleak (one in a group-stop
  * only if LISTENING_OK), or NULL. */
 struct task *events_injection_thread(struct session *S, int listening_ok);
