@@ -129,6 +129,8 @@ static int ro_read(struct unwinder *u, uint64_t addr, uint64_t *val)
 	return 0;
 }
 
+static struct utable *find_table(struct unwinder *u, uint64_t ip);
+
 static int access_mem(unw_addr_space_t as, unw_word_t addr, unw_word_t *val,
 		      int write, void *arg)
 {
@@ -158,8 +160,11 @@ static int access_mem(unw_addr_space_t as, unw_word_t addr, unw_word_t *val,
 		memcpy(val, u->snap + (addr - u->snap_base), 8);
 		return 0;
 	}
-	/* text, .eh_frame: only while libunwind's caches are cold */
-	if (ro_read(u, addr, val))
+	/* text, .eh_frame of a loaded object: through the page cache (read
+	 * only while libunwind's caches are cold); anything else (the stack
+	 * beyond the snapshot, which changes from stop to stop) directly */
+	if (find_table(u, addr) ? ro_read(u, addr, val)
+				: mem_read_all(u->tid, addr, val, 8))
 		return -UNW_EINVAL;
 	return 0;
 }
