@@ -69,7 +69,9 @@ static int run_filter(pid_t tid, long idx, const struct seccomp_data *d,
 			 "run (%s)", err);
 		return 0;
 	}
-	if ((ret & SECCOMP_RET_ACTION_FULL) == SECCOMP_RET_ALLOW)
+	/* SECCOMP_RET_LOG: the kernel logs the call and runs it */
+	if ((ret & SECCOMP_RET_ACTION_FULL) == SECCOMP_RET_ALLOW ||
+	    (ret & SECCOMP_RET_ACTION_FULL) == SECCOMP_RET_LOG)
 		return 1;
 	snprintf(why, len, "it runs under a seccomp filter that would %s "
 		 "ptleak's %s", action_words(ret & SECCOMP_RET_ACTION_FULL), name);

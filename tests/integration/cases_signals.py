@@ -244,6 +244,23 @@ def t_seccomp_filter_before_exec():
     ck.done()
 
 
+@case("seccomp_log_filter")
+def t_seccomp_log_filter():
+    """A filter that only logs ptleak's mmap (SECCOMP_RET_LOG: the kernel
+    runs the call) installed before an exec does not stop ptleak tracing
+    the new image: no warning, the 2 leaked blocks exact (it used to be
+    taken for a refusal: 'runs on untraced')."""
+    ck = Check()
+    r = ptleak([need_target("h_seccomp"), "logexec"])
+    rep = need_json(r)
+    ck.eq("exit status", r.rc, 0)
+    ck.eq("stdout", r.stdout, "leaked 2\n")
+    ck.eq("ptleak's own lines on stderr",
+          [l for l in r.stderr.splitlines() if l.startswith("ptleak: ")], [])
+    ck.eq("leak_one records", leak_one_blocks(rep), (128, 2, [DEF]))
+    ck.done()
+
+
 def stop_status(pid, timeout=10.0):
     """The stop signal of child PID (waitpid WUNTRACED), or a Fail."""
     end = time.time() + timeout

@@ -10,6 +10,10 @@
  *                    bytes (leak_one) and says "leaked 2"
  *   h_seccomp exec   installs that filter, then execs "h_seccomp leak"
  *                    (the new image runs under it from its start)
+ *   h_seccomp logexec  installs a filter that only logs any mmap
+ *                    (SECCOMP_RET_LOG: the call runs), then execs
+ *                    "h_seccomp logleak", which loses 2 blocks of 64 bytes
+ *                    and says "leaked 2"
  * No libseccomp: a classic BPF program given to prctl.
  */
 #include <linux/audit.h>
@@ -33,7 +37,7 @@ __attribute__((noinline)) static void leak_one(void)
 	sink = malloc(64);	/* @leak */
 }
 
-static void install(int any_mmap)
+static void install(int any_mmap, unsigned action)
 {
 	struct sock_filter f[] = {
 		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, arch)),
@@ -48,7 +52,7 @@ static void install(int any_mmap)
 		BPF_JUMP(BPF_JMP | BPF_JSET | BPF_K, PROT_EXEC, 0, 3),
 		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, ARG_LO(3)),
 		BPF_JUMP(BPF_JMP | BPF_JSET | BPF_K, MAP_ANONYMOUS, 0, 1),
-		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_KILL_PROCESS),
+		BPF_STMT(BPF_RET | BPF_K, action),
 		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
 	};
 	struct sock_fprog prog = { sizeof(f) / sizeof(f[0]), f };
@@ -66,21 +70,34 @@ int main(int argc, char **argv)
 	char cmd[64];
 
 	setvbuf(stdout, NULL, _IONBF, 0);
-	if (!strcmp(mode, "exec")) {
-		install(0);
-		execl("/proc/self/exe", argv[0], "leak", (char *)NULL);
+	if (!strcmp(mode, "logexec")) {
+		install(1, SECCOMP_RET_LOG);
+		execl("/proc/self/exe", argv[0], "logleak", (char *)NULL);
 		perror("h_seccomp: exec");
 		return 2;
 	}
-	if (!strcmp(mode, "leak")) {
-		install(0);
+	if (!strcmp(mode, "logleak")) {
 		leak_one();
 		leak_one();
 		sink = NULL;
 		printf("leaked 2\n");
 		return 0;
 	}
-	install(1);
+	if (!strcmp(mode, "exec")) {
+		install(0, SECCOMP_RET_KILL_PROCESS);
+		execl("/proc/self/exe", argv[0], "leak", (char *)NULL);
+		perror("h_seccomp: exec");
+		return 2;
+	}
+	if (!strcmp(mode, "leak")) {
+		install(0, SECCOMP_RET_KILL_PROCESS);
+		leak_one();
+		leak_one();
+		sink = NULL;
+		printf("leaked 2\n");
+		return 0;
+	}
+	install(1, SECCOMP_RET_KILL_PROCESS);
 	printf("filtered\n");
 	while (fgets(cmd, sizeof(cmd), stdin)) {
 		if (!strcmp(cmd, "ping\n"))
