@@ -14,7 +14,8 @@
  * modulo the size (positions and lengths are multiples of 8, so a word
  * never straddles the wrap).  Header word: bits 0-31 len (bytes, header
  * included), 32-39 state, 40-47 type, 48-63 npcs (for the stacks later;
- * free for the caller today).
+ * free for the caller today).  The ring checks len only: whoever decodes
+ * a record written by the target checks npcs against nwords.
  *
  * Producer: pos = fetch_add(head, len); wait while pos + len - tail > size
  * (spin, then FUTEX_WAIT on wake_seq); CAS header 0 -> WRITING; body;
