@@ -62,7 +62,7 @@ BLOB_CFLAGS := -std=gnu11 $(WARN) -O2 -ffreestanding -fPIC -fno-plt \
 	-mgeneral-regs-only -nostdlib -fno-builtin -fno-tree-loop-distribute-patterns
 BLOB_SRC := $(wildcard recorder/*.c) $(wildcard arch/$(ARCH)/recorder/*.S)
 BLOB_OBJ := $(patsubst %,$(B)/recorder/%.o,$(BLOB_SRC))
-BLOB_DEPS := include/ring.h include/rechook.h arch/$(ARCH)/ring_arch.h \
+BLOB_DEPS := include/ring.h include/rechook.h include/unwtab.h include/unwtab_walk.h arch/$(ARCH)/ring_arch.h \
 	arch/$(ARCH)/rec_arch.h
 
 $(B)/recorder/%.o: % $(BLOB_DEPS)

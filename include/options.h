@@ -19,6 +19,11 @@ struct options {
 	double duration;	/* --duration SECONDS: detach after (0: never) */
 	int fd_only;		/* --fd-only: no allocator breakpoints */
 	int heap_only;		/* --heap-only: no descriptor breakpoints */
+	enum engine {
+		ENGINE_AUTO,	/* the recorder where it can be, else breakpoints */
+		ENGINE_RECORDER,	/* the recorder, or an error */
+		ENGINE_BREAKPOINTS,	/* int3 probes only */
+	} engine;		/* --engine */
 	char **argv;		/* PROGRAM ARGS..., NULL-terminated */
 	int argc;
 };

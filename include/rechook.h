@@ -38,6 +38,7 @@
 #include <stdint.h>
 
 #include "ring.h"
+#include "unwtab_walk.h"
 
 struct rec_call {
 	uint64_t arg[6];
@@ -65,23 +66,37 @@ enum rec_kind {
 	REC_FN_FREE,		/* (addr) */
 	REC_FN_MEMALIGN,	/* (align, size): memalign, aligned_alloc */
 	REC_FN_POSIX_MEMALIGN,	/* (memptr, align, size) -> int */
+	REC_FN_REALLOCARRAY,	/* (old, n, size) */
 };
 
-/* A function id: its kind and the index of its object (nesting rule). */
+/*
+ * A function id: its kind, the index of its object (nesting rule) and a
+ * tag the hooks pass through untouched (ptleak: its enum alloc_fn).
+ */
 #define REC_FN(kind, obj)	((uint32_t)(kind) | (uint32_t)(obj) << 8)
+#define REC_FN_TAGGED(kind, obj, tag) (REC_FN(kind, obj) | (uint32_t)(tag) << 16)
 #define REC_FN_KIND(fn)		((unsigned)(fn) & 0xff)
-#define REC_FN_OBJ(fn)		((unsigned)(fn) >> 8)
+#define REC_FN_OBJ(fn)		(((unsigned)(fn) >> 8) & 0xff)
+#define REC_FN_TAG(fn)		(((unsigned)(fn) >> 16) & 0xff)
 
 /*
  * Ring record types and words.  Every record starts with fn (the id) and
- * tid (0 if the TCB offset is unknown) and ends with its stack: npcs
- * (header) return addresses, today the caller's alone.
- *   REC_ALLOC          fn tid result a0 a1      a0, a1: the size arguments
+ * tid (0 if unknown: see struct rec_thread).  The records of allocations
+ * (ALLOC, REALLOC_END, MEMALIGN) end with the call's stack: a 64-bit
+ * hash of it, then npcs (the ring header's count) return addresses,
+ * innermost first (the caller's first): all of them when the hash is not
+ * in the stack set (rec_conf.stackset), none when it is (ptleak has seen
+ * that stack: interned).  FREE and REALLOC_BEGIN carry no stack (npcs 0,
+ * no hash word).
+ *   REC_ALLOC          fn tid result a0 a1 hash pcs  a0, a1: the size arguments
  *                                               (a1 0 for one-size kinds)
  *   REC_FREE           fn tid addr              before the original runs
  *   REC_REALLOC_BEGIN  fn tid old               before the original runs
- *   REC_REALLOC_END    fn tid old size result   after it returned
- *   REC_MEMALIGN       fn tid memptr align size rc result
+ *   REC_REALLOC_END    fn tid old a1 a2 result hash pcs  after it returned;
+ *                                               a1, a2: the size arguments
+ *                                               (realloc: size, 0;
+ *                                               reallocarray: n, size)
+ *   REC_MEMALIGN       fn tid memptr align size rc result hash pcs
  *                      result: *memptr read after return if rc == 0, else 0
  */
 enum rec_type {
@@ -93,6 +108,7 @@ enum rec_type {
 };
 
 #define REC_MAX_RANGES	32
+#define REC_MAX_STUBS	8
 
 /* An allocator function's body [lo, hi) in object OBJ. */
 struct rec_range {
@@ -100,15 +116,72 @@ struct rec_range {
 	uint64_t obj;
 };
 
+/*
+ * A thread's stack, keyed by its TCB (rec_arch_tcb(): glibc's and musl's
+ * thread pointer).  Written by ptleak before the thread runs (at its
+ * first stop), fields first, then tcb with release; the hooks read tcb
+ * with acquire, then the fields.  An open-addressed table of
+ * threads_mask + 1 entries, linear probing from rec_thread_slot(tcb),
+ * tcb 0 = free.  A thread found: its tid, and its stack reads clamped to
+ * [lo, hi) (no walk when sp is outside: a sigaltstack).  Not found: the
+ * main thread's stack bounds if sp lies in them (its TCB is set up after
+ * ptleak's injection at launch), tid main_tid; else tid 0, no walk (the
+ * caller's return address only).
+ */
+struct rec_thread {
+	uint64_t tcb;
+	uint64_t lo, hi;
+	uint64_t tid;
+};
+
+static inline uint64_t rec_thread_slot(uint64_t tcb, uint64_t mask)
+{
+	return ((tcb >> 6) * 0x9e3779b97f4a7c15ull >> 32) & mask;
+}
+
+/*
+ * The loaded objects' unwind tables (unwtab_walk.h), sorted by lo.
+ * ptleak never changes a published struct rec_objs: it writes a new one
+ * (dlopen) and replaces rec_conf.objs with release; the hooks load the
+ * pointer once per walk with acquire.
+ */
+struct rec_objs {
+	uint64_t n;
+	struct unwtab_obj obj[];
+};
+
 /* The context word points here.  Written by the mapper before any patch
- * is live, read-only for the hooks. */
+ * is live; read-only for the hooks (every field but objs is fixed once a
+ * patch is live; the tables rec_thread and stackset change as said). */
 struct rec_conf {
 	struct ring *ring;
-	int64_t tid_off;	/* tid (int32) at TCB + tid_off; 0: unknown */
+	int64_t tid_off;	/* tid (int32) at TCB + tid_off; 0: unknown
+				 * (struct rec_thread gives it then) */
 	uint64_t stub_lo, stub_hi;	/* the code page: stubs, relocated code */
 	uint64_t nranges;
 	struct rec_range range[REC_MAX_RANGES];
+	/* more code pages (one per object out of rel32 reach of the first):
+	 * a return address in any of them is nested too */
+	uint64_t nstubs;
+	struct { uint64_t lo, hi; } stub[REC_MAX_STUBS];
+	/* stacks: at most depth return addresses per record (0: the
+	 * caller's alone, no walk) */
+	uint64_t depth;
+	/* a return address into main ([main_lo, main_hi), tested as ra - 1)
+	 * is the last one recorded, as the breakpoint engine's unwinder does */
+	uint64_t main_lo, main_hi;
+	uint64_t main_stack_lo, main_stack_hi, main_tid;
+	const struct rec_objs *objs;	/* NULL: no tables, no walk */
+	struct rec_thread *threads;	/* NULL: none */
+	uint64_t threads_mask;
+	/* stack hashes ptleak has seen (written by ptleak only): open
+	 * addressing, linear probing from hash & stackset_mask, 0 free;
+	 * the hooks probe at most REC_STACKSET_PROBES entries */
+	const uint64_t *stackset;
+	uint64_t stackset_mask;
 };
+
+#define REC_STACKSET_PROBES	8
 
 #endif /* __ASSEMBLER__ */
 #endif

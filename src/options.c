@@ -15,7 +15,7 @@
 
 enum { OPT_JSON = 256, OPT_DEPTH, OPT_VERSION, OPT_SHOW_REACHABLE, OPT_NO_SCAN,
        OPT_ERROR_EXITCODE, OPT_SUPPRESSIONS, OPT_REPORT_ON_SIGNAL, OPT_MIN_AGE,
-       OPT_DURATION, OPT_FD_ONLY, OPT_HEAP_ONLY };
+       OPT_DURATION, OPT_FD_ONLY, OPT_HEAP_ONLY, OPT_ENGINE };
 
 static const struct option longopts[] = {
 	{ "output", required_argument, NULL, 'o' },
@@ -32,6 +32,7 @@ static const struct option longopts[] = {
 	{ "duration", required_argument, NULL, OPT_DURATION },
 	{ "fd-only", no_argument, NULL, OPT_FD_ONLY },
 	{ "heap-only", no_argument, NULL, OPT_HEAP_ONLY },
+	{ "engine", required_argument, NULL, OPT_ENGINE },
 	{ "help", no_argument, NULL, 'h' },
 	{ "version", no_argument, NULL, OPT_VERSION },
 	{ NULL, 0, NULL, 0 },
@@ -51,6 +52,10 @@ static const char usage[] =
 	"      --duration SECONDS  report and detach after SECONDS\n"
 	"      --fd-only       file descriptors only (no allocator breakpoints)\n"
 	"      --heap-only     heap only (no descriptor breakpoints)\n"
+	"      --engine=auto|recorder|breakpoints  how allocator calls are seen:\n"
+	"                      code injected into the target that records them\n"
+	"                      (no stop per call), int3 breakpoints, or auto\n"
+	"                      (default: the recorder wherever it can be injected)\n"
 	"  -o, --output FILE   text report to FILE instead of stderr\n"
 	"      --json FILE     also write the report as JSON to FILE\n"
 	"      --depth N       frames kept per stack (default 16)\n"
@@ -205,6 +210,17 @@ int options_parse(struct options *o, int argc, char **argv)
 			break;
 		case OPT_HEAP_ONLY:
 			o->heap_only = 1;
+			break;
+		case OPT_ENGINE:
+			if (!strcmp(optarg, "auto"))
+				o->engine = ENGINE_AUTO;
+			else if (!strcmp(optarg, "recorder"))
+				o->engine = ENGINE_RECORDER;
+			else if (!strcmp(optarg, "breakpoints"))
+				o->engine = ENGINE_BREAKPOINTS;
+			else
+				return usage_error("--engine wants auto, recorder or "
+						   "breakpoints, not '%s'", optarg);
 			break;
 		case 'h':
 			fputs(usage, stdout);
