@@ -49,7 +49,8 @@ TARGET_CFLAGS := -O0 -g -fno-omit-frame-pointer -pthread
 .PHONY: all deps demo check check-valgrind unit integration bench bench-unwtab clean
 all: $(B)/ptleak
 
-$(B)/obj/%.o: %.c $(wildcard include/*.h) $(wildcard src/*.h) $(wildcard arch/$(ARCH)/*.h)
+$(B)/obj/%.o: %.c $(wildcard include/*.h) $(wildcard src/*.h) $(wildcard arch/$(ARCH)/*.h) \
+		$(B)/gen/recblob_offsets.h
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -c -o $@ $<
 

@@ -131,6 +131,8 @@ int arch_inject_syscall(pid_t tid, long nr, const uint64_t args[6],
 
 /* System call numbers the generic code injects. */
 extern const long arch_sys_mmap, arch_sys_munmap;
+/* ... and the recorder's data area (recorder.h) */
+extern const long arch_sys_memfd_create, arch_sys_ftruncate, arch_sys_close;
 /* seccomp_data.arch of this ABI (AUDIT_ARCH_*); the injected system call
  * instruction is ARCH_SYSCALL_INSN_LEN bytes (arch_regs.h) */
 extern const uint32_t arch_audit_arch;

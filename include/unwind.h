@@ -37,6 +37,11 @@ void unwinder_flush(struct unwinder *u);
  */
 void unwinder_set_entry(struct unwinder *u, pid_t tid, uint64_t entry);
 
+/* main's code [*LO, *HI) (memory read through thread TID, which may run):
+ * 0, or -1 while it is not known (the executable not relocated yet). */
+int unwinder_main_range(struct unwinder *u, pid_t tid, uint64_t *lo,
+			uint64_t *hi);
+
 /* A stack slot holding a hijacked return address, and the real one. */
 struct ret_fix {
 	uint64_t slot;

@@ -211,7 +211,7 @@ int attach_target(struct session *S)
 	/* descriptors open now are the program's own business */
 	if (P->fdp)
 		fdprobe_attach(P->fdp, P->mem_pid);
-	if (image_setup(S, inj->tid) || (P->r_debug && image_rendezvous(P, inj->tid))) {
+	if (image_setup(S, inj->tid) || (P->r_debug && image_rendezvous(S, inj->tid))) {
 		inj->held_sig = tasks_take_held_sig(S);
 		return -1;
 	}

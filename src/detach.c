@@ -115,6 +115,9 @@ int detach_target(struct session *S, int report)
 		if (events_wait_all_stopped(S, 1))
 			ret = -1;
 	}
+	/* the recorder's entries first: no call enters a hook from now on */
+	if (recs_detach(S))
+		ret = -1;
 	for_each_task(S, i, t)
 		if (t->held && t->role != ROLE_FORK_CHILD)
 			moved += untrace_thread(S, t) > 0;

@@ -48,7 +48,7 @@ static void on_trap(struct session *S, struct task *t)
 			if (bp->kind == BP_ALLOC || bp->kind == BP_FD)
 				heapprobe_entry(S, t, bp, &r, &wb);
 			else if (bp->kind == BP_RENDEZVOUS)
-				image_rendezvous(P, t->tid);
+				image_rendezvous(S, t->tid);
 		}
 		if (wb_step_over(bp, &r, &wb) || wb_flush(&wb)) {
 			/*
@@ -217,6 +217,14 @@ static void on_stop(struct session *S, pid_t tid, int status)
 			task_resume(S, t, 0);
 			return;
 		}
+		if (debug_stops && (sig == SIGSEGV || sig == SIGBUS || sig == SIGILL)) {
+			struct arch_regs r;
+
+			if (!arch_get_regs(tid, &r))
+				fprintf(stderr, "ptleak-debug: %d signal %d at pc %#llx sp %#llx rdi %#llx\n",
+					(int)tid, sig, (unsigned long long)arch_pc(&r),
+					(unsigned long long)arch_sp(&r), (unsigned long long)arch_arg(&r, 0));
+		}
 		task_resume(S, t, sig);
 		return;
 	default:
@@ -252,8 +260,11 @@ int events_wait_one(struct session *S)
 		tid = waitpid(-1, &status, __WALL);
 		if (tid >= 0)
 			break;
-		if (errno == EINTR)
+		if (errno == EINTR) {
+			if (drain_due)
+				return 0;	/* the caller's loop drains */
 			continue;
+		}
 		if (errno == ECHILD)
 			return -1;
 		return error("waitpid: %s", strerror(errno));

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "fdprobe.h"
+#include "recorder.h"
 #include "memio.h"
 #include "session.h"
 #include "symbols.h"
@@ -42,15 +43,31 @@ static int read_auxv(pid_t pid, uint64_t *base, uint64_t *entry)
 	return 0;
 }
 
-/* Plant the allocator breakpoints, each in the first of the objects
- * ORDER (addresses inside them, link-map order) that defines it. */
-static int bind_allocator(struct proc *P, pid_t tid, const uint64_t *order,
+/* The index of object MODULE among those bound so far (nesting rule). */
+static unsigned object_index(const char **mods, unsigned *n, const char *module)
+{
+	unsigned i;
+
+	for (i = 0; i < *n; i++)
+		if (!strcmp(mods[i], module))
+			return i;
+	if (*n < AF_COUNT)
+		mods[(*n)++] = module;
+	return i;
+}
+
+/* Patch (recorder) or plant a breakpoint on each allocator function, in
+ * the first of the objects ORDER (addresses inside them, link-map order)
+ * that defines it. */
+static int bind_allocator(struct session *S, pid_t tid, const uint64_t *order,
 			  unsigned n)
 {
+	struct proc *P = &S->proc;
 	struct sym_def defs[AF_COUNT];
+	const char *mods[AF_COUNT];
 	struct symbolizer *s;
-	unsigned i;
-	int ret = 0;
+	unsigned i, nmods = 0;
+	int ret = 0, r;
 
 	memset(defs, 0, sizeof(defs));
 	s = sym_open(tid);
@@ -64,9 +81,16 @@ static int bind_allocator(struct proc *P, pid_t tid, const uint64_t *order,
 	for (i = 0; i < AF_COUNT; i++) {
 		if (P->bound[i] || !defs[i].addr)
 			continue;
-		if (!bp_plant(&P->bps, tid, defs[i].addr,
-			      defs[i].addr + defs[i].size, BP_ALLOC, (int)i,
-			      alloc_names[i])) {
+		r = recs_bind(S, tid, &defs[i], (int)i, alloc_names[i],
+			      object_index(mods, &nmods, defs[i].module));
+		if (r < 0) {
+			ret = -1;
+			P->rec_fatal = 1;
+			break;
+		}
+		if (!r && !bp_plant(&P->bps, tid, defs[i].addr,
+				    defs[i].addr + defs[i].size, BP_ALLOC, (int)i,
+				    alloc_names[i])) {
 			ret = -1;	/* the others can still be traced */
 			continue;
 		}
@@ -86,15 +110,25 @@ static int bind_allocator(struct proc *P, pid_t tid, const uint64_t *order,
 /* struct r_debug and struct link_map, as laid out on LP64 */
 #define R_DEBUG_MAP 8
 #define R_DEBUG_STATE 24
+#define LM_ADDR 0
+#define LM_NAME 8
 #define LM_LD 16
 #define LM_NEXT 24
 #define RT_CONSISTENT 0
 
-int image_rendezvous(struct proc *P, pid_t tid)
+/* The executable's path (its link map name is empty). */
+static void exe_path(pid_t pid, char *buf, size_t len)
 {
+	snprintf(buf, len, "/proc/%d/exe", (int)pid);
+}
+
+int image_rendezvous(struct session *S, pid_t tid)
+{
+	struct proc *P = &S->proc;
 	uint64_t map, order[1024];
 	int32_t state;
 	unsigned n = 0, i;
+	int rec = P->rec && rec_injected(P->rec);
 
 	if (mem_read_all(tid, P->r_debug + R_DEBUG_STATE, &state, sizeof(state)) ||
 	    mem_read_all(tid, P->r_debug + R_DEBUG_MAP, &map, sizeof(map)))
@@ -105,19 +139,51 @@ int image_rendezvous(struct proc *P, pid_t tid)
 	unwinder_flush(P->unw);
 	for (i = 0; i < AF_COUNT && (P->bound[i] || P->no_heap); i++)
 		;
-	if (i == AF_COUNT && (!P->fdp || fdprobe_bound(P->fdp)))
+	if (i == AF_COUNT && (!P->fdp || fdprobe_bound(P->fdp)) && !rec)
 		return 0;
+	if (rec)
+		rec_objects_begin(P->rec);
 	while (map && n < ARRAY_SIZE(order)) {
 		uint64_t lm[4];
+		char name[4096];
 
 		if (mem_read_all(tid, map, lm, sizeof(lm)))
 			return error("cannot read the link map of process %d",
 				     (int)P->pid);
 		if (lm[LM_LD / 8])
 			order[n++] = lm[LM_LD / 8];
+		if (rec) {
+			ssize_t got = mem_read(tid, lm[LM_NAME / 8], name, sizeof(name) - 1);
+
+			name[got > 0 ? got : 0] = '\0';
+			if (!name[0])
+				exe_path(P->pid, name, sizeof(name));
+			rec_object_add(P->rec, name, lm[LM_ADDR / 8]);
+		}
 		map = lm[LM_NEXT / 8];
 	}
-	return bind_allocator(P, tid, order, n);
+	if (rec)
+		rec_objects_publish(P->rec);
+	if (i == AF_COUNT && (!P->fdp || fdprobe_bound(P->fdp)))
+		return 0;
+	if (bind_allocator(S, tid, order, n))
+		return -1;
+	/* injected just now: the objects' tables */
+	if (!rec && P->rec && rec_injected(P->rec))
+		return image_rendezvous(S, tid);
+	return 0;
+}
+
+/* A static executable's load bias: its entry ENTRY less the file's. */
+static uint64_t static_bias(const char *path, uint64_t entry)
+{
+	Elf64_Ehdr eh;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	ssize_t got = fd < 0 ? -1 : pread(fd, &eh, sizeof(eh), 0);
+
+	if (fd >= 0)
+		close(fd);
+	return got == (ssize_t)sizeof(eh) ? entry - eh.e_entry : 0;
 }
 
 /*
@@ -137,8 +203,19 @@ int image_setup(struct session *S, pid_t tid)
 	if (read_auxv(P->mem_pid, &base, &entry) || bpset_scratch(&P->bps, tid))
 		return -1;
 	unwinder_set_entry(P->unw, tid, entry);
-	if (!base)
-		return bind_allocator(P, tid, &entry, 1);
+	if (!base) {
+		char exe[64];
+
+		if (bind_allocator(S, tid, &entry, 1))
+			return -1;
+		if (P->rec && rec_injected(P->rec)) {
+			exe_path(P->pid, exe, sizeof(exe));
+			rec_objects_begin(P->rec);
+			rec_object_add(P->rec, exe, static_bias(exe, entry));
+			rec_objects_publish(P->rec);
+		}
+		return 0;
+	}
 
 	s = sym_open(P->mem_pid);
 	if (!s)
@@ -164,6 +241,8 @@ int image_exec(struct session *S, struct task *t)
 
 	if (bpset_reset(&P->bps))
 		return -1;
+	recs_drain(S);		/* the old image's last calls */
+	recs_forget(S);
 	heap_reset(P->heap);
 	cov_reset(&S->cov, COV_HEAP);	/* the old image's heap is gone */
 	if (P->fdp)

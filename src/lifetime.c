@@ -42,6 +42,7 @@ void lifetime_exit(struct session *S, struct task *t)
 		return;
 	t->exiting = 1;
 	P->nalive--;
+	recs_thread_exit(S, t->tid);
 	if (P->reported)
 		return;
 	if (t->tid == P->mem_pid && P->nalive)
@@ -90,6 +91,7 @@ static void release_fork_child(struct session *S, struct task *c)
 	size_t i;
 
 	bpset_unplant_all(&P->bps, c->tid);
+	recs_fork_child(S, c->tid);
 	/* the creator's calls in progress at the fork, still hijacked in the
 	 * child's copy of the stack */
 	for (i = 0; i < c->ninherit; i++) {
@@ -137,6 +139,7 @@ void lifetime_start(struct session *S, struct task *t)
 
 		/* a new thread on a cached stack: that stack is live again */
 		if (!t->attached && !arch_get_regs(t->tid, &r)) {
+			recs_thread_start(S, t->tid, &r);
 			t->first_sp = arch_sp(&r);
 			for (i = 0; i < P->ndead; i++) {
 				if (P->dead[i].first_sp == t->first_sp)

@@ -69,6 +69,8 @@ int report_make(struct session *S, enum report_reason reason, pid_t via,
 	size_t nclasses = 0;
 	int ret, fd_err = 0;
 
+	recs_drain(S);	/* exact up to now */
+
 	memset(&in, 0, sizeof(in));
 	in.pid = P->pid;
 	in.argv = P->argv;

@@ -18,6 +18,8 @@
  *   wbuf.c         a stop's memory writes; stepping over a breakpoint
  *   report_make.c  where a report is made (exit, signal, detach)
  *   sigself.c      signals to ptleak: report or detach requested
+ *   recsession.c   the recorder engine in the session (recorder.h): where
+ *                  the allocator is patched, the ring drained
  */
 #ifndef PTLEAK_SESSION_H
 #define PTLEAK_SESSION_H
@@ -97,6 +99,12 @@ struct proc {
 	int no_heap;		/* --fd-only: no allocator breakpoints */
 	unsigned nalive;	/* threads not yet at PTRACE_EVENT_EXIT */
 	uint64_t r_debug;	/* the dynamic linker's struct r_debug, 0 if static */
+	/* the recorder engine (recorder.h), NULL until injected */
+	struct recorder *rec;
+	int rec_off;		/* cannot be injected here: breakpoints */
+	int rec_fatal;		/* --engine=recorder could not be had: end */
+	int rec_main_known;	/* the hooks know main's range */
+	uint64_t rec_lost;	/* records the target gave up, counted */
 	int bound[AF_COUNT];
 	int glibc;		/* malloc is glibc's (libc.so.6, or a static executable) */
 	int reported;
@@ -201,7 +209,7 @@ int wb_step_over(const struct bp *bp, struct arch_regs *r, struct wbuf *wb);
 
 /* The dynamic linker's rendezvous hit (thread TID stopped): bind the
  * probes in the objects loaded now. */
-int image_rendezvous(struct proc *P, pid_t tid);
+int image_rendezvous(struct session *S, pid_t tid);
 /* Map the scratch page (thread TID runs the mmap), then catch the
  * rendezvous, or bind a static executable now.  Every thread is stopped. */
 int image_setup(struct session *S, pid_t tid);
@@ -270,6 +278,34 @@ void events_group_stopped(struct session *S, int sig);
 /* A held thread to run a system call for ptleak (one in a group-stop
  * only if LISTENING_OK), or NULL. */
 struct task *events_injection_thread(struct session *S, int listening_ok);
+
+/* ---- recsession.c ---------------------------------------------------- */
+
+struct sym_def;
+/* Set by the drain timer: the loop drains the ring (recs_drain). */
+extern volatile sig_atomic_t drain_due;
+/* Take every record of the target's ring into the tables. */
+void recs_drain(struct session *S);
+/* Bind allocator function FN (enum alloc_fn) NAME defined by D (object
+ * index OBJ) with the recorder, injected first if needed (thread TID
+ * stopped; injected only when every thread is).  1: patched; 0: the
+ * caller plants a breakpoint (a notice said why); -1: --engine=recorder
+ * and it cannot be (message). */
+int recs_bind(struct session *S, pid_t tid, const struct sym_def *d, int fn,
+	      const char *name, unsigned obj);
+/* Thread TID starts (or is seized): its stack told to the hooks. */
+void recs_thread_start(struct session *S, pid_t tid, const struct arch_regs *r);
+/* Every stopped thread's stack told to the hooks. */
+void recs_threads_all(struct session *S);
+/* Thread TID exited. */
+void recs_thread_exit(struct session *S, pid_t tid);
+/* A fork child, stopped before it runs: its inherited patches undone. */
+void recs_fork_child(struct session *S, pid_t child);
+/* The image is gone (exec): forget the recorder. */
+void recs_forget(struct session *S);
+/* Detach, every thread held: drain, stop recording, restore the
+ * entries, move threads out of relocated prologues.  0 or -1. */
+int recs_detach(struct session *S);
 
 /* ---- launch.c --------------------------------------------------------- */
 

@@ -23,6 +23,7 @@
 
 #include "fdprobe.h"
 #include "outfile.h"
+#include "recorder.h"
 #include "session.h"
 #include "stacks.h"
 #include "suppress.h"
@@ -68,6 +69,7 @@ static void session_free(struct session *S)
 	unwinder_delete(P->unw);
 	stacks_delete(P->stacks);
 	heap_delete(P->heap);
+	rec_delete(P->rec);
 	fdprobe_delete(P->fdp);
 	free(P->dead);
 	for (i = 0; S->cmdline && S->cmdline[i]; i++)
@@ -204,6 +206,19 @@ int tracer_run(const struct options *o)
 		if (detach_requested || report_requested) {
 			wake_tid = 0;
 			continue;
+		}
+		if (drain_due)
+			recs_drain(S);
+		if (P->rec_fatal) {
+			/* --engine=recorder without the recorder: said why */
+			S->report_failed = 1;
+			P->reported = 1;
+			if (S->attached) {
+				detach_target(S, 0);
+				break;
+			}
+			P->rec_fatal = 0;
+			kill(P->pid, SIGKILL);
 		}
 		ret = events_wait_one(S);
 		wake_tid = 0;

@@ -593,6 +593,23 @@ static void resolve_main(struct unwinder *u)
 	u->main_hi = pi.end_ip;
 }
 
+int unwinder_main_range(struct unwinder *u, pid_t tid, uint64_t *lo,
+			uint64_t *hi)
+{
+	if (u->main_kind >= 0 && !u->main_hi) {
+		unsigned tries = u->main_tries;
+
+		u->tid = tid;
+		current = u;
+		resolve_main(u);
+		current = NULL;
+		u->main_tries = tries;	/* the stops' tries are theirs */
+	}
+	*lo = u->main_lo;
+	*hi = u->main_hi;
+	return u->main_hi ? 0 : -1;
+}
+
 unsigned unwind_stack(struct unwinder *u, pid_t tid, const struct arch_regs *r,
 		      const struct ret_fix *fixes, unsigned nfixes,
 		      uint64_t *pcs, unsigned max)

@@ -22,6 +22,9 @@
 
 const long arch_sys_mmap = SYS_mmap;
 const long arch_sys_munmap = SYS_munmap;
+const long arch_sys_memfd_create = SYS_memfd_create;
+const long arch_sys_ftruncate = SYS_ftruncate;
+const long arch_sys_close = SYS_close;
 const uint32_t arch_audit_arch = AUDIT_ARCH_X86_64;
 
 int arch_get_regs(pid_t tid, struct arch_regs *r)

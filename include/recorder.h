@@ -1,0 +1,126 @@
+/*
+ * recorder.h - the recorder engine, ptleak's side (docs/recorder.md,
+ * docs/design.md "The recorder"): what ptleak injects into a target so
+ * that the target records its own allocator calls into a ring that ptleak
+ * drains, with no ptrace stop per call.
+ *
+ *   rec_area.c    the shared data area (memfd mapped in the target and in
+ *                 ptleak: rec_conf, ring, thread table, stack set, unwind
+ *                 tables) and the code pages (hook blob, trampolines,
+ *                 relocated prologues) mapped near the patched objects
+ *   rec_patch.c   patching a function's entry, and restoring it
+ *   rec_objs.c    the loaded objects' unwind tables, the thread table
+ *   rec_drain.c   ring records to the heap table (heap.h), stacks interned
+ *
+ * Every injection is a system call run by a stopped thread while every
+ * other thread of the target is stopped (arch_inject_syscall), checked
+ * first against the thread's seccomp filters.  Code is written through
+ * /proc/PID/mem into pages mapped read+exec: no mapping is ever writable
+ * and executable.
+ */
+#ifndef PTLEAK_RECORDER_H
+#define PTLEAK_RECORDER_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+struct heap;
+struct stacks;
+struct recorder;
+
+/* A new recorder for process PID keeping DEPTH pcs per stack (the
+ * function's entry included, as the breakpoint engine's stacks).  Nothing
+ * is injected yet. */
+struct recorder *rec_new(pid_t pid, unsigned depth);
+/* Forget everything on ptleak's side (ptleak's mapping of the area is
+ * unmapped; the target is not touched: see rec_detach). */
+void rec_delete(struct recorder *R);
+
+/*
+ * Would stopped thread TID's seccomp filters let every system call of
+ * rec_inject run?  1 yes; 0 no, WHY (LEN bytes) says which and why.
+ */
+int rec_allowed(pid_t tid, char *why, size_t len);
+
+/*
+ * Map the data area into the target (memfd_create, ftruncate, mmap
+ * MAP_SHARED, close, run by stopped thread TID; every other thread
+ * stopped) and into ptleak, and a first code page within reach of
+ * [NEAR_LO, NEAR_HI) (the first object to patch).  *HELD_SIG: a signal that arrived meanwhile
+ * (0: none), to resume TID with.  0, or -1 with a message in WHY (the
+ * caller decides between a notice and an error).
+ */
+int rec_inject(struct recorder *R, pid_t tid, uint64_t near_lo,
+	       uint64_t near_hi, int *held_sig, char *why, size_t len);
+/* The data area exists in the target. */
+int rec_injected(const struct recorder *R);
+
+/*
+ * Patch the allocator function NAME at ADDR (its body SIZE bytes, in the
+ * object whose index is OBJ) so that its calls are recorded; KIND is a
+ * rechook.h enum rec_kind, TAG ptleak's enum alloc_fn.  A code page
+ * within reach is mapped if needed (TID runs the mmap, every other thread
+ * stopped).  PCS[0..NPCS-1]: the pcs of the stopped threads; a function
+ * with one of them inside the bytes to displace is not patched.  0; 1 if
+ * ADDR is patched already (an alias); -1 with WHY when this function
+ * cannot be patched (the caller plants a breakpoint instead).
+ */
+int rec_patch(struct recorder *R, pid_t tid, const char *name, uint64_t addr,
+	      uint64_t size, unsigned obj, unsigned kind, unsigned tag,
+	      const uint64_t *pcs, unsigned npcs, int *held_sig, char *why,
+	      size_t len);
+/* Functions patched. */
+unsigned rec_npatched(const struct recorder *R);
+
+/*
+ * The unwind tables: object PATH loaded at BIAS (run-time address - link
+ * address).  Collected by rec_object_add, published at once by
+ * rec_objects_publish (the hooks see the new set from their next walk).
+ * A new generation (rec_objects_begin) forgets the objects not added
+ * again (dlclose).
+ */
+void rec_objects_begin(struct recorder *R);
+int rec_object_add(struct recorder *R, const char *path, uint64_t bias);
+int rec_objects_publish(struct recorder *R);
+
+/*
+ * The thread whose TCB (thread pointer) is TCB and stack pointer SP is
+ * thread TID: its stack is the mapping holding SP (read from
+ * /proc/PID/maps).  Before it runs (its first stop), or at attach.
+ */
+int rec_thread_set(struct recorder *R, pid_t tid, uint64_t tcb, uint64_t sp);
+/* Thread TID exited: its entry walks no more. */
+void rec_thread_gone(struct recorder *R, pid_t tid);
+/* The main thread's stack and tid, for the hooks that run before its
+ * TCB is in the thread table (launch): from its first sp. */
+int rec_main_stack(struct recorder *R, pid_t tid, uint64_t sp);
+/* main's code [LO, HI): a return address there ends a stack. */
+void rec_set_main(struct recorder *R, uint64_t lo, uint64_t hi);
+
+/*
+ * Take every record the target has committed: into heap table H, stacks
+ * interned in ST.  Returns the number of records taken, or -1 with a
+ * message when the ring is corrupt (recording stops: the heap is no
+ * longer tracked).  *LOST: records given up by the target so far.
+ */
+long rec_drain(struct recorder *R, struct heap *h, struct stacks *st,
+	       uint64_t *lost);
+
+/*
+ * Restore every patched entry in the memory of process PID (the target,
+ * or a forked child that inherited the patches).  0, or -1 if a write
+ * failed (message).
+ */
+int rec_unpatch(struct recorder *R, pid_t pid);
+/* Stop recording: the hooks pass straight through from now on. */
+void rec_disable(struct recorder *R);
+/* Is PC in one of the code pages (a stub, a relocated prologue)? */
+int rec_pc_in_code(const struct recorder *R, uint64_t pc);
+/*
+ * A thread stopped at PC inside a relocated prologue: the equivalent pc
+ * in the original function, or PC if it is not in one.
+ */
+uint64_t rec_fixup_pc(const struct recorder *R, uint64_t pc);
+
+#endif

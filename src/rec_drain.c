@@ -1,0 +1,320 @@
+/*
+ * rec_drain.c - the recorder's consumer: ring records (rechook.h) to the
+ * heap table (heap.h), the same calls the breakpoint engine makes, so
+ * that reports do not know which engine ran.
+ *
+ * Stacks: a record carries a hash of its walked return addresses and,
+ * the first times, the addresses themselves; ptleak interns them (hash ->
+ * walked stack) and then puts the hash into the stack set, so that the
+ * hooks send only the hash from then on.  The stack of a block is the
+ * function's entry followed by the walked addresses, cut after a return
+ * address into main, as the breakpoint engine's unwinder makes it.
+ */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ring.h"
+#include "rec_priv.h"
+#include "stacks.h"
+#include "util.h"
+
+#define MAX_PCS 512
+
+struct drain {
+	struct recorder *R;
+	struct heap *h;
+	struct stacks *st;
+	uint64_t now;
+	long n;
+};
+
+static uint64_t mix(uint64_t x)
+{
+	x ^= x >> 33;
+	x *= 0xff51afd7ed558ccdull;
+	x ^= x >> 33;
+	return x;
+}
+
+/* The walked stack id of HASH (0: unknown). */
+static uint32_t hmap_get(const struct recorder *R, uint64_t hash)
+{
+	size_t i;
+
+	if (!R->hcap)
+		return 0;
+	for (i = mix(hash) & (R->hcap - 1); R->hmap[i].hash;
+	     i = (i + 1) & (R->hcap - 1))
+		if (R->hmap[i].hash == hash)
+			return R->hmap[i].id;
+	return 0;
+}
+
+static void hmap_put(struct recorder *R, uint64_t hash, uint32_t id)
+{
+	size_t i;
+
+	if ((R->hcount + 1) * 2 > R->hcap) {
+		size_t oldcap = R->hcap, k;
+		__typeof__(R->hmap) old = R->hmap;
+
+		R->hcap = R->hcap ? 2 * R->hcap : 1024;
+		R->hmap = xcalloc(R->hcap, sizeof(*R->hmap));
+		R->hcount = 0;
+		for (k = 0; k < oldcap; k++)
+			if (old[k].hash)
+				hmap_put(R, old[k].hash, old[k].id);
+		free(old);
+	}
+	for (i = mix(hash) & (R->hcap - 1); R->hmap[i].hash;
+	     i = (i + 1) & (R->hcap - 1))
+		if (R->hmap[i].hash == hash)
+			return;
+	R->hmap[i].hash = hash;
+	R->hmap[i].id = id;
+	R->hcount++;
+}
+
+/* The hooks may send only the hash of this stack from now on. */
+static void stackset_add(struct recorder *R, uint64_t hash)
+{
+	uint64_t *set = (uint64_t *)(R->area + AREA_STACKSET), i, n;
+
+	for (i = hash & (NSTACKSET - 1), n = 0; n < REC_STACKSET_PROBES;
+	     i = (i + 1) & (NSTACKSET - 1), n++) {
+		uint64_t v = __atomic_load_n(&set[i], __ATOMIC_RELAXED);
+
+		if (v == hash)
+			return;
+		if (!v) {
+			__atomic_store_n(&set[i], hash, __ATOMIC_RELEASE);
+			return;
+		}
+	}
+	/* that chain is full: this stack keeps coming whole */
+}
+
+/* (walked id, entry) -> ptleak's stack id. */
+static uint32_t fmap_get(struct recorder *R, uint64_t key)
+{
+	size_t i;
+
+	if (!R->fcap)
+		return 0;
+	for (i = mix(key) & (R->fcap - 1); R->fmap[i].key;
+	     i = (i + 1) & (R->fcap - 1))
+		if (R->fmap[i].key == key)
+			return R->fmap[i].id;
+	return 0;
+}
+
+static void fmap_put(struct recorder *R, uint64_t key, uint32_t id)
+{
+	size_t i;
+
+	if ((R->fcount + 1) * 2 > R->fcap) {
+		size_t oldcap = R->fcap, k;
+		__typeof__(R->fmap) old = R->fmap;
+
+		R->fcap = R->fcap ? 2 * R->fcap : 1024;
+		R->fmap = xcalloc(R->fcap, sizeof(*R->fmap));
+		R->fcount = 0;
+		for (k = 0; k < oldcap; k++)
+			if (old[k].key)
+				fmap_put(R, old[k].key, old[k].id);
+		free(old);
+	}
+	for (i = mix(key) & (R->fcap - 1); R->fmap[i].key;
+	     i = (i + 1) & (R->fcap - 1))
+		;
+	R->fmap[i].key = key;
+	R->fmap[i].id = id;
+	R->fcount++;
+}
+
+static const struct rec_fn *fn_of(const struct recorder *R, uint64_t fn)
+{
+	unsigned i;
+
+	for (i = 0; i < R->nfns; i++)
+		if (R->fns[i].fn == (uint32_t)fn)
+			return &R->fns[i];
+	return NULL;
+}
+
+/*
+ * The stack of a record: HASH, and the NPCS pcs at PCS when it came
+ * whole; F the function called.  0 when the hash is unknown (its whole
+ * record was lost).
+ */
+static uint32_t stack_of(struct drain *d, const struct rec_fn *f,
+			 uint64_t hash, const uint64_t *pcs, unsigned npcs)
+{
+	struct recorder *R = d->R;
+	uint64_t all[MAX_PCS + 1], key;
+	const uint64_t *w;
+	uint32_t wid, id;
+	unsigned n, i;
+
+	wid = hmap_get(R, hash);
+	if (!wid) {
+		if (!npcs && !hash)
+			return 0;
+		/* cut after a return address into main */
+		for (n = 0; n < npcs && n < MAX_PCS; n++)
+			if (R->main_hi && pcs[n] - 1 >= R->main_lo &&
+			    pcs[n] - 1 < R->main_hi) {
+				n++;
+				break;
+			}
+		/* npcs 0 with an unknown hash: lost, counted once below */
+		wid = stacks_intern(R->walked, pcs, n);
+		if (!wid && npcs)
+			return 0;
+		if (!wid) {
+			/* an empty walk: its own id */
+			wid = stacks_intern(R->walked, (const uint64_t[]){ 0 }, 1);
+		}
+		hmap_put(R, hash, wid);
+		if (npcs)
+			stackset_add(R, hash);
+	}
+	key = (uint64_t)wid << 32 | (uint64_t)(f - R->fns) | 1ull << 31;
+	id = fmap_get(R, key);
+	if (id)
+		return id;
+	n = stacks_get(R->walked, wid, &w);
+	all[0] = f->addr;
+	for (i = 0; i < n && i + 1 < R->depth && i < MAX_PCS; i++) {
+		if (!w[i])
+			break;
+		all[i + 1] = w[i];
+	}
+	id = stacks_intern(d->st, all, i + 1);
+	fmap_put(R, key, id);
+	return id;
+}
+
+static struct rec_realloc *realloc_find(struct recorder *R, uint64_t tid,
+					uint64_t old)
+{
+	size_t i;
+
+	for (i = R->nreallocs; i > 0; i--)
+		if (R->reallocs[i - 1].tid == tid && R->reallocs[i - 1].old == old)
+			return &R->reallocs[i - 1];
+	return NULL;
+}
+
+static uint64_t product(uint64_t a, uint64_t b, int *overflow)
+{
+	unsigned __int128 m = (unsigned __int128)a * b;
+
+	*overflow = m >> 64 != 0;
+	return (uint64_t)m;
+}
+
+static int take(void *ctx, const struct ring_rec *rec)
+{
+	struct drain *d = ctx;
+	struct recorder *R = d->R;
+	const uint64_t *w = rec->w;
+	unsigned nw = rec->nwords - rec->npcs, kind;
+	const struct rec_fn *f;
+	struct rec_realloc *q;
+	struct heap_block b;
+	int overflow = 0;
+
+	d->n++;
+	if (nw < 3 || !(f = fn_of(R, w[0])))
+		return 0;	/* not ours (a foreign record): ignored */
+	kind = REC_FN_KIND(w[0]);
+	memset(&b, 0, sizeof(b));
+	b.time_ns = d->now;
+	b.tid = (int32_t)w[1];
+	b.fn = (uint8_t)REC_FN_TAG(w[0]);
+	switch (rec->type) {
+	case REC_FREE:
+		if (w[2])
+			heap_free(d->h, w[2]);
+		return 0;
+	case REC_REALLOC_BEGIN:
+		/* a begin left by longjmp for the same block: back live */
+		if ((q = realloc_find(R, w[1], w[2])) && q->live)
+			heap_alloc(d->h, &q->held);
+		if (!q) {
+			if (R->nreallocs == R->areallocs) {
+				R->areallocs = R->areallocs ? 2 * R->areallocs : 16;
+				R->reallocs = xrealloc(R->reallocs, R->areallocs *
+						       sizeof(*R->reallocs));
+			}
+			q = &R->reallocs[R->nreallocs++];
+		}
+		q->tid = w[1];
+		q->old = w[2];
+		q->live = heap_realloc_begin(d->h, w[2], &q->held);
+		return 0;
+	case REC_ALLOC:
+		if (nw < 6 || !w[2])
+			return 0;
+		b.addr = w[2];
+		b.size = kind == REC_FN_CALLOC ? product(w[3], w[4], &overflow) :
+			 kind == REC_FN_MEMALIGN ? w[4] : w[3];
+		b.stack = stack_of(d, f, w[5], w + nw, rec->npcs);
+		heap_alloc(d->h, &b);
+		return 0;
+	case REC_REALLOC_END: {
+		struct rec_realloc held = { 0 };
+		uint64_t size;
+
+		if (nw < 7)
+			return 0;
+		q = realloc_find(R, w[1], w[2]);
+		if (q) {
+			held = *q;
+			*q = R->reallocs[--R->nreallocs];
+		}
+		size = kind == REC_FN_REALLOCARRAY ? product(w[3], w[4], &overflow) :
+		       w[3];
+		b.addr = w[5];
+		b.size = size;
+		b.stack = stack_of(d, f, w[6], w + nw, rec->npcs);
+		heap_realloc_end(d->h, w[2], held.live, &held.held,
+				 overflow ? 1 : size, &b);
+		return 0;
+	}
+	case REC_MEMALIGN:
+		if (nw < 8 || w[5] || !w[6])
+			return 0;
+		b.addr = w[6];
+		b.size = w[4];
+		b.stack = stack_of(d, f, w[7], w + nw, rec->npcs);
+		heap_alloc(d->h, &b);
+		return 0;
+	}
+	return 0;
+}
+
+long rec_drain(struct recorder *R, struct heap *h, struct stacks *st,
+	       uint64_t *lost)
+{
+	struct drain d = { R, h, st, now_ns(), 0 };
+	int got;
+
+	if (lost)
+		*lost = R && R->area ?
+			__atomic_load_n(&((struct ring *)(R->area + AREA_RING))->lost,
+					__ATOMIC_RELAXED) : 0;
+	if (!R || !R->rd || R->broken)
+		return 0;
+	do {
+		got = ring_consume(R->rd, take, &d, 4096);
+		if (got < 0) {
+			R->broken = 1;
+			return -1;
+		}
+	} while (got == 4096);
+	return d.n;
+}
