@@ -107,6 +107,15 @@ void rec_set_main(struct recorder *R, uint64_t lo, uint64_t hi);
 long rec_drain(struct recorder *R, struct heap *h, struct stacks *st,
 	       uint64_t *lost);
 
+/* Records reserved but not taken: the drain stopped at a hole (a record
+ * being written, or given up by its thread). */
+int rec_blocked(const struct recorder *R);
+/* The consumer's position in the ring (progress). */
+uint64_t rec_tail_pos(const struct recorder *R);
+/* Give up the holes at the ring's tail (no producer can be inside them:
+ * every thread stopped out of the hooks, or gone).  Bytes skipped. */
+long rec_skip_holes(struct recorder *R);
+
 /*
  * Restore every patched entry in the memory of process PID (the target,
  * or a forked child that inherited the patches).  0, or -1 if a write
@@ -122,5 +131,19 @@ int rec_pc_in_code(const struct recorder *R, uint64_t pc);
  * in the original function, or PC if it is not in one.
  */
 uint64_t rec_fixup_pc(const struct recorder *R, uint64_t pc);
+
+/*
+ * May thread TID (stopped at PC with stack pointer SP) still run code of
+ * the code pages: its pc there, or a return address into them on its
+ * stack (read up to 8 MiB)?  1 yes (or not known), 0 no.
+ */
+int rec_thread_inside(const struct recorder *R, pid_t tid, uint64_t pc,
+		      uint64_t sp);
+/*
+ * Unmap the code pages and the data area from the target (TID runs the
+ * munmaps; every thread stopped, none inside: rec_thread_inside).  0, or
+ * -1 with a message (what stays mapped).
+ */
+int rec_unmap(struct recorder *R, pid_t tid, int *held_sig);
 
 #endif

@@ -257,13 +257,21 @@ int events_wait_one(struct session *S)
 	pid_t tid;
 
 	for (;;) {
-		tid = waitpid(-1, &status, __WALL);
+		recs_waiting(1);
+		tid = drain_due ? (errno = EINTR, -1) : waitpid(-1, &status, __WALL);
+		recs_waiting(0);
 		if (tid >= 0)
 			break;
 		if (errno == EINTR) {
-			if (drain_due)
-				return 0;	/* the caller's loop drains */
-			continue;
+			if (!drain_due)
+				continue;
+			/* the recorder's timer: the ring drained, and the
+			 * caller's loop sees what it was waiting for */
+			if (S->hold)
+				recs_drain(S);
+			else
+				recs_poll(S);
+			return 0;
 		}
 		if (errno == ECHILD)
 			return -1;

@@ -361,6 +361,9 @@ struct code_page *rec_code_page(struct recorder *R, pid_t tid, uint64_t lo,
 		return NULL;
 	pg = &R->pages[R->npages++];
 	pg->addr = ret;
+	if (getenv("PTLEAK_DEBUG") && strstr(getenv("PTLEAK_DEBUG"), "stats"))
+		fprintf(stderr, "ptleak-debug: recorder: code page at %#llx\n",
+			(unsigned long long)ret);
 	pg->used = 0;
 	if (ret != at) {
 		/* MAP_FIXED_NOREPLACE unknown (Linux < 4.17): a hint */
@@ -419,4 +422,63 @@ void rec_disable(struct recorder *R)
 		return;
 	r = (struct ring *)(R->area + AREA_RING);
 	__atomic_store_n(&r->enabled, 0, __ATOMIC_SEQ_CST);
+}
+
+int rec_thread_inside(const struct recorder *R, pid_t tid, uint64_t pc,
+		      uint64_t sp)
+{
+	static uint64_t buf[8192];	/* 64 KiB a read */
+	uint64_t at = sp, end = sp + (8ull << 20);
+	ssize_t got;
+	size_t i;
+
+	if (!R || !R->npages)
+		return 0;
+	if (rec_pc_in_code(R, pc))
+		return 1;
+	/* a return address into a code page: its stub called the allocator
+	 * (or a hook a function) and has not returned yet */
+	while (at < end) {
+		got = mem_read(tid, at, buf, sizeof(buf));
+		if (got <= 0)
+			return 0;	/* the end of its stack */
+		for (i = 0; i < (size_t)got / 8; i++)
+			if (rec_pc_in_code(R, buf[i]))
+				return 1;
+		at += (uint64_t)got;
+		if ((size_t)got < sizeof(buf))
+			return 0;
+	}
+	return 1;	/* not seen whole: it may be */
+}
+
+int rec_unmap(struct recorder *R, pid_t tid, int *held_sig)
+{
+	uint64_t a[6], ret;
+	char why[256];
+	int err = 0;
+	unsigned i;
+
+	if (!R || !R->npages)
+		return 0;
+	memset(a, 0, sizeof(a));
+	for (i = 0; i < R->npages; i++) {
+		a[0] = R->pages[i].addr;
+		a[1] = CODE_PAGE_SIZE;
+		if (inject(tid, "munmap", arch_sys_munmap, a, &ret, held_sig, why,
+			   sizeof(why)))
+			err = error("ptleak's code page at %#" PRIx64 " stays mapped "
+				    "in process %d: %s", R->pages[i].addr,
+				    (int)R->pid, why);
+	}
+	R->npages = 0;
+	if (R->area) {
+		a[0] = R->area_t;
+		a[1] = AREA_SIZE;
+		if (inject(tid, "munmap", arch_sys_munmap, a, &ret, held_sig, why,
+			   sizeof(why)))
+			err = error("ptleak's data area at %#" PRIx64 " stays mapped "
+				    "in process %d: %s", R->area_t, (int)R->pid, why);
+	}
+	return err;
 }

@@ -318,3 +318,32 @@ long rec_drain(struct recorder *R, struct heap *h, struct stacks *st,
 	} while (got == 4096);
 	return d.n;
 }
+
+int rec_blocked(const struct recorder *R)
+{
+	const struct ring *r;
+
+	if (!R || !R->rd || R->broken)
+		return 0;
+	r = (const struct ring *)(R->area + AREA_RING);
+	return __atomic_load_n(&r->head, __ATOMIC_ACQUIRE) != ring_tail(R->rd);
+}
+
+long rec_skip_holes(struct recorder *R)
+{
+	long n = 0;
+	int got;
+
+	if (!R || !R->rd || R->broken)
+		return 0;
+	while ((got = ring_skip(R->rd)) > 0)
+		n += got;
+	if (got < 0)
+		R->broken = 1;
+	return n;
+}
+
+uint64_t rec_tail_pos(const struct recorder *R)
+{
+	return R && R->rd ? ring_tail(R->rd) : 0;
+}

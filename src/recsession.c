@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "arch.h"
 #include "recorder.h"
@@ -24,6 +25,9 @@ volatile sig_atomic_t drain_due;
 #define DRAIN_MS 2
 static timer_t drain_timer;
 static int drain_timer_on;
+/* the timer's signal, blocked but while waitpid waits (recs_waiting): it
+ * interrupts nothing else of ptleak's (a write to a pipe, a read) */
+static sigset_t drain_set;
 
 static void on_drain_timer(int sig)
 {
@@ -39,6 +43,9 @@ static void timer_start(void)
 
 	if (drain_timer_on)
 		return;
+	sigemptyset(&drain_set);
+	sigaddset(&drain_set, SIGRTMIN + 1);
+	sigprocmask(SIG_BLOCK, &drain_set, NULL);
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_handler = on_drain_timer;	/* no SA_RESTART: waitpid returns */
 	sigfillset(&sa.sa_mask);
@@ -54,12 +61,96 @@ static void timer_start(void)
 	drain_timer_on = 1;
 }
 
+void recs_waiting(int waiting)
+{
+	if (drain_timer_on)
+		sigprocmask(waiting ? SIG_UNBLOCK : SIG_BLOCK, &drain_set, NULL);
+}
+
 static void timer_stop(void)
 {
 	if (!drain_timer_on)
 		return;
 	timer_delete(drain_timer);
 	drain_timer_on = 0;
+}
+
+static unsigned threads_inside(struct session *S, int pc_only);
+
+/* Every thread held: let those inside a hook (a record half written)
+ * run until they are out, a few ms at most.  0 when none is. */
+static unsigned settle(struct session *S)
+{
+	unsigned round, inside = 0;
+
+	for (round = 0; round < 20 && !S->done && S->ntasks; round++) {
+		inside = threads_inside(S, 1);
+		if (!inside)
+			break;
+		events_release_all(S);
+		usleep(1000);
+		if (events_stop_all(S))
+			break;
+	}
+	return inside;
+}
+
+void recs_settle(struct session *S)
+{
+	if (S->proc.rec && rec_injected(S->proc.rec) && rec_blocked(S->proc.rec))
+		settle(S);
+}
+
+/*
+ * The ring has been stuck at a hole for a second: a thread left its
+ * record half written (a signal handler that longjmp'ed out of a hook).
+ * With every thread stopped out of the hooks, nobody can finish it: it
+ * is given up (counted lost by the ring).
+ */
+static void unstick(struct session *S)
+{
+	struct proc *P = &S->proc;
+
+	if (events_stop_all(S) || settle(S)) {
+		events_release_all(S);
+		return;
+	}
+	recs_drain(S);
+	if (rec_blocked(P->rec) && rec_skip_holes(P->rec))
+		recs_drain(S);
+	events_release_all(S);
+}
+
+void recs_drain_final(struct session *S)
+{
+	recs_drain(S);
+	/* every thread is gone or dying: no hole will be filled */
+	if (S->proc.rec && rec_skip_holes(S->proc.rec))
+		recs_drain(S);
+}
+
+void recs_poll(struct session *S)
+{
+	struct proc *P = &S->proc;
+	uint64_t now;
+
+	if (!P->rec || !rec_injected(P->rec)) {
+		drain_due = 0;
+		return;
+	}
+	recs_drain(S);
+	if (!rec_blocked(P->rec)) {
+		P->rec_stuck_ns = 0;
+		return;
+	}
+	now = now_ns();
+	if (P->rec_tail != rec_tail_pos(P->rec) || !P->rec_stuck_ns) {
+		P->rec_tail = rec_tail_pos(P->rec);
+		P->rec_stuck_ns = now;
+	} else if (now - P->rec_stuck_ns > 1000000000ull && !S->hold) {
+		unstick(S);
+		P->rec_stuck_ns = 0;
+	}
 }
 
 void recs_drain(struct session *S)
@@ -206,8 +297,12 @@ int recs_bind(struct session *S, pid_t tid, const struct sym_def *d, int fn,
 			(unsigned)fn, pcs, n, &sig, why, sizeof(why));
 	if (sig)
 		P->bps.held_sig = sig;
-	if (ret >= 0)
+	if (ret >= 0) {
+		if (debug_stats)
+			fprintf(stderr, "ptleak-debug: recorder: %s at %#llx patched\n",
+				name, (unsigned long long)d->addr);
 		return 1;
+	}
 	if (S->o->engine == ENGINE_RECORDER)
 		return error("cannot patch %s in %s: %s (--engine=breakpoints "
 			     "would trace it with a breakpoint)", name, d->module, why);
@@ -262,22 +357,40 @@ void recs_forget(struct session *S)
 	timer_stop();
 }
 
+/* How many held threads may still run the recorder's code: their pc in
+ * it, or (unless PC_ONLY) a return into it on their stack. */
+static unsigned threads_inside(struct session *S, int pc_only)
+{
+	struct proc *P = &S->proc;
+	unsigned i, n = 0;
+	struct task *t;
+	struct arch_regs r;
+
+	for_each_task(S, i, t)
+		if (t->role == ROLE_THREAD && !t->dying && t->held &&
+		    !arch_get_regs(t->tid, &r) &&
+		    (pc_only ? rec_pc_in_code(P->rec, arch_pc(&r)) :
+		     rec_thread_inside(P->rec, t->tid, arch_pc(&r), arch_sp(&r))))
+			n++;
+	return n;
+}
+
 int recs_detach(struct session *S)
 {
 	struct proc *P = &S->proc;
-	unsigned i;
-	struct task *t;
+	unsigned i, round, inside = 0;
+	struct task *t, *inj;
 	struct arch_regs r;
-	int ret;
+	int ret, sig = 0;
 
 	if (!P->rec || !rec_injected(P->rec))
 		return 0;
+	timer_stop();
 	recs_drain(S);
 	rec_disable(P->rec);
 	ret = rec_unpatch(P->rec, P->mem_pid);
 	/* a thread stopped in a relocated prologue goes back to the
-	 * function; one inside a hook finishes it there (the code page
-	 * stays mapped, inert) */
+	 * function: the same instruction, in its original place */
 	for_each_task(S, i, t) {
 		uint64_t pc;
 
@@ -291,6 +404,35 @@ int recs_detach(struct session *S)
 					    (int)t->tid);
 		}
 	}
-	timer_stop();
+	/* a thread inside a hook (or in an allocator called by a stub)
+	 * leaves it when let run a little: no call enters any more */
+	for (round = 0; round < 50 && !S->done && S->ntasks; round++) {
+		inside = threads_inside(S, 0);
+		if (!inside)
+			break;
+		events_release_all(S);
+		usleep(2000);
+		if (events_stop_all(S) || events_wait_all_stopped(S, 1))
+			break;
+	}
+	if (inside || S->done || !S->ntasks) {
+		if (inside)
+			warning("ptleak's code and ring stay mapped in process %d, "
+				"unused: %u thread%s still inside an allocator call",
+				(int)P->pid, inside, inside == 1 ? " is" : "s are");
+		return ret;
+	}
+	inj = events_injection_thread(S, 1);
+	if (!inj) {
+		warning("no thread of process %d can unmap ptleak's code and ring "
+			"now: they stay mapped, unused", (int)P->pid);
+		return ret;
+	}
+	if (rec_unmap(P->rec, inj->tid, &sig))
+		ret = -1;
+	if (sig) {
+		inj->held_sig = sig;
+		inj->held_listen = 0;
+	}
 	return ret;
 }

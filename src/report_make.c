@@ -69,7 +69,11 @@ int report_make(struct session *S, enum report_reason reason, pid_t via,
 	size_t nclasses = 0;
 	int ret, fd_err = 0;
 
-	recs_drain(S);	/* exact up to now */
+	/* exact up to now */
+	if (reason == REPORT_EXIT)
+		recs_drain_final(S);
+	else
+		recs_drain(S);
 
 	memset(&in, 0, sizeof(in));
 	in.pid = P->pid;
@@ -164,6 +168,7 @@ int report_make_live(struct session *S, enum report_reason reason)
 	const struct task *t;
 	int ret;
 
+	recs_settle(S);		/* no record half written */
 	for_each_task(S, i, t)
 		if (t->role == ROLE_THREAD && t->held &&
 		    !arch_get_regs(t->tid, &regs[n]))

@@ -105,6 +105,7 @@ struct proc {
 	int rec_fatal;		/* --engine=recorder could not be had: end */
 	int rec_main_known;	/* the hooks know main's range */
 	uint64_t rec_lost;	/* records the target gave up, counted */
+	uint64_t rec_tail, rec_stuck_ns;	/* the drain stuck at a hole since */
 	int bound[AF_COUNT];
 	int glibc;		/* malloc is glibc's (libc.so.6, or a static executable) */
 	int reported;
@@ -284,8 +285,17 @@ struct task *events_injection_thread(struct session *S, int listening_ok);
 struct sym_def;
 /* Set by the drain timer: the loop drains the ring (recs_drain). */
 extern volatile sig_atomic_t drain_due;
+/* The drain timer may interrupt (WAITING: waitpid is next) or not. */
+void recs_waiting(int waiting);
 /* Take every record of the target's ring into the tables. */
 void recs_drain(struct session *S);
+/* The timer's drain, in the main loop: a hole that blocks the ring for a
+ * second is given up (its thread will never finish it). */
+void recs_poll(struct session *S);
+/* Every thread held: those inside a hook finish their record first. */
+void recs_settle(struct session *S);
+/* The last drain (the process is exiting): holes given up. */
+void recs_drain_final(struct session *S);
 /* Bind allocator function FN (enum alloc_fn) NAME defined by D (object
  * index OBJ) with the recorder, injected first if needed (thread TID
  * stopped; injected only when every thread is).  1: patched; 0: the

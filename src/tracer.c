@@ -207,8 +207,6 @@ int tracer_run(const struct options *o)
 			wake_tid = 0;
 			continue;
 		}
-		if (drain_due)
-			recs_drain(S);
 		if (P->rec_fatal) {
 			/* --engine=recorder without the recorder: said why */
 			S->report_failed = 1;
