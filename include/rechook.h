@@ -182,6 +182,32 @@ struct rec_conf {
 };
 
 #define REC_STACKSET_PROBES	8
+/* a depth above this is taken as this (ptleak's --depth is at most 256) */
+#define REC_MAX_DEPTH		256
+
+/*
+ * The stack hash of a record: from REC_STACK_HASH_SEED, rec_stack_hash_add()
+ * of each pc in the record's order, then rec_stack_hash_end() with their
+ * count.  Never 0 (0 is a free stack set entry).  For ptleak too, should it
+ * want to check a record's hash against its pcs.
+ */
+#define REC_STACK_HASH_SEED	0x6a09e667f3bcc908ull
+
+static inline uint64_t rec_stack_hash_add(uint64_t h, uint64_t pc)
+{
+	return ((h << 23 | h >> 41) ^ pc) * 0x9e3779b97f4a7c15ull;
+}
+
+static inline uint64_t rec_stack_hash_end(uint64_t h, uint64_t n)
+{
+	h ^= n * 0xc2b2ae3d27d4eb4full;
+	h ^= h >> 33;		/* murmur3's finaliser */
+	h *= 0xff51afd7ed558ccdull;
+	h ^= h >> 33;
+	h *= 0xc4ceb9fe1a85ec53ull;
+	h ^= h >> 33;
+	return h ? h : 1;
+}
 
 #endif /* __ASSEMBLER__ */
 #endif
