@@ -117,7 +117,10 @@ $(B)/tests/stub_talloc.o: tests/unit/stub_talloc.c tests/unit/stub_talloc.h
 	@mkdir -p $(dir $@)
 	$(CC) -std=gnu11 $(WARN) -O2 -g -falign-functions=4096 \
 		-fno-partial-inlining -c -o $@ $<
-$(B)/tests/test_stub: tests/unit/test_stub.c $(B)/tests/stub_talloc.o \
+# test_hookstack too, its call chains without a frame pointer.
+$(B)/tests/test_hookstack: ALL_CFLAGS += -fomit-frame-pointer
+$(B)/tests/test_stub $(B)/tests/test_hookstack: $(B)/tests/%: tests/unit/%.c \
+		$(B)/tests/stub_talloc.o \
 		$(B)/libptleak.a $(wildcard tests/unit/*.h) $(B)/gen/recblob_offsets.h
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -Itests/unit -o $@ $< \
