@@ -179,7 +179,32 @@ struct rec_conf {
 	 * the hooks probe at most REC_STACKSET_PROBES entries */
 	const uint64_t *stackset;
 	uint64_t stackset_mask;
+	/* optional (NULL: none): the unwind rules the hooks looked up, by
+	 * pc, pccache_mask + 1 entries zeroed by ptleak and written by the
+	 * hooks of every thread (struct rec_pccache) */
+	struct rec_pccache *pccache;
+	uint64_t pccache_mask;
 };
+
+/*
+ * An entry of the rule cache: RULE is the address of the struct
+ * unwtab_rule found for the lookup address KEY (unwtab_key()) in the
+ * tables of the struct rec_objs at OBJS; check = KEY ^ RULE ^ OBJS.
+ * Threads write entries racily (rule, then check, relaxed) and read them
+ * the same way: a torn entry fails its check (a miss), and a new
+ * struct rec_objs misses every old entry.  ptleak zeroes the cache if it
+ * ever publishes a struct rec_objs at an address an earlier one had.
+ * The slot of KEY: rec_pccache_slot(KEY, pccache_mask).
+ */
+struct rec_pccache {
+	uint64_t check;
+	uint64_t rule;
+};
+
+static inline uint64_t rec_pccache_slot(uint64_t key, uint64_t mask)
+{
+	return (key * 0x9e3779b97f4a7c15ull >> 40) & mask;
+}
 
 #define REC_STACKSET_PROBES	8
 /* a depth above this is taken as this (ptleak's --depth is at most 256) */

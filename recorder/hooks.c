@@ -123,6 +123,33 @@ static void caller_of(const struct rec_conf *cf, const struct rec_call *c,
 		w->st.lo = w->sp, w->st.hi = cf->main_stack_hi;
 }
 
+/* The rule at address KEY: from the rule cache, else looked up in OBJS
+ * (F's object first) and cached.  NULL if no table covers KEY. */
+static const struct unwtab_rule *rule_at(const struct rec_conf *cf,
+					 const struct rec_objs *objs,
+					 uint64_t key, struct unwtab_frame *f)
+{
+	struct rec_pccache *e = NULL;
+	const struct unwtab_rule *r;
+	uint64_t rule, check;
+
+	if (cf->pccache) {
+		e = &cf->pccache[rec_pccache_slot(key, cf->pccache_mask)];
+		rule = __atomic_load_n(&e->rule, __ATOMIC_RELAXED);
+		check = __atomic_load_n(&e->check, __ATOMIC_RELAXED);
+		if (rule && (check ^ rule ^ (uint64_t)(uintptr_t)objs) == key)
+			return (const struct unwtab_rule *)(uintptr_t)rule;
+	}
+	r = unwtab_lookup(objs->obj, (unsigned)objs->n, key, f);
+	if (r && e) {
+		rule = (uint64_t)(uintptr_t)r;
+		__atomic_store_n(&e->rule, rule, __ATOMIC_RELAXED);
+		__atomic_store_n(&e->check, key ^ rule ^ (uint64_t)(uintptr_t)objs,
+				 __ATOMIC_RELAXED);
+	}
+	return r;
+}
+
 /*
  * The caller's stack, at most MAX pcs from its return address on: hashed
  * into *HASH, and put in words FIRST.. of reservation RES unless RES is
@@ -137,14 +164,17 @@ static unsigned walk(const struct rec_conf *cf, const struct rec_call *c,
 {
 	struct unwtab_frame f = { c->ra, w->sp, w->fp, 0, NULL };
 	uint64_t h = REC_STACK_HASH_SEED;
+	const struct unwtab_rule *r;
 	unsigned n = 0;
 
 	for (;;) {
 		h = rec_stack_hash_add(h, f.pc);
 		if (res)
 			ring_put(cf->ring, res, first + n, f.pc);
-		if (++n >= max || within(f.pc - 1, cf->main_lo, cf->main_hi) ||
-		    !unwtab_step(objs->obj, (unsigned)objs->n, &w->st, &f))
+		if (++n >= max || within(f.pc - 1, cf->main_lo, cf->main_hi))
+			break;
+		r = rule_at(cf, objs, unwtab_key(&f), &f);
+		if (!r || !unwtab_apply(&w->st, r, &f))
 			break;
 	}
 	*hash = rec_stack_hash_end(h, n);
