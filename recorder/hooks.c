@@ -102,7 +102,8 @@ struct caller {
 static void caller_of(const struct rec_conf *cf, const struct rec_call *c,
 		      struct caller *w)
 {
-	uint64_t tcb = rec_arch_tcb();
+	/* %fs:0 only if it is needed: a thread with no TLS faults there */
+	uint64_t tcb = cf->threads || cf->tid_off ? rec_arch_tcb() : 0;
 	const struct rec_thread *e = thread_entry(cf, tcb);
 	int on_main;
 

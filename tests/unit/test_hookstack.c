@@ -588,6 +588,60 @@ static void test_threads(void **state)
 	assert_int_equal(g.r[1].w[1], 0);
 }
 
+/* ---- a thread with no TLS ---- */
+
+#define ARCH_SET_FS_ 0x1002
+#define ARCH_GET_FS_ 0x1003
+
+/* arch_prctl without libc (which may use TLS around the call) */
+static long raw_arch_prctl(long op, unsigned long addr)
+{
+	long r;
+
+	__asm__ volatile("syscall" : "=a"(r) : "0"(158L), "D"(op), "S"(addr)
+			 : "rcx", "r11", "memory");
+	return r;
+}
+
+static void *no_tls_p;
+
+/* t_malloc with the thread pointer 0 for the call (no TLS use here: the
+ * allocator and the hooks use none) */
+static void *no_tls_main(void *arg)
+{
+	unsigned long fs = 0;
+
+	if (raw_arch_prctl(ARCH_GET_FS_, (unsigned long)&fs))
+		return NULL;
+	raw_arch_prctl(ARCH_SET_FS_, 0);
+	no_tls_p = t_malloc(24);
+	raw_arch_prctl(ARCH_SET_FS_, fs);
+	return arg;
+}
+
+/* No thread table and no TID offset: the hooks never read the thread
+ * pointer (a thread with none set up, a raw clone, would fault): tid 0,
+ * the caller alone. */
+static void test_no_tls(void **state)
+{
+	pthread_t th;
+	struct got g;
+
+	conf.threads = NULL;
+	assert_int_equal(pthread_create(&th, NULL, no_tls_main, NULL), 0);
+	pthread_join(th, NULL);
+	conf.threads = threads;
+	assert_non_null(no_tls_p);
+	t_free(no_tls_p);
+	drain(&g);
+	assert_int_equal(g.n, 2);
+	assert_int_equal(g.r[0].type, REC_ALLOC);
+	assert_int_equal(g.r[0].w[1], 0);
+	assert_int_equal(g.r[0].w[2], (uint64_t)no_tls_p);
+	assert_int_equal(g.r[0].npcs, 1);
+	assert_int_equal(g.r[1].w[1], conf.main_tid);
+}
+
 /* ---- a sigaltstack ---- */
 
 static struct seen sig_seen;
@@ -834,9 +888,11 @@ static void *bench_main(void *arg)
 	return NULL;
 }
 
+static int bench_intern = 1;
+
 static int intern_rec(void *ctx, const struct ring_rec *rec)
 {
-	if (rec->npcs)
+	if (rec->npcs && bench_intern)
 		intern(rec->w[rec->nwords - rec->npcs - 1]);
 	return 0;
 }
@@ -894,6 +950,14 @@ static void test_bench(void **state)
 	printf("# so the walk and hash cost per malloc: 1 thread %.0f ns, "
 	       "4 threads %.0f ns\n", 2 * (w1 - n1), 2 * (w4 - n4));
 	conf.objs = objs;
+	conf.pccache = NULL;
+	bench("16-frame stacks, interned, no rule cache", &w1, &w4);
+	conf.pccache = pccache;
+	memset(stackset, 0, sizeof(stackset));
+	bench_intern = 0;
+	bench("16-frame stacks, never interned (walked twice, 16 pcs sent)",
+	      &w1, &w4);
+	bench_intern = 1;
 	conf.depth = MAXF;
 	memset(stackset, 0, sizeof(stackset));
 }
@@ -910,6 +974,7 @@ int main(void)
 		cmocka_unit_test(test_pccache),
 		cmocka_unit_test(test_threads),
 		cmocka_unit_test(test_sigaltstack),
+		cmocka_unit_test(test_no_tls),
 		cmocka_unit_test(test_four_threads),
 		cmocka_unit_test(test_bench),
 	};
