@@ -292,13 +292,42 @@ static unsigned one_call(int nchain, unsigned max, int one, uint64_t tid,
 
 static int rule_kind_at(uint64_t pc)
 {
-	const struct unwtab_obj *o = unwtab_find_obj(tabs.objs, tabs.n, pc);
+	const struct unwtab_obj *o = unwtab_find_obj(objs->obj, (unsigned)objs->n, pc);
 	const struct unwtab_rule *r = o ? unwtab_find_rule(o->tab, pc - o->bias) : NULL;
 
 	return r ? r->kind : -1;
 }
 
 /* ---- setup ---- */
+
+/* The tables: every loaded object's, and the blob's own in the code
+ * page (recblob.h), sorted by lo. */
+static int add_objs(void)
+{
+	struct unwtab_obj blob = {
+		.lo = (uint64_t)(uintptr_t)code,
+		.hi = (uint64_t)(uintptr_t)code + rec_blob_size,
+		.bias = (uint64_t)(uintptr_t)code,
+		.tab = (const struct unwtab_hdr *)rec_blob_unwtab,
+	};
+	unsigned i, j = 0;
+
+	if (unwtab_check(rec_blob_unwtab, rec_blob_unwtab_size) < 0)
+		return -1;
+	objs = malloc(sizeof(*objs) + (tabs.n + 1) * sizeof(objs->obj[0]));
+	if (!objs)
+		return -1;
+	for (i = 0; i < tabs.n; i++) {
+		if (j == i && tabs.objs[i].lo > blob.lo)
+			objs->obj[j++] = blob;
+		objs->obj[j++] = tabs.objs[i];
+	}
+	if (j == i)
+		objs->obj[j++] = blob;
+	objs->n = j;
+	conf.objs = objs;
+	return 0;
+}
 
 static int setup(void **state)
 {
@@ -315,9 +344,6 @@ static int setup(void **state)
 	self_tabs_load(&tabs);
 	if (tabs.failed || !tabs.n)
 		return -1;
-	objs = malloc(sizeof(*objs) + tabs.n * sizeof(objs->obj[0]));
-	objs->n = tabs.n;
-	memcpy(objs->obj, tabs.objs, tabs.n * sizeof(objs->obj[0]));
 	if (maps_range((uint64_t)(uintptr_t)&lo, &lo, &hi))
 		return -1;
 	conf.ring = ring;
@@ -325,7 +351,6 @@ static int setup(void **state)
 	conf.main_stack_lo = lo;
 	conf.main_stack_hi = hi;
 	conf.main_tid = (uint64_t)gettid();
-	conf.objs = objs;
 	conf.threads = threads;
 	conf.threads_mask = NTHREADS - 1;
 	conf.stackset = stackset;
@@ -337,7 +362,9 @@ static int setup(void **state)
 	for (i = 0; i < NFNS; i++)
 		fns[i].size = elf_func("/proc/self/exe", SHT_SYMTAB, fns[i].name,
 				       NULL);
-	return patch_self(&conf, fns, NFNS, &code);
+	if (patch_self(&conf, fns, NFNS, &code))
+		return -1;
+	return add_objs();
 }
 
 static int teardown(void **state)
@@ -586,6 +613,59 @@ static void test_threads(void **state)
 	assert_int_equal(g.n, 2);
 	want_stack(&g.r[0], &t.s, 24, 0, pcs, expected(&t.s, pcs, 1), 0);
 	assert_int_equal(g.r[1].w[1], 0);
+}
+
+/* ---- a signal handler's stack through the stub ---- */
+
+static struct seen alrm_seen;
+
+/* an allocation through leaf, the interrupted leaf's state kept */
+static void on_alrm(int sig)
+{
+	struct seen *outer = seen_at;
+	uint64_t ra = cap_ra;
+
+	t_free(call_chain(&alrm_seen, 0, 24));
+	seen_at = outer;
+	cap_ra = ra;
+}
+
+/*
+ * SIGALRM raised inside t_malloc (called through leaf): the handler's
+ * malloc's stack goes through the signal frame, raise, t_malloc and the
+ * stub's frame (the blob's own table) into t_malloc's caller, leaf, and
+ * on to the end: the handler's side as libunwind saw it up to the return
+ * address into the stub, then the interrupted call's stack.
+ */
+static void test_signal_through_stub(void **state)
+{
+	struct sigaction sa = { .sa_handler = on_alrm }, old;
+	uint64_t pcs[MAXF], pc = 0, lo = (uint64_t)(uintptr_t)code;
+	const struct rec *r;
+	struct seen s;
+	struct got g;
+	unsigned n, j;
+
+	assert_int_equal(sigaction(SIGALRM, &sa, &old), 0);
+	t_free(call_chain(&s, 1, T_RAISE));
+	sigaction(SIGALRM, &old, NULL);
+	drain(&g);
+	assert_int_equal(g.n, 4);
+	for (j = 1; j < (unsigned)alrm_seen.nbt; j++) {
+		pc = (uint64_t)(uintptr_t)alrm_seen.bt[j];
+		if (pc >= lo && pc < lo + rec_blob_size)
+			break;
+	}
+	assert_true(j < (unsigned)alrm_seen.nbt);
+	assert_int_equal(rule_kind_at(pc - 1), UNWTAB_CFA_FP);
+	n = expected(&alrm_seen, pcs, j + 1);
+	assert_int_equal(n, j + 1);
+	n += expected(&s, pcs + n, MAXF - n);
+	assert_int_equal(n, j + 1 + s.nbt);
+	want_stack(&g.r[0], &alrm_seen, 24, conf.main_tid, pcs, n, 0);
+	r = &g.r[2];
+	n = expected(&s, pcs, MAXF);
+	want_stack(r, &s, T_RAISE, conf.main_tid, pcs, n, 0);
 }
 
 /* ---- a thread with no TLS ---- */
@@ -975,6 +1055,7 @@ int main(void)
 		cmocka_unit_test(test_threads),
 		cmocka_unit_test(test_sigaltstack),
 		cmocka_unit_test(test_no_tls),
+		cmocka_unit_test(test_signal_through_stub),
 		cmocka_unit_test(test_four_threads),
 		cmocka_unit_test(test_bench),
 	};
