@@ -127,9 +127,11 @@ $(B)/tests/stub_talloc.o: tests/unit/stub_talloc.c tests/unit/stub_talloc.h
 	@mkdir -p $(dir $@)
 	$(CC) -std=gnu11 $(WARN) -O2 -g -falign-functions=4096 \
 		-fno-partial-inlining -c -o $@ $<
-# test_hookstack too, its call chains without a frame pointer.
-$(B)/tests/test_hookstack: ALL_CFLAGS += -fomit-frame-pointer
-$(B)/tests/test_stub $(B)/tests/test_hookstack: $(B)/tests/%: tests/unit/%.c \
+# test_hookstack* too, their call chains without a frame pointer.
+HOOK_TESTS := $(B)/tests/test_stub $(B)/tests/test_hookstack \
+	$(B)/tests/test_hookstack_mt
+$(B)/tests/test_hookstack $(B)/tests/test_hookstack_mt: ALL_CFLAGS += -fomit-frame-pointer
+$(HOOK_TESTS): $(B)/tests/%: tests/unit/%.c \
 		$(B)/tests/stub_talloc.o \
 		$(B)/libptleak.a $(wildcard tests/unit/*.h) $(B)/gen/recblob_offsets.h
 	@mkdir -p $(dir $@)

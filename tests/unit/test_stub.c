@@ -58,12 +58,7 @@ static int setup(void **state)
 {
 	unsigned i;
 
-	ring = mmap(NULL, ring_mem_size(RING_LOG2), PROT_READ | PROT_WRITE,
-		    MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-	if (ring == MAP_FAILED || ring_init(ring, RING_LOG2) < 0)
-		return -1;
-	rd = ring_reader_new(ring, ring_mem_size(RING_LOG2));
-	if (!rd)
+	if (ring_map(RING_LOG2, &ring, &rd))
 		return -1;
 	conf.ring = ring;
 	conf.tid_off = find_tid_off();
