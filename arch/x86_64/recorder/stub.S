@@ -54,6 +54,7 @@ rec_stub:
 	mov	REC_CALL_RET2(%rsp), %rdx
 	leave
 	.cfi_def_cfa %rsp, 8
+	.cfi_restore %rbp
 	ret
 	.cfi_endproc
 	.size	rec_stub, . - rec_stub
