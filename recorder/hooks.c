@@ -201,21 +201,30 @@ static int interned(const struct rec_conf *cf, uint64_t h)
 	return 0;
 }
 
+/* Words 0.. of reservation RES: fn, tid, the N words W. */
+static void put_head(const struct rec_conf *cf, const struct ring_res *res,
+		     const struct rec_call *c, uint64_t tid, const uint64_t *w,
+		     unsigned n)
+{
+	unsigned i;
+
+	ring_put(cf->ring, res, 0, c->fn);
+	ring_put(cf->ring, res, 1, tid);
+	for (i = 0; i < n; i++)
+		ring_put(cf->ring, res, i + 2, w[i]);
+}
+
 /* The record TYPE of call C: fn, tid, the N words W. */
 static void emit(const struct rec_conf *cf, unsigned type,
 		 const struct rec_call *c, const uint64_t *w, unsigned n)
 {
 	struct ring_res res;
 	struct caller who;
-	unsigned i;
 
 	caller_of(cf, c, &who);
 	if (ring_reserve(cf->ring, type, 0, n + 2, &res) < 0)
 		return;
-	ring_put(cf->ring, &res, 0, c->fn);
-	ring_put(cf->ring, &res, 1, who.tid);
-	for (i = 0; i < n; i++)
-		ring_put(cf->ring, &res, i + 2, w[i]);
+	put_head(cf, &res, c, who.tid, w, n);
 	ring_commit(cf->ring, &res);
 }
 
@@ -225,7 +234,7 @@ static void emit_stack(const struct rec_conf *cf, unsigned type,
 		       const struct rec_call *c, const uint64_t *w, unsigned n)
 {
 	const struct rec_objs *objs = __atomic_load_n(&cf->objs, __ATOMIC_ACQUIRE);
-	unsigned i, npcs, max = 1;
+	unsigned npcs, max = 1;
 	struct ring_res res;
 	struct caller who;
 	uint64_t hash;
@@ -238,10 +247,7 @@ static void emit_stack(const struct rec_conf *cf, unsigned type,
 		npcs = 0;
 	if (ring_reserve(cf->ring, type, npcs, n + 3 + npcs, &res) < 0)
 		return;
-	ring_put(cf->ring, &res, 0, c->fn);
-	ring_put(cf->ring, &res, 1, who.tid);
-	for (i = 0; i < n; i++)
-		ring_put(cf->ring, &res, i + 2, w[i]);
+	put_head(cf, &res, c, who.tid, w, n);
 	ring_put(cf->ring, &res, n + 2, hash);
 	if (npcs)
 		walk(cf, c, &who, objs, npcs, &hash, &res, n + 3);
