@@ -170,6 +170,8 @@ struct rec_conf {
 	/* a return address into main ([main_lo, main_hi), tested as ra - 1)
 	 * is the last one recorded, as the breakpoint engine's unwinder does */
 	uint64_t main_lo, main_hi;
+	/* the main thread's stack: a walk reads [sp, main_stack_hi) only,
+	 * so main_stack_lo may (should) be as low as the stack may grow */
 	uint64_t main_stack_lo, main_stack_hi, main_tid;
 	const struct rec_objs *objs;	/* NULL: no tables, no walk */
 	struct rec_thread *threads;	/* NULL: none */
