@@ -156,7 +156,8 @@ static inline int patch_self(struct rec_conf *conf, struct fn *fns,
 	unsigned i;
 
 	c = *code = map_near((uint64_t)fns[0].addr, PATCH_CODE_LEN);
-	if (!c || n > REC_MAX_RANGES || 2 * PAGE + n * PATCH_SLOT > PATCH_CODE_LEN)
+	if (!c || n > REC_MAX_RANGES || 2 * PAGE + n * PATCH_SLOT > PATCH_CODE_LEN ||
+	    rec_blob_size > 2 * PAGE)
 		return -1;
 	conf->stub_lo = (uint64_t)c;
 	conf->stub_hi = (uint64_t)c + PATCH_CODE_LEN;
