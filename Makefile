@@ -32,7 +32,8 @@ LIBS = $(PKG_LIBS) -Wl,-Bstatic -lstdc++ -Wl,-Bdynamic
 LDFLAGS ?= -no-pie
 
 SRC := $(filter-out src/main.c,$(wildcard src/*.c)) $(wildcard arch/$(ARCH)/*.c)
-OBJ := $(patsubst %.c,$(B)/obj/%.o,$(SRC)) $(B)/obj/gen/recblob.o
+OBJ := $(patsubst %.c,$(B)/obj/%.o,$(SRC)) $(B)/obj/gen/recblob.o \
+	$(B)/obj/gen/recblob_unwtab.o
 MAIN_OBJ := $(B)/obj/src/main.o
 
 UNIT_SRC := $(wildcard tests/unit/test_*.c)
@@ -59,14 +60,14 @@ $(B)/obj/%.o: %.c $(wildcard include/*.h) $(wildcard src/*.h) $(wildcard arch/$(
 # undefined symbol and writes the image as a C array plus the offsets of
 # its entry points.
 BLOB_CFLAGS := -std=gnu11 $(WARN) -O2 -ffreestanding -fPIC -fno-plt \
-	-fvisibility=hidden -fno-stack-protector -fno-asynchronous-unwind-tables \
+	-fvisibility=hidden -fno-stack-protector -fasynchronous-unwind-tables \
 	-mgeneral-regs-only -nostdlib -fno-builtin -fno-tree-loop-distribute-patterns
 BLOB_SRC := $(wildcard recorder/*.c) $(wildcard arch/$(ARCH)/recorder/*.S)
 BLOB_OBJ := $(patsubst %,$(B)/recorder/%.o,$(BLOB_SRC))
 BLOB_DEPS := include/ring.h include/rechook.h include/unwtab.h include/unwtab_walk.h arch/$(ARCH)/ring_arch.h \
 	arch/$(ARCH)/rec_arch.h
 
-$(B)/recorder/%.o: % $(BLOB_DEPS)
+$(B)/recorder/%.o: % $(BLOB_DEPS) Makefile
 	@mkdir -p $(dir $@)
 	$(CC) -Iinclude -Iarch/$(ARCH) $(BLOB_CFLAGS) -c -o $@ $<
 
@@ -79,7 +80,16 @@ $(B)/gen/recblob.c: $(B)/recorder/blob.elf recorder/mkblob.py
 	python3 recorder/mkblob.py $< $@ $(B)/gen/recblob_offsets.h
 $(B)/gen/recblob_offsets.h: $(B)/gen/recblob.c
 
-$(B)/obj/gen/recblob.o: $(B)/gen/recblob.c
+# The blob's own unwind table (its CFI compiled by the host's unwtab.c):
+# a walk from a signal handler that interrupted a hook goes on through it.
+$(B)/recorder/mkunwtab: recorder/gen/mkunwtab.c $(B)/obj/src/unwtab.o \
+		$(B)/obj/arch/$(ARCH)/unwtab_rule.o $(B)/obj/src/util.o
+	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -o $@ $^ $$(pkg-config --libs libdw libelf)
+$(B)/gen/recblob_unwtab.c: $(B)/recorder/blob.elf $(B)/recorder/mkunwtab
+	@mkdir -p $(dir $@)
+	$(B)/recorder/mkunwtab $< $@
+
+$(B)/obj/gen/%.o: $(B)/gen/%.c
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) -c -o $@ $<
 
@@ -118,7 +128,12 @@ $(B)/tests/stub_talloc.o: tests/unit/stub_talloc.c tests/unit/stub_talloc.h
 	@mkdir -p $(dir $@)
 	$(CC) -std=gnu11 $(WARN) -O2 -g -falign-functions=4096 \
 		-fno-partial-inlining -c -o $@ $<
-$(B)/tests/test_stub: tests/unit/test_stub.c $(B)/tests/stub_talloc.o \
+# test_hookstack* too, their call chains without a frame pointer.
+HOOK_TESTS := $(B)/tests/test_stub $(B)/tests/test_hookstack \
+	$(B)/tests/test_hookstack_mt
+$(B)/tests/test_hookstack $(B)/tests/test_hookstack_mt: ALL_CFLAGS += -fomit-frame-pointer
+$(HOOK_TESTS): $(B)/tests/%: tests/unit/%.c \
+		$(B)/tests/stub_talloc.o \
 		$(B)/libptleak.a $(wildcard tests/unit/*.h) $(B)/gen/recblob_offsets.h
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -Itests/unit -o $@ $< \

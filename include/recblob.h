@@ -16,6 +16,14 @@
  *   rec_stub
  *       the common stub of the patched functions, entered by their
  *       trampolines only (arch_patch.h, rechook.h).
+ *
+ * rec_blob_unwtab is the image's own unwind table (unwtab.h, compiled
+ * from its CFI at build time), pcs as offsets in the image: as a struct
+ * unwtab_obj { A, A + rec_blob_size, A, table } among the tables the
+ * hooks walk with (rechook.h's struct rec_objs), a walk from a signal
+ * handler that interrupted a patched call goes on through the stub's
+ * frame (or a hook's) into the call's caller.  The rest of a code page
+ * (trampolines, relocated prologues) has no rules: a walk stops there.
  */
 #ifndef PTLEAK_RECBLOB_H
 #define PTLEAK_RECBLOB_H
@@ -27,6 +35,8 @@
 
 extern const unsigned char rec_blob[];
 extern const size_t rec_blob_size;
+extern const unsigned char rec_blob_unwtab[];	/* 8-aligned */
+extern const size_t rec_blob_unwtab_size;
 
 typedef int (*rec_record_fn)(uint64_t type, uint64_t a0, uint64_t a1,
 			     uint64_t a2);

@@ -170,6 +170,8 @@ struct rec_conf {
 	/* a return address into main ([main_lo, main_hi), tested as ra - 1)
 	 * is the last one recorded, as the breakpoint engine's unwinder does */
 	uint64_t main_lo, main_hi;
+	/* the main thread's stack: a walk reads [sp, main_stack_hi) only,
+	 * so main_stack_lo may (should) be as low as the stack may grow */
 	uint64_t main_stack_lo, main_stack_hi, main_tid;
 	const struct rec_objs *objs;	/* NULL: no tables, no walk */
 	struct rec_thread *threads;	/* NULL: none */
@@ -179,9 +181,60 @@ struct rec_conf {
 	 * the hooks probe at most REC_STACKSET_PROBES entries */
 	const uint64_t *stackset;
 	uint64_t stackset_mask;
+	/* optional (NULL: none): the unwind rules the hooks looked up, by
+	 * pc, pccache_mask + 1 entries zeroed by ptleak and written by the
+	 * hooks of every thread (struct rec_pccache) */
+	struct rec_pccache *pccache;
+	uint64_t pccache_mask;
 };
 
+/*
+ * An entry of the rule cache: RULE is the address of the struct
+ * unwtab_rule found for the lookup address KEY (unwtab_key()) in the
+ * tables of the struct rec_objs at OBJS; check = KEY ^ RULE ^ OBJS.
+ * Threads write entries racily (rule, then check, relaxed) and read them
+ * the same way: a torn entry fails its check (a miss), and a new
+ * struct rec_objs misses every old entry.  ptleak zeroes the cache if it
+ * ever publishes a struct rec_objs at an address an earlier one had.
+ * The slot of KEY: rec_pccache_slot(KEY, pccache_mask).
+ */
+struct rec_pccache {
+	uint64_t check;
+	uint64_t rule;
+};
+
+static inline uint64_t rec_pccache_slot(uint64_t key, uint64_t mask)
+{
+	return (key * 0x9e3779b97f4a7c15ull >> 40) & mask;
+}
+
 #define REC_STACKSET_PROBES	8
+/* a depth above this is taken as this (ptleak's --depth is at most 256) */
+#define REC_MAX_DEPTH		256
+
+/*
+ * The stack hash of a record: from REC_STACK_HASH_SEED, rec_stack_hash_add()
+ * of each pc in the record's order, then rec_stack_hash_end() with their
+ * count.  Never 0 (0 is a free stack set entry).  For ptleak too, should it
+ * want to check a record's hash against its pcs.
+ */
+#define REC_STACK_HASH_SEED	0x6a09e667f3bcc908ull
+
+static inline uint64_t rec_stack_hash_add(uint64_t h, uint64_t pc)
+{
+	return ((h << 23 | h >> 41) ^ pc) * 0x9e3779b97f4a7c15ull;
+}
+
+static inline uint64_t rec_stack_hash_end(uint64_t h, uint64_t n)
+{
+	h ^= n * 0xc2b2ae3d27d4eb4full;
+	h ^= h >> 33;		/* murmur3's finaliser */
+	h *= 0xff51afd7ed558ccdull;
+	h ^= h >> 33;
+	h *= 0xc4ceb9fe1a85ec53ull;
+	h ^= h >> 33;
+	return h ? h : 1;
+}
 
 #endif /* __ASSEMBLER__ */
 #endif

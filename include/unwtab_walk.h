@@ -109,24 +109,37 @@ static inline int unwtab_step_signal(const struct unwtab_stack *s,
 	return pc != 0;
 }
 
-/*
- * Replace F by its caller's frame.  Returns 1, or 0 when the walk ends:
- * no table covers the pc, STOP or INVALID, a read outside the stack, a
- * caller's sp not above the frame's (corrupt or looping), a pc of 0.
- */
-static inline int unwtab_step(const struct unwtab_obj *objs, unsigned nobjs,
-			      const struct unwtab_stack *s,
-			      struct unwtab_frame *f)
+/* The address F's rule is looked up at: its pc if exact, else the call
+ * before the return address. */
+static inline uint64_t unwtab_key(const struct unwtab_frame *f)
 {
-	uint64_t key = f->exact ? f->pc : f->pc - 1;
+	return f->exact ? f->pc : f->pc - 1;
+}
+
+/* The rule at address KEY: F's object tried first, then OBJS; F's object
+ * becomes KEY's.  NULL if no table covers KEY. */
+static inline const struct unwtab_rule *
+unwtab_lookup(const struct unwtab_obj *objs, unsigned nobjs, uint64_t key,
+	      struct unwtab_frame *f)
+{
 	const struct unwtab_obj *o = f->obj;
-	const struct unwtab_rule *r;
-	uint64_t cfa, ra, fp = f->fp;
 
 	if (!o || key < o->lo || key >= o->hi)
 		o = unwtab_find_obj(objs, nobjs, key);
-	if (!o || !(r = unwtab_find_rule(o->tab, key - o->bias)))
-		return 0;
+	if (!o)
+		return NULL;
+	f->obj = o;
+	return unwtab_find_rule(o->tab, key - o->bias);
+}
+
+/* Replace F by its caller's frame by rule R (F's): 1, or 0 as
+ * unwtab_step says. */
+static inline int unwtab_apply(const struct unwtab_stack *s,
+			       const struct unwtab_rule *r,
+			       struct unwtab_frame *f)
+{
+	uint64_t cfa, ra, fp = f->fp;
+
 	switch (r->kind) {
 	case UNWTAB_CFA_SP:
 		cfa = f->sp + (int64_t)r->cfa_off;
@@ -139,7 +152,6 @@ static inline int unwtab_step(const struct unwtab_obj *objs, unsigned nobjs,
 		      ((f->pc & 15) >= r->plt_split ? 8 : 0);
 		break;
 	case UNWTAB_SIGNAL:
-		f->obj = o;
 		return unwtab_step_signal(s, r, f);
 	default:
 		return 0;
@@ -148,8 +160,22 @@ static inline int unwtab_step(const struct unwtab_obj *objs, unsigned nobjs,
 		return 0;
 	if (r->fp_off && unwtab_read(s, cfa + (int64_t)r->fp_off, &fp))
 		return 0;
-	*f = (struct unwtab_frame){ ra, cfa, fp, 0, o };
+	*f = (struct unwtab_frame){ ra, cfa, fp, 0, f->obj };
 	return ra != 0;
+}
+
+/*
+ * Replace F by its caller's frame.  Returns 1, or 0 when the walk ends:
+ * no table covers the pc, STOP or INVALID, a read outside the stack, a
+ * caller's sp not above the frame's (corrupt or looping), a pc of 0.
+ */
+static inline int unwtab_step(const struct unwtab_obj *objs, unsigned nobjs,
+			      const struct unwtab_stack *s,
+			      struct unwtab_frame *f)
+{
+	const struct unwtab_rule *r = unwtab_lookup(objs, nobjs, unwtab_key(f), f);
+
+	return r && unwtab_apply(s, r, f);
 }
 
 /*

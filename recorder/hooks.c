@@ -19,8 +19,8 @@
 /* Written by the mapper, read by the hooks: never by the hooks. */
 struct rec_conf *rec_ctx __attribute__((section(".rec_ctx"), used));
 
-/* The hooks' records: at most this many words before the stack. */
-#define MAX_WORDS	7
+/* The hooks' records: at most this many words between tid and hash. */
+#define MAX_WORDS	5
 
 void hook_enter(struct rec_call *c);
 void hook_leave(struct rec_call *c);
@@ -44,43 +44,213 @@ int rec_record(uint64_t type, uint64_t a0, uint64_t a1, uint64_t a2)
 	return ring_produce(cf->ring, (unsigned)type, 0, w, 3);
 }
 
+/* 1 if ADDR lies in [LO, HI). */
+static int within(uint64_t addr, uint64_t lo, uint64_t hi)
+{
+	return addr >= lo && addr < hi;
+}
+
 /* The nesting rule (rechook.h): 1 if the call is inside another one. */
 static int nested(const struct rec_conf *cf, const struct rec_call *c)
 {
 	uint64_t ra = c->ra, i, n = cf->nranges;
 
-	if (ra >= cf->stub_lo && ra < cf->stub_hi)
+	if (within(ra, cf->stub_lo, cf->stub_hi))
 		return 1;
 	if (n > REC_MAX_RANGES)
 		n = REC_MAX_RANGES;
 	for (i = 0; i < n; i++)
-		if (ra >= cf->range[i].lo && ra < cf->range[i].hi &&
+		if (within(ra, cf->range[i].lo, cf->range[i].hi) &&
 		    cf->range[i].obj == REC_FN_OBJ(c->fn))
+			return 1;
+	n = cf->nstubs < REC_MAX_STUBS ? cf->nstubs : REC_MAX_STUBS;
+	for (i = 0; i < n; i++)
+		if (within(ra, cf->stub[i].lo, cf->stub[i].hi))
 			return 1;
 	return 0;
 }
 
-static uint64_t tid(const struct rec_conf *cf)
+/* The calling thread's entry in the thread table, NULL if none. */
+static const struct rec_thread *thread_entry(const struct rec_conf *cf,
+					     uint64_t tcb)
 {
-	if (!cf->tid_off)
-		return 0;
-	return (uint64_t)*(const volatile int32_t *)(rec_arch_tcb() + cf->tid_off);
+	const struct rec_thread *t = cf->threads, *e;
+	uint64_t mask = cf->threads_mask, i, s, v;
+
+	if (!t || !tcb)
+		return NULL;
+	s = rec_thread_slot(tcb, mask);
+	for (i = 0; i <= mask; i++) {
+		e = &t[(s + i) & mask];
+		v = __atomic_load_n(&e->tcb, __ATOMIC_ACQUIRE);
+		if (v == tcb)
+			return e;
+		if (!v)
+			break;
+	}
+	return NULL;
 }
 
-/* The record TYPE of call C: fn, tid, the N words W, the stack. */
+/* Who calls, from where: the thread's tid, the caller's frame and the
+ * stack its walk may read (hi 0: none, the caller's return address only). */
+struct caller {
+	uint64_t tid;
+	uint64_t sp, fp;
+	struct unwtab_stack st;
+};
+
+static void caller_of(const struct rec_conf *cf, const struct rec_call *c,
+		      struct caller *w)
+{
+	/* %fs:0 only if it is needed: a thread with no TLS faults there */
+	uint64_t tcb = cf->threads || cf->tid_off ? rec_arch_tcb() : 0;
+	const struct rec_thread *e = thread_entry(cf, tcb);
+	int on_main;
+
+	rec_arch_caller(c, &w->sp, &w->fp);
+	w->st.lo = w->st.hi = 0;
+	if (e) {
+		w->tid = e->tid;
+		if (within(w->sp, e->lo, e->hi))
+			w->st.lo = w->sp, w->st.hi = e->hi;
+		return;
+	}
+	on_main = within(w->sp, cf->main_stack_lo, cf->main_stack_hi);
+	if (cf->tid_off)
+		w->tid = (uint64_t)*(const volatile int32_t *)(tcb + cf->tid_off);
+	else
+		w->tid = on_main ? cf->main_tid : 0;
+	if (on_main)
+		w->st.lo = w->sp, w->st.hi = cf->main_stack_hi;
+}
+
+/* The rule at address KEY: from the rule cache, else looked up in OBJS
+ * (F's object first) and cached.  NULL if no table covers KEY. */
+static const struct unwtab_rule *rule_at(const struct rec_conf *cf,
+					 const struct rec_objs *objs,
+					 uint64_t key, struct unwtab_frame *f)
+{
+	struct rec_pccache *e = NULL;
+	const struct unwtab_rule *r;
+	uint64_t rule, check;
+
+	if (cf->pccache) {
+		e = &cf->pccache[rec_pccache_slot(key, cf->pccache_mask)];
+		rule = __atomic_load_n(&e->rule, __ATOMIC_RELAXED);
+		check = __atomic_load_n(&e->check, __ATOMIC_RELAXED);
+		if (rule && (check ^ rule ^ (uint64_t)(uintptr_t)objs) == key)
+			return (const struct unwtab_rule *)(uintptr_t)rule;
+	}
+	r = unwtab_lookup(objs->obj, (unsigned)objs->n, key, f);
+	if (r && e) {
+		rule = (uint64_t)(uintptr_t)r;
+		__atomic_store_n(&e->rule, rule, __ATOMIC_RELAXED);
+		__atomic_store_n(&e->check, key ^ rule ^ (uint64_t)(uintptr_t)objs,
+				 __ATOMIC_RELAXED);
+	}
+	return r;
+}
+
+/*
+ * The caller's stack, at most MAX pcs from its return address on: hashed
+ * into *HASH, and put in words FIRST.. of reservation RES unless RES is
+ * NULL.  Returns the number of pcs.  The walk is deterministic (it reads
+ * the frames above ours, which stand still while we run), so a second
+ * pass writes what the first hashed.
+ */
+static unsigned walk(const struct rec_conf *cf, const struct rec_call *c,
+		     const struct caller *w, const struct rec_objs *objs,
+		     unsigned max, uint64_t *hash, const struct ring_res *res,
+		     unsigned first)
+{
+	struct unwtab_frame f = { c->ra, w->sp, w->fp, 0, NULL };
+	uint64_t h = REC_STACK_HASH_SEED;
+	const struct unwtab_rule *r;
+	unsigned n = 0;
+
+	for (;;) {
+		h = rec_stack_hash_add(h, f.pc);
+		if (res)
+			ring_put(cf->ring, res, first + n, f.pc);
+		if (++n >= max || within(f.pc - 1, cf->main_lo, cf->main_hi))
+			break;
+		r = rule_at(cf, objs, unwtab_key(&f), &f);
+		if (!r || !unwtab_apply(&w->st, r, &f))
+			break;
+	}
+	*hash = rec_stack_hash_end(h, n);
+	return n;
+}
+
+/* 1 if ptleak has the stack of hash H already. */
+static int interned(const struct rec_conf *cf, uint64_t h)
+{
+	const uint64_t *set = cf->stackset;
+	uint64_t mask = cf->stackset_mask, v;
+	unsigned i;
+
+	if (!set)
+		return 0;
+	for (i = 0; i < REC_STACKSET_PROBES && i <= mask; i++) {
+		v = __atomic_load_n(&set[(h + i) & mask], __ATOMIC_RELAXED);
+		if (v == h)
+			return 1;
+		if (!v)
+			break;
+	}
+	return 0;
+}
+
+/* Words 0.. of reservation RES: fn, tid, the N words W. */
+static void put_head(const struct rec_conf *cf, const struct ring_res *res,
+		     const struct rec_call *c, uint64_t tid, const uint64_t *w,
+		     unsigned n)
+{
+	unsigned i;
+
+	ring_put(cf->ring, res, 0, c->fn);
+	ring_put(cf->ring, res, 1, tid);
+	for (i = 0; i < n; i++)
+		ring_put(cf->ring, res, i + 2, w[i]);
+}
+
+/* The record TYPE of call C: fn, tid, the N words W. */
 static void emit(const struct rec_conf *cf, unsigned type,
 		 const struct rec_call *c, const uint64_t *w, unsigned n)
 {
 	struct ring_res res;
-	unsigned i;
+	struct caller who;
 
-	if (ring_reserve(cf->ring, type, 1, n + 3, &res) < 0)
+	caller_of(cf, c, &who);
+	if (ring_reserve(cf->ring, type, 0, n + 2, &res) < 0)
 		return;
-	ring_put(cf->ring, &res, 0, c->fn);
-	ring_put(cf->ring, &res, 1, tid(cf));
-	for (i = 0; i < n; i++)
-		ring_put(cf->ring, &res, i + 2, w[i]);
-	ring_put(cf->ring, &res, n + 2, c->ra);
+	put_head(cf, &res, c, who.tid, w, n);
+	ring_commit(cf->ring, &res);
+}
+
+/* The allocation record TYPE of call C: fn, tid, the N words W, then the
+ * stack's hash and, unless ptleak has it, its pcs. */
+static void emit_stack(const struct rec_conf *cf, unsigned type,
+		       const struct rec_call *c, const uint64_t *w, unsigned n)
+{
+	const struct rec_objs *objs = __atomic_load_n(&cf->objs, __ATOMIC_ACQUIRE);
+	unsigned npcs, max = 1;
+	struct ring_res res;
+	struct caller who;
+	uint64_t hash;
+
+	caller_of(cf, c, &who);
+	if (objs && who.st.hi && cf->depth > 1)
+		max = cf->depth < REC_MAX_DEPTH ? (unsigned)cf->depth : REC_MAX_DEPTH;
+	npcs = walk(cf, c, &who, objs, max, &hash, NULL, 0);
+	if (interned(cf, hash))
+		npcs = 0;
+	if (ring_reserve(cf->ring, type, npcs, n + 3 + npcs, &res) < 0)
+		return;
+	put_head(cf, &res, c, who.tid, w, n);
+	ring_put(cf->ring, &res, n + 2, hash);
+	if (npcs)
+		walk(cf, c, &who, objs, npcs, &hash, &res, n + 3);
 	ring_commit(cf->ring, &res);
 }
 
@@ -98,7 +268,7 @@ void hook_enter(struct rec_call *c)
 	c->record = 1;
 	if (kind == REC_FN_FREE)
 		emit(cf, REC_FREE, c, c->arg, 1);
-	else if (kind == REC_FN_REALLOC)
+	else if (kind == REC_FN_REALLOC || kind == REC_FN_REALLOCARRAY)
 		emit(cf, REC_REALLOC_BEGIN, c, c->arg, 1);
 }
 
@@ -113,22 +283,27 @@ void hook_leave(struct rec_call *c)
 	switch (REC_FN_KIND(c->fn)) {
 	case REC_FN_MALLOC:
 		w[0] = c->ret, w[1] = c->arg[0], w[2] = 0;
-		emit(cf, REC_ALLOC, c, w, 3);
+		emit_stack(cf, REC_ALLOC, c, w, 3);
 		break;
 	case REC_FN_CALLOC:
 	case REC_FN_MEMALIGN:
 		w[0] = c->ret, w[1] = c->arg[0], w[2] = c->arg[1];
-		emit(cf, REC_ALLOC, c, w, 3);
+		emit_stack(cf, REC_ALLOC, c, w, 3);
 		break;
 	case REC_FN_REALLOC:
-		w[0] = c->arg[0], w[1] = c->arg[1], w[2] = c->ret;
-		emit(cf, REC_REALLOC_END, c, w, 3);
+		w[0] = c->arg[0], w[1] = c->arg[1], w[2] = 0, w[3] = c->ret;
+		emit_stack(cf, REC_REALLOC_END, c, w, 4);
+		break;
+	case REC_FN_REALLOCARRAY:
+		w[0] = c->arg[0], w[1] = c->arg[1], w[2] = c->arg[2];
+		w[3] = c->ret;
+		emit_stack(cf, REC_REALLOC_END, c, w, 4);
 		break;
 	case REC_FN_POSIX_MEMALIGN:
 		w[0] = c->arg[0], w[1] = c->arg[1], w[2] = c->arg[2];
 		w[3] = (uint32_t)c->ret;
 		w[4] = w[3] || !w[0] ? 0 : *(const volatile uint64_t *)w[0];
-		emit(cf, REC_MEMALIGN, c, w, 5);
+		emit_stack(cf, REC_MEMALIGN, c, w, 5);
 		break;
 	}
 }

@@ -156,7 +156,8 @@ static inline int patch_self(struct rec_conf *conf, struct fn *fns,
 	unsigned i;
 
 	c = *code = map_near((uint64_t)fns[0].addr, PATCH_CODE_LEN);
-	if (!c || n > REC_MAX_RANGES || 2 * PAGE + n * PATCH_SLOT > PATCH_CODE_LEN)
+	if (!c || n > REC_MAX_RANGES || 2 * PAGE + n * PATCH_SLOT > PATCH_CODE_LEN ||
+	    rec_blob_size > 2 * PAGE)
 		return -1;
 	conf->stub_lo = (uint64_t)c;
 	conf->stub_hi = (uint64_t)c + PATCH_CODE_LEN;
@@ -192,6 +193,19 @@ static inline int patch_self(struct rec_conf *conf, struct fn *fns,
 			return -1;
 	}
 	return 0;
+}
+
+/* A ring of 2^LOG2 data bytes in a new shared mapping, *R, and its
+ * consumer, *RD.  0, or -1. */
+static inline int ring_map(unsigned log2, struct ring **r,
+			   struct ring_reader **rd)
+{
+	*r = mmap(NULL, ring_mem_size(log2), PROT_READ | PROT_WRITE,
+		  MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	if (*r == MAP_FAILED || ring_init(*r, log2) < 0)
+		return -1;
+	*rd = ring_reader_new(*r, ring_mem_size(log2));
+	return *rd ? 0 : -1;
 }
 
 /* Put the saved bytes back.  0 or -1. */

@@ -132,6 +132,13 @@ void *t_realloc(void *p, size_t n)
 	return q;
 }
 
+void *t_reallocarray(void *p, size_t n, size_t size)
+{
+	if (size && n > SIZE_MAX / size)
+		return NULL;
+	return t_realloc(p, n * size);
+}
+
 void *t_malloc_tail(size_t n)
 {
 	return t_malloc(n);

@@ -20,6 +20,8 @@ void t_free(void *p);
 void *t_calloc(size_t n, size_t size);
 /* realloc(NULL, n) tail-calls t_malloc, (p, 0) calls t_free, else both */
 void *t_realloc(void *p, size_t n);
+/* t_realloc(p, n * size) unless it overflows */
+void *t_reallocarray(void *p, size_t n, size_t size);
 /* a tail call: its whole body is `jmp t_malloc` */
 void *t_malloc_tail(size_t n);
 int t_posix_memalign(void **memptr, size_t align, size_t n);

@@ -16,6 +16,8 @@
 #include "recblob.h"
 #include "rechook.h"
 #include "ring.h"
+#include "unwtab.h"
+#include "unwtab_walk.h"
 
 /* Copy the image into a new mapping, store a context whose ring is R
  * (none if NULL), make it r-x. */
@@ -149,12 +151,60 @@ static void test_four_threads(void **state)
 	munmap(r, ring_mem_size(16));
 }
 
+/* The rule of image offset OFF in the blob's own table. */
+static const struct unwtab_rule *blob_rule(uint64_t off)
+{
+	return unwtab_find_rule((const struct unwtab_hdr *)rec_blob_unwtab, off);
+}
+
+static void want_rule(uint64_t off, unsigned kind, int cfa, int fp)
+{
+	const struct unwtab_rule *r = blob_rule(off);
+
+	assert_non_null(r);
+	assert_int_equal(r->kind, kind);
+	assert_int_equal(r->cfa_off, cfa);
+	assert_int_equal(r->fp_off, fp);
+	assert_int_equal(r->ra_off, -8);
+}
+
+/*
+ * The image's own unwind table: every byte of code from the first
+ * (offset 16, after the context word) to the end of rec_stub, its last
+ * function, has a rule (no STOP, no INVALID); rec_stub's are its CFI's:
+ * entry CFA = sp + 8, after push %rbp sp + 16 (rbp saved at CFA - 16),
+ * after mov %rsp, %rbp CFA = rbp + 16, at its ret (after leave) sp + 8
+ * with rbp restored.
+ */
+static void test_unwtab(void **state)
+{
+	const struct unwtab_hdr *t = (const struct unwtab_hdr *)rec_blob_unwtab;
+	uint64_t off, stub = RECBLOB_OFF_rec_stub;
+	const struct unwtab_rule *r;
+
+	assert_int_equal(unwtab_check(rec_blob_unwtab, rec_blob_unwtab_size), 0);
+	assert_int_equal(t->lo, 16);
+	assert_true(t->hi > stub && t->hi <= rec_blob_size);
+	for (off = 16; off < t->hi; off++) {
+		r = blob_rule(off);
+		assert_non_null(r);
+		assert_true(r->kind == UNWTAB_CFA_SP || r->kind == UNWTAB_CFA_FP);
+	}
+	assert_null(blob_rule(t->hi));	/* past its end: no caller */
+	want_rule(stub, UNWTAB_CFA_SP, 8, 0);
+	want_rule(stub + 1, UNWTAB_CFA_SP, 16, -16);	/* push %rbp */
+	want_rule(stub + 4, UNWTAB_CFA_FP, 16, -16);	/* mov %rsp, %rbp */
+	want_rule(t->hi - 2, UNWTAB_CFA_FP, 16, -16);	/* leave */
+	want_rule(t->hi - 1, UNWTAB_CFA_SP, 8, 0);	/* ret */
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_layout),
 		cmocka_unit_test(test_no_context),
 		cmocka_unit_test(test_four_threads),
+		cmocka_unit_test(test_unwtab),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

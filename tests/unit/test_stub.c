@@ -41,6 +41,7 @@ static struct fn fns[] = {
 	{ .addr = (void *)t_malloc_tail, .name = "t_malloc_tail", .kind = REC_FN_MALLOC },
 	{ .addr = (void *)t_posix_memalign, .name = "t_posix_memalign", .kind = REC_FN_POSIX_MEMALIGN },
 	{ .addr = (void *)t_align, .name = "t_align", .kind = REC_FN_MALLOC },
+	{ .addr = (void *)t_reallocarray, .name = "t_reallocarray", .kind = REC_FN_REALLOCARRAY },
 };
 #define NFNS (sizeof(fns) / sizeof(fns[0]))
 #define FN(i) REC_FN(fns[i].kind, 0) /* object 0 for all: one object */
@@ -57,12 +58,7 @@ static int setup(void **state)
 {
 	unsigned i;
 
-	ring = mmap(NULL, ring_mem_size(RING_LOG2), PROT_READ | PROT_WRITE,
-		    MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-	if (ring == MAP_FAILED || ring_init(ring, RING_LOG2) < 0)
-		return -1;
-	rd = ring_reader_new(ring, ring_mem_size(RING_LOG2));
-	if (!rd)
+	if (ring_map(RING_LOG2, &ring, &rd))
 		return -1;
 	conf.ring = ring;
 	conf.tid_off = find_tid_off();
@@ -112,8 +108,21 @@ static void drain(struct got *g)
 		;
 }
 
+/* 1 if records of TYPE end with a stack (hash, pcs). */
+static int has_stack(unsigned type)
+{
+	return type == REC_ALLOC || type == REC_REALLOC_END || type == REC_MEMALIGN;
+}
+
+/* The hash of the one-pc stack RA. */
+static uint64_t hash1(uint64_t ra)
+{
+	return rec_stack_hash_end(rec_stack_hash_add(REC_STACK_HASH_SEED, ra), 1);
+}
+
 /* Record I of G is TYPE from function FN of this thread with the words
- * W (N of them), called from within the function [LO, LO + SIZE). */
+ * W (N of them); an allocation's was called from within the function
+ * [LO, LO + SIZE) (no tables here: its stack is the caller alone). */
 static void want(const struct got *g, unsigned i, unsigned type, unsigned fn,
 		 const uint64_t *w, unsigned n, void *lo, const char *name)
 {
@@ -123,11 +132,17 @@ static void want(const struct got *g, unsigned i, unsigned type, unsigned fn,
 
 	assert_true(i < g->n);
 	assert_int_equal(r->type, type);
-	assert_int_equal(r->npcs, 1);
-	assert_int_equal(r->nwords, n + 3);
 	assert_int_equal(r->w[0], FN(fn));
 	assert_int_equal(r->w[1], gettid());
 	assert_memory_equal(r->w + 2, w, 8 * n);
+	if (!has_stack(type)) {
+		assert_int_equal(r->npcs, 0);
+		assert_int_equal(r->nwords, n + 2);
+		return;
+	}
+	assert_int_equal(r->npcs, 1);
+	assert_int_equal(r->nwords, n + 4);
+	assert_int_equal(r->w[n + 2], hash1(ra));
 	assert_true(ra > (uint64_t)lo && ra <= (uint64_t)lo + size);
 }
 
@@ -148,7 +163,7 @@ static void test_tid_offset(void **state)
  * not recorded. */
 static void test_calls(void **state)
 {
-	void *a, *c, *r, *r2, *x, *pm = NULL, *pm2 = (void *)1;
+	void *a, *c, *r, *r2, *x, *ra, *ra2, *pm = NULL, *pm2 = (void *)1;
 	struct got g;
 
 	a = t_malloc(100);
@@ -161,29 +176,38 @@ static void test_calls(void **state)
 	assert_int_equal(t_posix_memalign(&pm, 16, 40), 0);
 	assert_int_equal(t_posix_memalign(&pm2, 64, 40), 22);
 	t_free(NULL);
+	ra = t_reallocarray(NULL, 3, 10);
+	ra2 = t_reallocarray(ra, 5, 10);
 	drain(&g);
-	assert_int_equal(g.n, 13);
+	assert_int_equal(g.n, 17);
 	want(&g, 0, REC_ALLOC, 0, W((uint64_t)a, 100, 0), HERE(test_calls));
 	want(&g, 1, REC_FREE, 1, W((uint64_t)a), HERE(test_calls));
 	want(&g, 2, REC_ALLOC, 2, W((uint64_t)c, 3, 8), HERE(test_calls));
 	want(&g, 3, REC_REALLOC_BEGIN, 3, W(0), HERE(test_calls));
-	want(&g, 4, REC_REALLOC_END, 3, W(0, 10, (uint64_t)r), HERE(test_calls));
+	want(&g, 4, REC_REALLOC_END, 3, W(0, 10, 0, (uint64_t)r), HERE(test_calls));
 	want(&g, 5, REC_REALLOC_BEGIN, 3, W((uint64_t)r), HERE(test_calls));
-	want(&g, 6, REC_REALLOC_END, 3, W((uint64_t)r, 200, (uint64_t)r2),
+	want(&g, 6, REC_REALLOC_END, 3, W((uint64_t)r, 200, 0, (uint64_t)r2),
 	     HERE(test_calls));
 	want(&g, 7, REC_REALLOC_BEGIN, 3, W((uint64_t)r2), HERE(test_calls));
-	want(&g, 8, REC_REALLOC_END, 3, W((uint64_t)r2, 0, 0), HERE(test_calls));
+	want(&g, 8, REC_REALLOC_END, 3, W((uint64_t)r2, 0, 0, 0), HERE(test_calls));
 	want(&g, 9, REC_ALLOC, 4, W((uint64_t)x, 24, 0), HERE(test_calls));
 	want(&g, 10, REC_MEMALIGN, 5, W((uint64_t)&pm, 16, 40, 0, (uint64_t)pm),
 	     HERE(test_calls));
 	want(&g, 11, REC_MEMALIGN, 5, W((uint64_t)&pm2, 64, 40, 22, 0),
 	     HERE(test_calls));
 	want(&g, 12, REC_FREE, 1, W(0), HERE(test_calls));
+	/* reallocarray: its inner t_realloc (a call or a tail call) nested */
+	want(&g, 13, REC_REALLOC_BEGIN, 7, W(0), HERE(test_calls));
+	want(&g, 14, REC_REALLOC_END, 7, W(0, 3, 10, (uint64_t)ra), HERE(test_calls));
+	want(&g, 15, REC_REALLOC_BEGIN, 7, W((uint64_t)ra), HERE(test_calls));
+	want(&g, 16, REC_REALLOC_END, 7, W((uint64_t)ra, 5, 10, (uint64_t)ra2),
+	     HERE(test_calls));
 	t_free(c);
 	t_free(x);
 	t_free(pm);
+	t_free(ra2);
 	drain(&g);
-	assert_int_equal(g.n, 3);
+	assert_int_equal(g.n, 4);
 }
 
 /* The nesting rule is per object: t_realloc's body said to be another
@@ -206,7 +230,7 @@ static void test_object_rule_and_alignment(void **state)
 	want(&g, 1, REC_REALLOC_BEGIN, 3, W((uint64_t)p), HERE(test_object_rule_and_alignment));
 	want(&g, 2, REC_ALLOC, 0, W((uint64_t)q, 100, 0), HERE(t_realloc));
 	want(&g, 3, REC_FREE, 1, W((uint64_t)p), HERE(t_realloc));
-	want(&g, 4, REC_REALLOC_END, 3, W((uint64_t)p, 100, (uint64_t)q),
+	want(&g, 4, REC_REALLOC_END, 3, W((uint64_t)p, 100, 0, (uint64_t)q),
 	     HERE(test_object_rule_and_alignment));
 	want(&g, 5, REC_ALLOC, 6, W(0, 5, 0), HERE(test_object_rule_and_alignment));
 	t_free(q);
@@ -249,7 +273,7 @@ static void test_signal_inside(void **state)
 	want(&g, 5, REC_FREE, 1, W((uint64_t)h[1]), HERE(on_alrm));
 	want(&g, 6, REC_ALLOC, 0, W((uint64_t)h[2], HSIZE, 0), HERE(on_alrm));
 	want(&g, 7, REC_FREE, 1, W((uint64_t)h[2]), HERE(on_alrm));
-	want(&g, 8, REC_REALLOC_END, 3, W((uint64_t)p, T_RAISE, (uint64_t)q),
+	want(&g, 8, REC_REALLOC_END, 3, W((uint64_t)p, T_RAISE, 0, (uint64_t)q),
 	     HERE(test_signal_inside));
 	want(&g, 9, REC_FREE, 1, W((uint64_t)q), HERE(test_signal_inside));
 	assert_true(h[0] != h[1] && h[1] != h[2]);
@@ -345,7 +369,7 @@ static int check_rec(void *ctx, const struct ring_rec *rec)
 			s = &c->seq[i];
 			s->tid = (int)w[1];
 		}
-	if (!s || rec->npcs != 1) {
+	if (!s || rec->npcs != (has_stack(rec->type) ? 1 : 0)) {
 		c->bad++;
 		return 0;
 	}
@@ -368,8 +392,8 @@ static int check_rec(void *ctx, const struct ring_rec *rec)
 		break;
 	case 2:
 		ok = rec->type == REC_REALLOC_END && w[2] == s->a &&
-		     w[3] == 2 * (16 + s->iter % 200) + 1;
-		s->b = w[4];
+		     w[3] == 2 * (16 + s->iter % 200) + 1 && !w[4];
+		s->b = w[5];
 		break;
 	default:
 		ok = rec->type == REC_FREE && w[2] == s->b;

@@ -58,9 +58,13 @@ static int tally(void *ctx, const struct ring_rec *rec)
 {
 	struct tally *t = ctx;
 	const uint64_t *w = rec->w;
+	/* free and realloc's begin carry no stack; the others the caller's
+	 * return address alone (no unwind tables here) */
+	unsigned stack = rec->type != REC_FREE && rec->type != REC_REALLOC_BEGIN;
 	uint64_t ra = w[rec->nwords - 1];
 
-	if (w[1] != (uint64_t)gettid() || ra <= t->lo || ra > t->hi) {
+	if (w[1] != (uint64_t)gettid() || rec->npcs != stack ||
+	    (stack && (ra <= t->lo || ra > t->hi))) {
 		t->other++;
 		return 0;
 	}
@@ -70,7 +74,7 @@ static int tally(void *ctx, const struct ring_rec *rec)
 		t->n[rec->type]++;
 	/* each record's first value chains to the one before */
 	if (rec->type == REC_ALLOC || rec->type == REC_REALLOC_END)
-		t->last = w[rec->type == REC_ALLOC ? 2 : 4];
+		t->last = w[rec->type == REC_ALLOC ? 2 : 5];
 	else if (rec->type == REC_REALLOC_BEGIN && !w[2])
 		t->null_begin++;
 	else if (w[2] != t->last)

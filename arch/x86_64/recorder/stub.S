@@ -7,7 +7,8 @@
  * original.  The frame below %rbp is the call's struct rec_call; its size
  * is a multiple of 16, so %rsp % 16 == 0 at each call made here and the
  * callee sees %rsp % 16 == 8 as the ABI wants.  %rbp is chained: a frame
- * pointer walk goes through the stub.
+ * pointer walk goes through the stub.  Its CFI (as the hooks') goes into
+ * the blob's own unwind table (recblob.h), not into the image.
  */
 #include "rechook.h"
 
@@ -19,8 +20,12 @@
 	.type	rec_stub, @function
 	.p2align 4
 rec_stub:
+	.cfi_startproc
 	push	%rbp
+	.cfi_def_cfa_offset 16
+	.cfi_offset %rbp, -16
 	mov	%rsp, %rbp
+	.cfi_def_cfa_register %rbp
 	sub	$REC_CALL_SIZE, %rsp
 	mov	%rdi, REC_CALL_ARGS + 0(%rsp)
 	mov	%rsi, REC_CALL_ARGS + 8(%rsp)
@@ -48,6 +53,9 @@ rec_stub:
 	mov	REC_CALL_RET(%rsp), %rax
 	mov	REC_CALL_RET2(%rsp), %rdx
 	leave
+	.cfi_def_cfa %rsp, 8
+	.cfi_restore %rbp
 	ret
+	.cfi_endproc
 	.size	rec_stub, . - rec_stub
 	.section .note.GNU-stack, "", @progbits

@@ -1,0 +1,383 @@
+/*
+ * test_hookstack.c - the stacks the recorder's hooks record
+ * (docs/recorder.md, piece 6 in the hook; rechook.h's record contract),
+ * on the main thread: calls through known call chains (hookstack.h, built
+ * -O2 -fomit-frame-pointer: frames with and without a frame pointer)
+ * record the pcs of libunwind's unw_backtrace() taken in the same frame,
+ * one for one; the depth cut, the stop after main, no tables, the stub
+ * pages, the stack set, the rule cache, a thread with no TLS, a signal
+ * handler's stack through the stub, a sigaltstack.  Other threads:
+ * test_hookstack_mt.c.
+ */
+#include "hookstack.h"
+
+/* ---- the tests ---- */
+
+/* The main thread, no entry in the table: its stack bounds and tid from
+ * the conf; the whole stack, up to _start (no caller: STOP), as
+ * libunwind's. */
+static void test_main_thread(void **state)
+{
+	struct seen s;
+	struct got g;
+	unsigned n;
+
+	n = one_call(3, MAXF, 0, conf.main_tid, 0, &s, &g);
+	/* leaf, with_vla, 4 x chain, call_chain, one_call, the test,
+	 * cmocka's frames, main, libc's start, _start */
+	assert_true(n >= 12);
+	assert_int_equal(n, s.nbt);
+	assert_int_equal(rule_kind_at(g.r[0].w[6 + n - 1] - 1), UNWTAB_STOP);
+	assert_true(rule_kind_at(s.ra - 1) == UNWTAB_CFA_SP);	/* leaf */
+	assert_true(rule_kind_at(g.r[0].w[7] - 1) == UNWTAB_CFA_FP); /* with_vla */
+}
+
+/* At most depth pcs; depth 0 and 1: the caller alone. */
+static void test_depth(void **state)
+{
+	struct seen s;
+	struct got g;
+
+	conf.depth = 3;
+	assert_int_equal(one_call(3, 3, 0, conf.main_tid, 0, &s, &g), 3);
+	conf.depth = 1;
+	assert_int_equal(one_call(3, 1, 0, conf.main_tid, 0, &s, &g), 1);
+	conf.depth = 0;
+	assert_int_equal(one_call(3, 1, 0, conf.main_tid, 0, &s, &g), 1);
+	conf.depth = 7;
+	assert_int_equal(one_call(3, 7, 0, conf.main_tid, 0, &s, &g), 7);
+	conf.depth = MAXF;
+}
+
+/* The last pc is the first return address into "main" (here chain):
+ * leaf's caller's, with_vla's caller's = chain(0)'s call of with_vla. */
+static void test_main_stop(void **state)
+{
+	uint64_t size = elf_func("/proc/self/exe", SHT_SYMTAB, "chain", NULL);
+	struct seen s;
+	struct got g;
+
+	assert_true(size > 0);
+	conf.main_lo = (uint64_t)(uintptr_t)chain;
+	conf.main_hi = conf.main_lo + size;
+	assert_int_equal(one_call(3, MAXF, 0, conf.main_tid, 0, &s, &g), 3);
+	/* the stack's first return address in it is one: the cut holds
+	 * when the caller itself is main */
+	conf.main_lo = (uint64_t)(uintptr_t)leaf;
+	conf.main_hi = conf.main_lo + elf_func("/proc/self/exe", SHT_SYMTAB,
+					      "leaf", NULL);
+	assert_int_equal(one_call(3, MAXF, 0, conf.main_tid, 0, &s, &g), 1);
+	conf.main_lo = conf.main_hi = 0;
+}
+
+/* No tables, or a stack outside every known bound: the caller alone. */
+static void test_no_walk(void **state)
+{
+	uint64_t lo = conf.main_stack_lo;
+	struct seen s;
+	struct got g;
+
+	conf.objs = NULL;
+	one_call(3, MAXF, 1, conf.main_tid, 0, &s, &g);
+	conf.objs = objs;
+	conf.main_stack_lo = conf.main_stack_hi;	/* sp below: not on it */
+	one_call(3, MAXF, 1, 0, 0, &s, &g);
+	conf.main_stack_lo = lo;
+}
+
+/* A return address in another stub page: a nested call, not recorded. */
+static void test_stub_pages(void **state)
+{
+	struct seen s;
+	struct got g;
+
+	conf.stub[1].lo = (uint64_t)(uintptr_t)leaf;
+	conf.stub[1].hi = conf.stub[1].lo +
+		elf_func("/proc/self/exe", SHT_SYMTAB, "leaf", NULL);
+	conf.nstubs = 2;
+	seen_at = &s;
+	t_free(leaf(24));
+	drain(&g);
+	assert_int_equal(g.n, 1);
+	assert_int_equal(g.r[0].type, REC_FREE);
+	conf.nstubs = 0;
+	one_call(0, MAXF, 0, conf.main_tid, 0, &s, &g);
+}
+
+/*
+ * The stack set: a hash found within REC_STACKSET_PROBES entries from
+ * hash & mask gives the hash alone; one further on, or after a free
+ * entry, is not found (the pcs are sent again); another stack is not
+ * taken for it.  The stacks end at one_call (as if it were main): the
+ * compiler may call one_call from several places here.
+ */
+static void test_stackset(void **state)
+{
+	static const struct {
+		int nchain, interned;
+	} step[] = {
+		{ 2, 0 },	/* nothing in the set */
+		{ 2, 1 },	/* h at the last entry probed */
+		{ 2, 0 },	/* h one entry further */
+		{ 2, 0 },	/* h after a free entry */
+		{ 3, 0 },	/* h at its first entry, another stack */
+		{ 2, 1 },	/* ... and this one */
+	};
+	uint64_t h = 0, mask = ARRAY_LEN(stackset) - 1;
+	struct seen s;
+	struct got g;
+	unsigned k, i, n;
+
+	conf.main_lo = (uint64_t)(uintptr_t)one_call;
+	conf.main_hi = conf.main_lo + elf_func("/proc/self/exe", SHT_SYMTAB,
+					      "one_call", NULL);
+	for (k = 0; k < ARRAY_LEN(step); k++) {
+		memset(stackset, 0, sizeof(stackset));
+		for (i = 0; k && i < REC_STACKSET_PROBES + 1; i++)
+			stackset[(h + i) & mask] = h + 1 + i;
+		if (k == 1)
+			stackset[(h + REC_STACKSET_PROBES - 1) & mask] = h;
+		else if (k == 2)
+			stackset[(h + REC_STACKSET_PROBES) & mask] = h;
+		else if (k == 3)
+			stackset[(h + 1) & mask] = 0, stackset[(h + 2) & mask] = h;
+		else if (k >= 4)
+			stackset[h & mask] = h;
+		n = one_call(step[k].nchain, MAXF, 0, conf.main_tid,
+			     step[k].interned, &s, &g);
+		if (!k)
+			h = hash_of(g.r[0].w + 6, n);
+		if (step[k].nchain == 2)
+			assert_int_equal(g.r[0].w[5], h);
+		else
+			assert_true(g.r[0].w[5] != h);
+	}
+	conf.main_lo = conf.main_hi = 0;
+	memset(stackset, 0, sizeof(stackset));
+}
+
+/*
+ * The rule cache: an entry whose check holds for the current tables is
+ * used (a STOP rule planted at the first lookup cuts the stack to the
+ * caller); a torn entry (check made with another rule) or one made for
+ * another struct rec_objs is not.
+ */
+static void test_pccache(void **state)
+{
+	static const struct unwtab_rule stop = { .kind = UNWTAB_STOP }, other;
+	struct rec_objs *copy = malloc(sizeof(*objs) + objs->n * sizeof(objs->obj[0]));
+	uint64_t key, r = (uint64_t)(uintptr_t)&stop;
+	struct rec_pccache *e;
+	struct seen s;
+	struct got g;
+	unsigned n, k;
+
+	assert_non_null(conf.pccache);
+	memcpy(copy, objs, sizeof(*objs) + objs->n * sizeof(objs->obj[0]));
+	for (k = 0; k < 4; k++) {
+		/* 1: a rule planted for t_malloc's caller's frame, 2: torn,
+		 * 3: planted, but the tables are another struct rec_objs */
+		if (k) {
+			key = s.ra - 1;
+			e = &pccache[rec_pccache_slot(key, ARRAY_LEN(pccache) - 1)];
+			e->rule = r;
+			e->check = key ^ (uint64_t)(uintptr_t)objs ^
+				   (k == 2 ? (uint64_t)(uintptr_t)&other : r);
+			conf.objs = k == 3 ? copy : objs;
+		}
+		n = one_call(3, MAXF, k == 1, conf.main_tid, 0, &s, &g);
+	}
+	assert_int_equal(n, s.nbt);
+	conf.objs = objs;
+	memset(pccache, 0, sizeof(pccache));
+	free(copy);
+}
+
+/* ---- a signal handler's stack through the stub ---- */
+
+static struct seen alrm_seen;
+
+/* an allocation through leaf, the interrupted leaf's state kept */
+static void on_alrm(int sig)
+{
+	struct seen *outer = seen_at;
+	uint64_t ra = cap_ra;
+
+	t_free(call_chain(&alrm_seen, 0, 24));
+	seen_at = outer;
+	cap_ra = ra;
+}
+
+/*
+ * SIGALRM raised inside t_malloc (called through leaf): the handler's
+ * malloc's stack goes through the signal frame, raise, t_malloc and the
+ * stub's frame (the blob's own table) into t_malloc's caller, leaf, and
+ * on to the end: the handler's side as libunwind saw it up to the return
+ * address into the stub, then the interrupted call's stack.
+ */
+static void test_signal_through_stub(void **state)
+{
+	struct sigaction sa = { .sa_handler = on_alrm }, old;
+	uint64_t pcs[MAXF], pc = 0, lo = (uint64_t)(uintptr_t)code;
+	const struct rec *r;
+	struct seen s;
+	struct got g;
+	unsigned n, j;
+
+	assert_int_equal(sigaction(SIGALRM, &sa, &old), 0);
+	t_free(call_chain(&s, 1, T_RAISE));
+	sigaction(SIGALRM, &old, NULL);
+	drain(&g);
+	assert_int_equal(g.n, 4);
+	for (j = 1; j < (unsigned)alrm_seen.nbt; j++) {
+		pc = (uint64_t)(uintptr_t)alrm_seen.bt[j];
+		if (pc >= lo && pc < lo + rec_blob_size)
+			break;
+	}
+	assert_true(j < (unsigned)alrm_seen.nbt);
+	assert_int_equal(rule_kind_at(pc - 1), UNWTAB_CFA_FP);
+	n = expected(&alrm_seen, pcs, j + 1);
+	assert_int_equal(n, j + 1);
+	n += expected(&s, pcs + n, MAXF - n);
+	assert_int_equal(n, j + 1 + s.nbt);
+	want_stack(&g.r[0], &alrm_seen, 24, conf.main_tid, pcs, n, 0);
+	r = &g.r[2];
+	n = expected(&s, pcs, MAXF);
+	want_stack(r, &s, T_RAISE, conf.main_tid, pcs, n, 0);
+}
+
+/* ---- a thread with no TLS ---- */
+
+#define ARCH_SET_FS_ 0x1002
+#define ARCH_GET_FS_ 0x1003
+
+/* arch_prctl without libc (which may use TLS around the call) */
+static long raw_arch_prctl(long op, unsigned long addr)
+{
+	long r;
+
+	__asm__ volatile("syscall" : "=a"(r) : "0"(158L), "D"(op), "S"(addr)
+			 : "rcx", "r11", "memory");
+	return r;
+}
+
+static void *no_tls_p;
+
+/* t_malloc with the thread pointer 0 for the call (no TLS use here: the
+ * allocator and the hooks use none) */
+static void *no_tls_main(void *arg)
+{
+	unsigned long fs = 0;
+
+	if (raw_arch_prctl(ARCH_GET_FS_, (unsigned long)&fs))
+		return NULL;
+	raw_arch_prctl(ARCH_SET_FS_, 0);
+	no_tls_p = t_malloc(24);
+	raw_arch_prctl(ARCH_SET_FS_, fs);
+	return arg;
+}
+
+/* No thread table and no TID offset: the hooks never read the thread
+ * pointer (a thread with none set up, a raw clone, would fault): tid 0,
+ * the caller alone. */
+static void test_no_tls(void **state)
+{
+	pthread_t th;
+	struct got g;
+
+	conf.threads = NULL;
+	assert_int_equal(pthread_create(&th, NULL, no_tls_main, NULL), 0);
+	pthread_join(th, NULL);
+	conf.threads = threads;
+	assert_non_null(no_tls_p);
+	t_free(no_tls_p);
+	drain(&g);
+	assert_int_equal(g.n, 2);
+	assert_int_equal(g.r[0].type, REC_ALLOC);
+	assert_int_equal(g.r[0].w[1], 0);
+	assert_int_equal(g.r[0].w[2], (uint64_t)no_tls_p);
+	assert_int_equal(g.r[0].npcs, 1);
+	assert_int_equal(g.r[1].w[1], conf.main_tid);
+}
+
+/* ---- a sigaltstack ---- */
+
+static struct seen sig_seen;
+static uint64_t sig_restore;	/* the handler's return address */
+static char altstack[64 << 10] __attribute__((aligned(16)));
+
+static void on_usr1(int sig)
+{
+	sig_restore = RA();
+	t_free(call_chain(&sig_seen, 1, 24));
+}
+
+/* Raise SIGUSR1, handled on the alternate stack, with the main thread's
+ * entry's stack [LO, HI): the handler's malloc record. */
+static void raise_on_altstack(uint64_t lo, uint64_t hi, struct got *g)
+{
+	stack_t ss = { .ss_sp = altstack, .ss_size = sizeof(altstack) }, old;
+	struct sigaction sa = { .sa_handler = on_usr1, .sa_flags = SA_ONSTACK };
+	struct sigaction osa;
+
+	assert_non_null(add_thread(lo, hi));
+	assert_int_equal(sigaltstack(&ss, &old), 0);
+	assert_int_equal(sigaction(SIGUSR1, &sa, &osa), 0);
+	raise(SIGUSR1);
+	sigaction(SIGUSR1, &osa, NULL);
+	sigaltstack(&old, NULL);
+	clear_threads();
+	drain(g);
+	assert_int_equal(g->n, 2);
+	assert_int_equal(g->r[1].type, REC_FREE);
+	assert_int_equal(g->r[1].w[1], gettid());
+}
+
+/*
+ * A call on a sigaltstack: with the thread's own stack as its entry's
+ * bounds, sp is outside them: the caller alone.  With the alternate stack
+ * as the bounds, the walk goes through the handler's frames and the
+ * signal frame (read on the alternate stack) to the interrupted pc, and
+ * stops there: its frame is outside.  Nothing faults.
+ */
+static void test_sigaltstack(void **state)
+{
+	uint64_t pcs[MAXF], alt = (uint64_t)(uintptr_t)altstack;
+	struct got g;
+	unsigned n, j;
+
+	raise_on_altstack(conf.main_stack_lo, conf.main_stack_hi, &g);
+	want_stack(&g.r[0], &sig_seen, 24, gettid(), pcs,
+		   expected(&sig_seen, pcs, 1), 0);
+
+	raise_on_altstack(alt, alt + sizeof(altstack), &g);
+	for (j = 1; j < (unsigned)sig_seen.nbt; j++)
+		if ((uint64_t)(uintptr_t)sig_seen.bt[j] == sig_restore)
+			break;
+	/* leaf, with_vla, chain x 2, call_chain, on_usr1, __restore_rt,
+	 * the interrupted pc (in raise) */
+	assert_int_equal(j, 6);
+	assert_int_equal(rule_kind_at(sig_restore - 1), UNWTAB_SIGNAL);
+	assert_true(sig_seen.nbt > 8);
+	n = expected(&sig_seen, pcs, j + 2);
+	want_stack(&g.r[0], &sig_seen, 24, gettid(), pcs, n, 0);
+	assert_int_equal(g.r[0].npcs, 8);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_main_thread),
+		cmocka_unit_test(test_depth),
+		cmocka_unit_test(test_main_stop),
+		cmocka_unit_test(test_no_walk),
+		cmocka_unit_test(test_stub_pages),
+		cmocka_unit_test(test_stackset),
+		cmocka_unit_test(test_pccache),
+		cmocka_unit_test(test_sigaltstack),
+		cmocka_unit_test(test_no_tls),
+		cmocka_unit_test(test_signal_through_stub),
+	};
+
+	return cmocka_run_group_tests(tests, setup, teardown);
+}
