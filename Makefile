@@ -5,7 +5,9 @@
 #   make demo     run build/ptleak on the bundled leaky example
 #   make check    unit and integration tests; ends "N passed, M failed"
 #   make check-valgrind   ptleak's totals against a live valgrind run
-#   make bench    benchmarks (never part of check)
+#   make bench    side by side: native, each engine, valgrind, heaptrack (never part of check)
+#   make bench-deps     install what the benchmarks run (sqlite3, heaptrack, valgrind; root)
+#   make bench-detail   exact counts at 1-8 threads, start-up table, 1 GiB scan
 #   make bench-unwtab   unwind tables: compile time, ns per 16-frame walk
 
 ARCH ?= $(shell uname -m)
@@ -47,7 +49,8 @@ TARGET_BIN := $(patsubst tests/targets/%.c,$(B)/targets/%,$(TARGET_C)) \
 	$(patsubst tests/targets/%.cc,$(B)/targets/%,$(TARGET_CXX))
 TARGET_CFLAGS := -O0 -g -fno-omit-frame-pointer -pthread
 
-.PHONY: all deps demo check check-valgrind unit integration bench bench-unwtab clean
+.PHONY: all deps demo check check-valgrind unit integration bench bench-deps bench-detail \
+	bench-unwtab clean
 all: $(B)/ptleak
 
 $(B)/obj/%.o: %.c $(wildcard include/*.h) $(wildcard src/*.h) $(wildcard arch/$(ARCH)/*.h) \
@@ -174,6 +177,15 @@ check-valgrind: $(B)/ptleak $(TARGET_BIN)
 
 bench: $(B)/ptleak
 	@$(MAKE) -s -C bench B=$(abspath $(B))
+
+bench-detail: $(B)/ptleak
+	@$(MAKE) -s -C bench detail B=$(abspath $(B))
+
+# what the benchmarks run besides ptleak (not part of deps: check needs none)
+BENCH_DEB := sqlite3 heaptrack valgrind perl python3
+bench-deps:
+	apt-get update -qq
+	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $(BENCH_DEB)
 
 # unwind tables (docs/recorder.md piece 6): compile ms, ns per walk
 bench-unwtab: $(B)/libptleak.a

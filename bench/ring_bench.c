@@ -23,6 +23,7 @@
 #include <sys/mman.h>
 #include <time.h>
 
+#include "rechook.h"
 #include "recblob.h"
 #include "ring.h"
 
@@ -86,15 +87,22 @@ static int count(void *ctx, const struct ring_rec *rec)
 	return 0;
 }
 
+/* The blob's context word points to a struct rec_conf (rechook.h), not
+ * to the ring: a conf with the ring alone is what rec_record reads. */
+static struct rec_conf conf;
+
 static rec_record_fn map_blob(struct ring *r)
 {
 	unsigned char *p = mmap(NULL, 4096, PROT_READ | PROT_WRITE,
 				MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	struct rec_conf *cf = &conf;
 
 	if (p == MAP_FAILED || rec_blob_size > 4096)
 		exit(2);
+	memset(&conf, 0, sizeof(conf));
+	conf.ring = r;
 	memcpy(p, rec_blob, rec_blob_size);
-	memcpy(p + RECBLOB_OFF_rec_ctx, &r, sizeof(r));
+	memcpy(p + RECBLOB_OFF_rec_ctx, &cf, sizeof(cf));
 	mprotect(p, 4096, PROT_READ | PROT_EXEC);
 	return (rec_record_fn)(void *)(p + RECBLOB_OFF_rec_record);
 }
