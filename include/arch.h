@@ -129,6 +129,17 @@ int arch_set_regs(pid_t tid, const struct arch_regs *r);
 int arch_inject_syscall(pid_t tid, long nr, const uint64_t args[6],
 			uint64_t *ret, int *held_sig);
 
+/*
+ * Single-step stopped thread TID while MORE(CTX, its registers) says so,
+ * at most MAX steps, its signals blocked meanwhile (as for an injection:
+ * a signal that came is held in *HELD_SIG, 0: none).  Used at detach to
+ * let a thread stopped inside the recorder's code leave it, no other
+ * code of the program running.  0 when MORE said no, 1 after MAX steps,
+ * -1 (message) on error or if the thread died.
+ */
+int arch_step_while(pid_t tid, int (*more)(void *ctx, const struct arch_regs *r),
+		    void *ctx, unsigned max, int *held_sig);
+
 /* System call numbers the generic code injects. */
 extern const long arch_sys_mmap, arch_sys_munmap;
 /* ... and the recorder's data area (recorder.h) */

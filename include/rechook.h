@@ -32,6 +32,11 @@
 #define REC_CALL_RA	80	/* the caller's return address */
 #define REC_CALL_REC	88	/* set by hook_enter: 1 = recorded call */
 #define REC_CALL_SIZE	96	/* a multiple of 16 */
+/* Bytes below the stub's frame the stub zeroes before it returns, with
+ * the frame: the hooks' own frames (under 400 bytes by gcc
+ * -fstack-usage) held the block's address, the stack's dead part would
+ * keep it as a root for the leak scan. */
+#define REC_SCRUB	512
 
 #ifndef __ASSEMBLER__
 #include <stddef.h>

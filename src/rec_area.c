@@ -154,9 +154,9 @@ static int inject(pid_t tid, const char *name, long nr, const uint64_t a[6],
 
 static int rec_code_link(struct recorder *R);
 
-/* The name the memfd gets (/proc/PID/maps shows "/memfd:ptleak"): in
+/* The name the memfd gets (/proc/PID/maps shows REC_AREA_NAME_MAPS): in
  * the target, in a code page. */
-static const char memfd_name[] = "ptleak";
+static const char memfd_name[] = REC_AREA_NAME;
 
 int rec_inject(struct recorder *R, pid_t tid, uint64_t near_lo,
 	       uint64_t near_hi, int *held_sig, char *why, size_t len)
@@ -222,6 +222,8 @@ int rec_inject(struct recorder *R, pid_t tid, uint64_t near_lo,
 	R->conf->threads_mask = NTHREADS - 1;
 	R->conf->stackset = (const uint64_t *)(R->area_t + AREA_STACKSET);
 	R->conf->stackset_mask = NSTACKSET - 1;
+	R->conf->pccache = (struct rec_pccache *)(R->area_t + AREA_PCCACHE);
+	R->conf->pccache_mask = NPCCACHE - 1;
 	/* the code page mapped already */
 	R->conf->stub_lo = pg->addr;
 	R->conf->stub_hi = pg->addr + CODE_PAGE_SIZE;

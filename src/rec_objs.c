@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "rec_priv.h"
+#include "recblob.h"
 #include "unwtab.h"
 #include "util.h"
 
@@ -120,8 +121,21 @@ int rec_objects_publish(struct recorder *R)
 			free(R->objs[i].path);
 	}
 	R->nobjs = k;
-	sz = sizeof(struct rec_objs) + R->nobjs * sizeof(struct unwtab_obj);
+	/* the blob's own table in every code page: walks from a signal
+	 * handler go through the stub into its caller */
+	if (!R->blobtab)
+		R->blobtab = rec_arena_put(R, rec_blob_unwtab, rec_blob_unwtab_size);
+	sz = sizeof(struct rec_objs) +
+	     (R->nobjs + R->npages) * sizeof(struct unwtab_obj);
 	v = xcalloc(1, sz);
+	for (i = 0; i < R->npages && R->blobtab; i++) {
+		struct unwtab_obj *u = &((struct rec_objs *)v)->obj[n++];
+
+		u->lo = R->pages[i].addr;
+		u->hi = R->pages[i].addr + rec_blob_size;
+		u->bias = R->pages[i].addr;
+		u->tab = (const struct unwtab_hdr *)(R->area_t + R->blobtab);
+	}
 	for (i = 0; i < R->nobjs; i++) {
 		const struct rec_obj *o = &R->objs[i];
 		struct unwtab_obj *u = &((struct rec_objs *)v)->obj[n];

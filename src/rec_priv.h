@@ -9,6 +9,7 @@
  *   AREA_RING      the ring (ring.h): 2^RING_LOG2 bytes of records
  *   AREA_THREADS   struct rec_thread[NTHREADS]: stacks by TCB
  *   AREA_STACKSET  uint64_t[NSTACKSET]: stack hashes ptleak has seen
+ *   AREA_PCCACHE   struct rec_pccache[NPCCACHE]: the hooks' rule cache
  *   AREA_ARENA     unwind tables and struct rec_objs generations,
  *                  appended, never rewritten while published
  *
@@ -33,7 +34,9 @@
 #define NTHREADS	16384ull		/* 512 KiB */
 #define AREA_STACKSET	(AREA_THREADS + NTHREADS * sizeof(struct rec_thread))
 #define NSTACKSET	(1ull << 17)		/* 1 MiB */
-#define AREA_ARENA	(AREA_STACKSET + NSTACKSET * 8)
+#define AREA_PCCACHE	(AREA_STACKSET + NSTACKSET * 8)
+#define NPCCACHE	(1ull << 14)		/* 256 KiB */
+#define AREA_ARENA	(AREA_PCCACHE + NPCCACHE * sizeof(struct rec_pccache))
 #define AREA_SIZE	(256ull << 20)
 
 #define CODE_PAGE_SIZE	(64ull << 10)
@@ -84,6 +87,7 @@ struct recorder {
 	unsigned nfns, afns;
 	struct rec_obj *objs;
 	unsigned nobjs, aobjs, gen;
+	uint64_t blobtab;		/* the blob's own table in the arena */
 	/* tids of the thread table's entries, to forget them at exit */
 	struct { pid_t tid; unsigned slot; } *tslots;
 	size_t ntslots, atslots;

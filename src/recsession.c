@@ -254,8 +254,7 @@ static int ensure(struct session *S, pid_t tid, uint64_t near)
 	struct arch_regs r;
 	int sig = 0;
 
-	/* auto is breakpoints until the hooks walk stacks (issue 10) */
-	if (P->rec_off || S->o->engine != ENGINE_RECORDER || P->no_heap)
+	if (P->rec_off || S->o->engine == ENGINE_BREAKPOINTS || P->no_heap)
 		return 0;
 	if (P->rec && rec_injected(P->rec))
 		return 1;
@@ -357,23 +356,57 @@ void recs_forget(struct session *S)
 	timer_stop();
 }
 
-/* How many held threads may still run the recorder's code: their pc in
- * it, or (unless PC_ONLY) a return into it on their stack. */
-static unsigned threads_inside(struct session *S, int pc_only)
+/*
+ * Does thread T (held, registers R) run the recorder's code: its pc in
+ * it or, unless PC_ONLY, a frame of its stack (a stub that called the
+ * allocator, a hook a signal interrupted)?  Its stack is unwound (the
+ * walk stops at the stub: it has no unwind table for libunwind) rather
+ * than searched, so that a stale return address in a dead slot does not
+ * count.
+ */
+static int runs_recorder(struct session *S, struct task *t,
+			 const struct arch_regs *r, int pc_only)
 {
 	struct proc *P = &S->proc;
+	uint64_t pcs[MAX_DEPTH];
+	unsigned n, i;
+
+	if (rec_pc_in_code(P->rec, arch_pc(r))) {
+		if (debug_stats)
+			fprintf(stderr, "ptleak-debug: thread %d at %#llx in the "
+				"recorder's code\n", (int)t->tid,
+				(unsigned long long)arch_pc(r));
+		return 1;
+	}
+	if (pc_only)
+		return 0;
+	n = unwind_stack(P->unw, t->tid, r, NULL, 0, pcs, MAX_DEPTH);
+	for (i = 0; i < n; i++)
+		if (rec_pc_in_code(P->rec, pcs[i])) {
+			if (debug_stats)
+				for (i = 0; i < n; i++)
+					fprintf(stderr, "ptleak-debug: thread %d inside "
+						"the recorder: #%u %#llx\n", (int)t->tid,
+						i, (unsigned long long)pcs[i]);
+			return 1;
+		}
+	return 0;
+}
+
+/* How many held threads run the recorder's code (runs_recorder). */
+static unsigned threads_inside(struct session *S, int pc_only)
+{
 	unsigned i, n = 0;
 	struct task *t;
 	struct arch_regs r;
 
 	for_each_task(S, i, t)
 		if (t->role == ROLE_THREAD && !t->dying && t->held &&
-		    !arch_get_regs(t->tid, &r) &&
-		    (pc_only ? rec_pc_in_code(P->rec, arch_pc(&r)) :
-		     rec_thread_inside(P->rec, t->tid, arch_pc(&r), arch_sp(&r))))
+		    !arch_get_regs(t->tid, &r) && runs_recorder(S, t, &r, pc_only))
 			n++;
 	return n;
 }
+
 
 int recs_detach(struct session *S)
 {

@@ -21,6 +21,7 @@
 
 #include "glibc_heap.h"
 #include "memio.h"
+#include "recorder.h"
 #include "roots.h"
 #include "util.h"
 
@@ -220,6 +221,9 @@ static int read_maps(struct proc_mem *m)
 		inode_prev = prev_file && start == prev_end && !inode && !name[0];
 		prev_file = inode != 0 && perms[1] == 'w';
 		prev_end = end;
+		/* the recorder's ring and tables (recorder.h): ptleak's */
+		if (!strncmp(name, REC_AREA_NAME_MAPS, strlen(REC_AREA_NAME_MAPS)))
+			continue;
 		if (perms[0] != 'r' || !strcmp(name, "[vvar]") ||
 		    !strcmp(name, "[vsyscall]") || (perms[1] != 'w' &&
 		    (perms[2] != '-' || perms[3] != 'p' || !inode)))

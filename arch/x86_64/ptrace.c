@@ -226,6 +226,52 @@ unblock:
 	return rc;
 }
 
+int arch_step_while(pid_t tid, int (*more)(void *ctx, const struct arch_regs *r),
+		    void *ctx, unsigned max, int *held_sig)
+{
+	struct arch_regs r;
+	uint64_t mask;
+	int sig = 0, gone = 0, rc = -1;
+	unsigned n;
+	siginfo_t info;
+
+	*held_sig = 0;
+	if (block_signals(tid, &mask))
+		return -1;
+	for (n = 0; n < max; n++) {
+		if (ptrace(PTRACE_SINGLESTEP, tid, NULL, NULL) == -1) {
+			error("cannot single-step thread %d: %s", (int)tid,
+			      strerror(errno));
+			break;
+		}
+		if (wait_step(tid, &sig, &info, &gone))
+			break;
+		if (arch_get_regs(tid, &r)) {
+			error("cannot read the registers of thread %d: %s",
+			      (int)tid, strerror(errno));
+			break;
+		}
+		if (!more(ctx, &r)) {
+			rc = 0;
+			break;
+		}
+	}
+	if (gone)
+		return -1;
+	if (n == max)
+		rc = 1;
+	if (sig) {
+		if (ptrace(PTRACE_SETSIGINFO, tid, NULL, &info) == -1)
+			warning("the siginfo of signal %d of thread %d is lost",
+				sig, (int)tid);
+		*held_sig = sig;
+	}
+	if (ptrace(PTRACE_SETSIGMASK, tid, (void *)sizeof(mask), &mask) == -1)
+		rc = error("cannot restore the signal mask of thread %d: %s",
+			   (int)tid, strerror(errno));
+	return rc;
+}
+
 int arch_unw_reg(const struct arch_regs *r, int regnum, uint64_t *val)
 {
 	const struct user_regs_struct *u = &r->r;

@@ -50,8 +50,17 @@ rec_stub:
 	mov	%rdx, REC_CALL_RET2(%rsp)
 	mov	%rsp, %rdi
 	call	hook_leave
-	mov	REC_CALL_RET(%rsp), %rax
-	mov	REC_CALL_RET2(%rsp), %rdx
+	/* scrub the frame and what the hooks used below it: a block's
+	 * address left in dead stack would be a root for the leak scan
+	 * (rechook.h, REC_SCRUB) */
+	mov	REC_CALL_RET(%rsp), %r8
+	mov	REC_CALL_RET2(%rsp), %r9
+	lea	-REC_SCRUB(%rsp), %rdi
+	mov	$(REC_SCRUB + REC_CALL_SIZE) / 8, %ecx
+	xor	%eax, %eax
+	rep stosq
+	mov	%r8, %rax
+	mov	%r9, %rdx
 	leave
 	.cfi_def_cfa %rsp, 8
 	.cfi_restore %rbp
