@@ -13,7 +13,8 @@ B := build
 
 PKGS := libdw libelf libunwind-ptrace libunwind-generic capstone
 DEPS_DEB := gcc g++ make pkg-config python3 libdw-dev libelf-dev \
-	libunwind-dev libcapstone-dev libcmocka-dev valgrind
+	libunwind-dev libcapstone-dev libcmocka-dev valgrind \
+	libjemalloc2 libtcmalloc-minimal4 libmimalloc2.0
 
 CC ?= cc
 CFLAGS ?= -O2 -g
