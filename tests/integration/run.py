@@ -669,12 +669,12 @@ def check_text(ck, where, text, pid, expected):
 
 
 def run_heap(name, args=(), in_use=None, totals=None, peak=None, records=(), exit=0,
-             opts=(), native=True, normalize=None, text=False, env=None):
+             opts=(), native=True, normalize=None, text=False, env=None, exhaustive=True):
     """The skeleton of a heap case: ptleak [OPTS] TARGET ARGS, then the
     target's stdout and status as natively (unless NATIVE is false), exit
     status EXIT (128+N: signal N), the JSON's target and heap part
-    (check_heap: IN_USE, TOTALS, PEAK, RECORDS; TOTALS may be a function
-    of the Result).  Returns (ck, r, rep) for what the case checks more;
+    (check_heap: IN_USE, TOTALS, PEAK, RECORDS, all of the records when
+    EXHAUSTIVE; TOTALS may be a function of the Result).  Returns (ck, r, rep) for what the case checks more;
     the case ends with ck.done()."""
     tgt = need_target(name)
     argv = [tgt] + list(args)
@@ -687,7 +687,7 @@ def run_heap(name, args=(), in_use=None, totals=None, peak=None, records=(), exi
     check_target(ck, rep, argv, exit_json(exit))
     if callable(totals):
         totals = totals(r)
-    check_heap(ck, name, rep, in_use, totals, peak, records, None)
+    check_heap(ck, name, rep, in_use, totals, peak, records, None, exhaustive=exhaustive)
     return ck, r, rep
 
 
