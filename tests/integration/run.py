@@ -2104,6 +2104,14 @@ def exec_maps(pid):
     return out
 
 
+def mapped_files(pid):
+    """The sorted names of PID's file-backed mappings (a shared ring on a
+    memfd left behind shows as /memfd:...)."""
+    with open("/proc/%d/maps" % pid) as f:
+        return sorted(set(l.split(None, 5)[5].strip() for l in f
+                          if len(l.split(None, 5)) > 5 and l.split(None, 5)[5].startswith("/")))
+
+
 def code_differences(pid):
     """Where PID's executable file-backed mappings differ from their files
     (a breakpoint left behind), and executable mappings with no file
@@ -2213,7 +2221,8 @@ def t_attach_cycles():
     handler while ptleak detaches; a thread runs /bin/true with
     posix_spawn (vfork) without pause.  After every detach: no tracer, every
     code byte as in its file, no scratch mapping left, the program answers
-    with no error; at the end it exits 0."""
+    with no error; at the end the same executable mappings and mapped files
+    (no ring) as before, and it exits 0."""
     srv = Server()
     ck = Check()
     d = tempfile.mkdtemp(prefix="ptleak-at.")
@@ -2222,6 +2231,7 @@ def t_attach_cycles():
         srv.send("spawn")	# vfork children all the time
         srv.out.expect("spawning")
         before = [m for m in exec_maps(srv.p.pid)]
+        files = mapped_files(srv.p.pid)
         for cycle in range(50):
             w = "cycle %d" % cycle
             at = Attached(srv.p.pid, d=d)
@@ -2262,6 +2272,7 @@ def t_attach_cycles():
                 break
         after = exec_maps(srv.p.pid)
         ck.eq("executable mappings after 50 detaches", after, before)
+        ck.eq("mapped files after 50 detaches", mapped_files(srv.p.pid), files)
         ck.eq("target exit status", srv.quit(), 0)
         ck.eq("target stderr", srv.err.rest(), [])
     finally:
