@@ -2075,7 +2075,11 @@ class Server:
     def quit(self, timeout=30.0):
         """The server's exit status after "quit" (it must say "bye 0")."""
         self.send("quit")
-        self.out.expect(r"bye 0", timeout)
+        try:
+            self.out.expect(r"bye 0", timeout)
+        except Fail as e:	# say where it hangs: a thread left stopped?
+            raise Fail("%s; its threads' states %s, TracerPid %s" % (
+                e, "".join(sorted(thread_states(self.p.pid))), tracer_pid(self.p.pid)))
         return self.p.wait(timeout=timeout)
 
     def kill(self):
