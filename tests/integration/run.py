@@ -10,6 +10,10 @@ tests/targets/X.c or X.cc).  The PTLEAK environment variable overrides the
 ptleak binary.  Prints "PASS name" or "FAIL name: what differed" per case
 and, last, "integration: N passed, M failed"; exits 1 if any case failed.
 
+A heap case runs once per engine, as NAME[breakpoints] and NAME[recorder]
+(see ALL_ENGINES, RECORDER_READY); --engine NAME runs only that engine's
+variants.
+
 --valgrind runs valgrind live on every dynamically linked target and
 compares its in-use bytes/blocks (and totals where they are deterministic)
 with ptleak's; it is not part of `make check`.
