@@ -15,7 +15,8 @@ B := build
 
 PKGS := libdw libelf libunwind-ptrace libunwind-generic capstone
 DEPS_DEB := gcc g++ make pkg-config python3 libdw-dev libelf-dev \
-	libunwind-dev libcapstone-dev libcmocka-dev valgrind
+	libunwind-dev libcapstone-dev libcmocka-dev valgrind \
+	libjemalloc2 libtcmalloc-minimal4 libmimalloc2.0
 
 CC ?= cc
 CFLAGS ?= -O2 -g
@@ -48,6 +49,9 @@ TARGET_CXX := $(wildcard tests/targets/*.cc)
 TARGET_BIN := $(patsubst tests/targets/%.c,$(B)/targets/%,$(TARGET_C)) \
 	$(patsubst tests/targets/%.cc,$(B)/targets/%,$(TARGET_CXX))
 TARGET_CFLAGS := -O0 -g -fno-omit-frame-pointer -pthread
+# Libraries the targets dlopen: build/targets/NAME.so from tests/targets/lib/NAME.c
+TARGET_LIB := $(patsubst tests/targets/lib/%.c,$(B)/targets/%.so,$(wildcard tests/targets/lib/*.c))
+TARGET_BIN += $(TARGET_LIB)
 
 .PHONY: all deps demo check check-valgrind unit integration bench bench-deps bench-detail \
 	bench-unwtab clean
@@ -151,6 +155,9 @@ $(B)/targets/static_stripped_%: tests/targets/static_stripped_%.c
 $(B)/targets/static_%: tests/targets/static_%.c
 	@mkdir -p $(dir $@)
 	$(CC) $(TARGET_CFLAGS) -static -o $@ $<
+$(B)/targets/%.so: tests/targets/lib/%.c
+	@mkdir -p $(dir $@)
+	$(CC) $(TARGET_CFLAGS) -shared -fPIC -o $@ $<
 $(B)/targets/%: tests/targets/%.c
 	@mkdir -p $(dir $@)
 	$(CC) $(TARGET_CFLAGS) -o $@ $<

@@ -39,8 +39,12 @@ void heapprobe_drop(struct proc *P, struct task *t)
  * An allocator call made by the allocator call in progress on this thread
  * (realloc calling malloc inside libc) is part of it.  Either it returns
  * into the outer function, or the outer function tail-called it: then its
- * return slot is the outer call's, still holding the trampoline.  Calls
- * in progress whose slots the stack has moved past (longjmp) are dropped
+ * return slot is the outer call's, still holding the trampoline.  Or a
+ * function the outer one tail-called made it (mimalloc's realloc jumps to
+ * mi_heap_realloc, which calls free): its slot is then less than a signal
+ * frame below the outer one's, so no handler can have run in between (a
+ * handler interrupting the outer call makes calls of its own).  Calls in
+ * progress whose slots the stack has moved past (longjmp) are dropped
  * first, as uretprobes do.
  */
 static int is_nested(struct proc *P, struct task *t, const struct bp *bp,
@@ -77,7 +81,8 @@ static int is_nested(struct proc *P, struct task *t, const struct bp *bp,
 	if (bp->kind == BP_FD)
 		return fdprobe_nested(P->fdp, bp, outer->bp, outer->slot, slot, ret);
 	return slot == outer->slot ||
-	       (ret >= outer->bp->addr && ret < outer->bp->end);
+	       (ret >= outer->bp->addr && ret < outer->bp->end) ||
+	       (slot < outer->slot && outer->slot - slot < ARCH_SIGFRAME_MIN);
 }
 
 void heapprobe_lost(struct session *S, const struct bp *bp, int err,

@@ -44,6 +44,11 @@ static inline void arch_reg_values(const struct arch_regs *r, uint64_t *out)
 }
 /* Bytes below the stack pointer a function may use without moving it. */
 #define ARCH_STACK_REDZONE 128
+/* Fewer bytes than a signal handler's call can be below the code it
+ * interrupted: the kernel skips the red zone (128) and pushes an
+ * rt_sigframe (440) and the FPU state (516 with fxsave only, more with
+ * xsave) before the handler's own frame. */
+#define ARCH_SIGFRAME_MIN 1024
 
 static inline uint64_t arch_arg(const struct arch_regs *r, int n)
 {

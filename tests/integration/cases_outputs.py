@@ -41,7 +41,7 @@ def check_blind(ck, rep, text, why, fwhy):
     ck.true("'no leaks are possible' claimed", "no leaks are possible" not in (text or ""))
 
 
-@case("blind_stripped_static")
+@case("blind_stripped_static", engines=True)
 def t_blind_stripped_static():
     """A stripped static executable: no symbol names malloc or open.  The
     report says the heap and the descriptors were NOT tracked (never 'no
@@ -281,7 +281,7 @@ def t_suppressions_bounded():
     ck.done()
 
 
-@case("ctrl_names_escaped")
+@case("ctrl_names_escaped", engines=True)
 def t_ctrl_names_escaped():
     """Control characters in a symbol name, a debug-info file name, an open
     file's name, a suppression, a program name and an option never reach the
@@ -323,7 +323,7 @@ def t_ctrl_names_escaped():
                                        "main (h_ctrl_names.c:%d)" % line(name, "call")])
         with tempfile.TemporaryDirectory(prefix="ptleak-it.") as d2:
             js = os.path.join(d2, "r.json")
-            rc, _, _ = run_cmd([PTLEAK, "-q", "--json", js, tgt, evil])
+            rc, _, _ = run_cmd(ptleak_cmd() + ["-q", "--json", js, tgt, evil])
             with open(js, "rb") as f:
                 raw = f.read()
         ck.true("raw JSON has a raw ESC", b"\x1b" not in raw)

@@ -33,7 +33,7 @@ def ptleak_rusage(args, opts=()):
     need_ptleak()
     with tempfile.TemporaryDirectory(prefix="ptleak-it.") as d:
         jf = os.path.join(d, "report.json")
-        cmd = [PTLEAK, "-q", "--show-reachable", "-o", os.devnull, "--json", jf] + list(opts) + list(args)
+        cmd = ptleak_cmd() + ["-q", "--show-reachable", "-o", os.devnull, "--json", jf] + list(opts) + list(args)
         p = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
                              stderr=subprocess.DEVNULL, env=target_env(),
                              start_new_session=True, preexec_fn=_child_setup)
@@ -58,7 +58,7 @@ def ptleak_rusage(args, opts=()):
 RSS_BOUND_KB = 200 * 1024
 
 
-@case("scan_threads_rss")
+@case("scan_threads_rss", engines=True)
 def t_scan_threads_rss():
     # 1,000 threads blocked at exit(0), each with a 40-byte block in a local.
     # valgrind cannot run 1,000 threads (--max-threads 500); with 50:
@@ -80,7 +80,7 @@ def t_scan_threads_rss():
     ck.done()
 
 
-@case("scan_big_block")
+@case("scan_big_block", engines=True)
 def t_scan_big_block():
     # Two 3 GiB blocks touched on one page each, one kept in a global.
     # valgrind: in use at exit: 6,442,450,944 bytes in 2 blocks
@@ -105,7 +105,7 @@ def t_scan_big_block():
     ck.done()
 
 
-@case("scan_merged_mapping")
+@case("scan_merged_mapping", engines=True)
 def t_scan_merged_mapping():
     # A program's own 64 KiB mapping merged by the kernel with a glibc
     # mmapped chunk (malloc(300000)) holds the only pointer to a 100-byte
@@ -130,7 +130,7 @@ def t_scan_merged_mapping():
     ck.done()
 
 
-@case("scan_python_json")
+@case("scan_python_json", engines=True)
 def t_scan_python_json():
     # env -i PATH=/usr/bin:/bin python3 -c 'import json': CPython's object
     # arenas (its own mmaps) merge with glibc's mmapped chunks.  valgrind:
@@ -154,7 +154,7 @@ def t_scan_python_json():
     ck.done()
 
 
-@case("scan_dead_thread_stale_arg")
+@case("scan_dead_thread_stale_arg", engines=True)
 def t_scan_dead_thread_stale_arg():
     # A joined thread's cached descriptor keeps its argument; the argument
     # is freed and the next malloc(32), leaked, gets its address ("reused
@@ -180,7 +180,7 @@ def t_scan_dead_thread_stale_arg():
     ck.done()
 
 
-@case("scan_static_tls")
+@case("scan_static_tls", engines=True)
 def t_scan_static_tls():
     # Static executable: the main thread's TLS is at the start of [heap].
     # The same source linked dynamically, under valgrind:
@@ -208,7 +208,7 @@ def t_scan_static_tls():
     ck.done()
 
 
-@case("scan_python_pool")
+@case("scan_python_pool", engines=True)
 def t_scan_python_pool():
     # env -i PATH=/usr/bin:/bin python3 -c <a multiprocessing.Pool(2) map>,
     # the parent's report.  valgrind (parent):

@@ -3,7 +3,8 @@
 
 # Run in a child python that is a subreaper (PR_SET_CHILD_SUBREAPER), so
 # that a launched target orphaned by ptleak's exit is reparented to it and
-# its status can be read: argv = ptleak, json dir, runs, target argv...
+# its status can be read: argv = the ptleak command (a JSON list), json dir,
+# runs, target argv...
 # For each run: ptleak launches the target in a new process group; once the
 # target says "ready PID", the group gets SIGTERM then SIGCONT (what
 # `timeout` does).  Prints one JSON line per run: ptleak's status, the
@@ -11,12 +12,12 @@
 TIMEOUT_RUNS = r'''
 import ctypes, json, os, signal, subprocess, sys, time
 ctypes.CDLL(None).prctl(36, 1, 0, 0, 0)
-ptleak, d, runs, argv = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4:]
+ptleak, d, runs, argv = json.loads(sys.argv[1]), sys.argv[2], int(sys.argv[3]), sys.argv[4:]
 def status(st):
     return 128 + os.WTERMSIG(st) if os.WIFSIGNALED(st) else os.WEXITSTATUS(st)
 for i in range(runs):
     js = os.path.join(d, "r%d.json" % i)
-    p = subprocess.Popen([ptleak, "-q", "-o", os.devnull, "--json", js] + argv, stdin=subprocess.DEVNULL,
+    p = subprocess.Popen(ptleak + ["-q", "-o", os.devnull, "--json", js] + argv, stdin=subprocess.DEVNULL,
                          stdout=subprocess.PIPE, start_new_session=True)
     tpid = int(p.stdout.readline().split()[1])
     os.killpg(p.pid, signal.SIGTERM)
@@ -53,7 +54,7 @@ def leak_one_blocks(rep):
             sorted(set(r["kind"] for r in recs)))
 
 
-@case("signals_timeout_sleeper")
+@case("signals_timeout_sleeper", engines=True)
 def t_signals_timeout_sleeper():
     """`timeout`'s SIGTERM + SIGCONT to the process group of ptleak and a
     launched program sleeping in nanosleep, 50 runs: ptleak never hangs
@@ -65,7 +66,7 @@ def t_signals_timeout_sleeper():
     need_ptleak()
     ck = Check()
     with tempfile.TemporaryDirectory(prefix="ptleak-sig.") as d:
-        p = subprocess.run([sys.executable, "-c", TIMEOUT_RUNS, PTLEAK, d, "50",
+        p = subprocess.run([sys.executable, "-c", TIMEOUT_RUNS, json.dumps(ptleak_cmd()), d, "50",
                             need_target("h_sleeper"), "30"],
                            capture_output=True, text=True, timeout=300, env=target_env())
         runs = [json.loads(l) for l in p.stdout.splitlines()]
@@ -160,7 +161,7 @@ def storm_cycles(mode, cycles=50):
     ck.done()
 
 
-@case("signals_storm_alrm")
+@case("signals_storm_alrm", engines=True)
 def t_signals_storm_alrm():
     """Attach and detach 50 times while the program gets SIGALRM every
     100 us (see storm_cycles): the injected mmap and munmap used to spin
@@ -168,7 +169,7 @@ def t_signals_storm_alrm():
     storm_cycles("alrm")
 
 
-@case("signals_storm_chld")
+@case("signals_storm_chld", engines=True)
 def t_signals_storm_chld():
     """Attach and detach 50 times while a thread of the program forks
     children that exit at once, SIGCHLD all the time (see storm_cycles)."""
@@ -208,7 +209,7 @@ def t_seccomp_attach_refused():
     ck.done()
 
 
-@case("seccomp_filter_after_start")
+@case("seccomp_filter_after_start", engines=True)
 def t_seccomp_filter_after_start():
     """A launched program that installs a filter killing it for an mmap of
     an anonymous executable page (ptleak's scratch page) after ptleak has
@@ -244,7 +245,7 @@ def t_seccomp_filter_before_exec():
     ck.done()
 
 
-@case("seccomp_log_filter")
+@case("seccomp_log_filter", engines=True)
 def t_seccomp_log_filter():
     """A filter that only logs ptleak's mmap (SECCOMP_RET_LOG: the kernel
     runs the call) installed before an exec does not stop ptleak tracing
@@ -382,7 +383,7 @@ def t_setuid_warning():
     ck.done()
 
 
-@case("signals_storm_alloc")
+@case("signals_storm_alloc", engines=True)
 def t_signals_storm_alloc():
     """SIGALRM every 100 us whose handler allocates (1,000 of them, then
     the timer stops) while main does 2,000 malloc + free pairs: the program

@@ -65,7 +65,7 @@ def check_stripped(ck, name, unstripped, stripped, recs):
                   addr2line(unstripped, int(m.group(1), 16) - 1), want)
 
 
-@case("stripped_main")
+@case("stripped_main", engines=True)
 def t_stripped_main():
     """A stripped executable's stacks end at main, found through the entry
     point's lea main(%rip),%rdi: the frame in main is the last one."""
@@ -85,7 +85,7 @@ def t_stripped_main():
     ck.done()
 
 
-@case("stripped_main_got")
+@case("stripped_main_got", engines=True)
 def t_stripped_main_got():
     """The same with main's address loaded from the GOT (a PIE linked with
     --no-relax: mov main@GOTPCREL(%rip),%rdi), and position-dependent
@@ -209,7 +209,7 @@ def t_lazy_debug_info():
     ck.done()
 
 
-@case("debuglink_crc")
+@case("debuglink_crc", engines=True)
 def t_debuglink_crc():
     """An executable without a build-id: its .gnu_debuglink file is taken
     when its CRC matches (lines), refused when it does not (no lines,

@@ -1,7 +1,7 @@
 # Stacks from the breakpoint engine's unwinder (exec'd in run.py's
 # namespace: case, ptleak, Check, Rec, T, ... are run.py's).
 
-@case("h_deep_frame")
+@case("h_deep_frame", engines=True)
 def t_h_deep_frame():
     # Two blocks of 19 bytes from g(), one through x1 and one through x2,
     # g's frame 100 KB deep: two records with their own stacks.  valgrind

@@ -1,0 +1,297 @@
+# Cases written for the recorder (issue 10): other allocators, signals and
+# threads, processes, ptleak killed, seccomp.  Each heap case runs under
+# both engines with the same numbers (case(..., engines=True), heap_case);
+# a rec_only_ case runs only under the recorder.  Exec'd in run.py's
+# namespace (case, heap_case, run_heap, ptleak, Check, Rec, T, L, ...).
+
+# --- other allocators, preloaded --------------------------------------------
+
+LIBDIR = "/usr/lib/x86_64-linux-gnu"
+
+
+def preload_env(soname, package):
+    """target_env() with LD_PRELOAD=SONAME (ptleak gets it too, as a user's
+    `LD_PRELOAD=... ptleak ./app` gives it); Skip if it is not installed."""
+    path = os.path.join(LIBDIR, soname)
+    if not os.path.exists(path):
+        raise Skip("%s not installed (make deps installs %s)" % (path, package))
+    env = target_env()
+    env["LD_PRELOAD"] = path
+    return env
+
+
+def prealloc_records(pool):
+    """r_prealloc's records (--no-scan: the classes depend on what each
+    allocator leaves in freed memory).  POOL: libstdc++'s 72,704-byte
+    emergency pool, allocated by its constructor (jemalloc and tcmalloc
+    link libstdc++)."""
+    recs = [
+        Rec("posix_memalign", 512, 1, "posix_memalign", U, [T("main", "posix_memalign")],
+            exact=True),
+        Rec("leak100", 300, 3, "malloc", U, [T("leak100", "leak100"), T("main", "call_leak100")],
+            exact=True),
+        Rec("realloc", 300, 1, "realloc", U, [T("main", "realloc")], exact=True),
+        Rec("calloc", 200, 1, "calloc", U, [T("main", "calloc")], exact=True),
+        Rec("memalign", 96, 1, MEMALIGN_NAMES, U, [T("main", "memalign")], exact=True),
+    ]
+    if pool:
+        recs.append(Rec("pool", 72704, 1, "malloc", U,
+                        [L(None, os.path.realpath(os.path.join(LIBDIR, "libstdc++.so.6")))]))
+    return recs
+
+
+def prealloc_case(case_name, soname, package, in_use, totals, peak, pool):
+    """r_prealloc with SONAME preloaded: its output, exact numbers and
+    stacks, and no free of an unknown block (a nested free inside the
+    allocator counted as the program's would be one)."""
+    def fn():
+        env = preload_env(soname, package) if soname else None
+        ck, r, rep = run_heap("r_prealloc", opts=["--no-scan"], env=env, native=False,
+                              in_use=in_use, totals=totals, peak=peak,
+                              records=prealloc_records(pool))
+        ck.eq("stdout", r.stdout, "r_prealloc: done\n")
+        ck.eq("unknown frees", rep["heap"]["totals"]["unknown_frees"], 0)
+        ck.done()
+    case(case_name, engines=True)(fn)
+
+
+# From the source (r_prealloc.c): 1,010 allocs, 1,003 frees, 507,038 bytes;
+# 1,408 bytes in 7 blocks in use; peak 1,408 + valloc's 4,096.  glibc's
+# malloc, as a reference for the three others.
+prealloc_case("prealloc_glibc", None, None, (1408, 7), (1010, 1003, 507038), 5504, False)
+# jemalloc 5.3 links libstdc++: its pool (+1 alloc, +72,704 bytes).
+prealloc_case("prealloc_jemalloc", "libjemalloc.so.2", "libjemalloc2",
+              (1408 + 72704, 8), (1011, 1003, 507038 + 72704), 5504 + 72704, True)
+# tcmalloc 2.10 links libstdc++ (the pool), and its two initialisers
+# (TCMallocGuard and the thread cache's) each do free(malloc(1)):
+# +2 allocs, +2 frees, +2 bytes (PTLEAK_DEBUG=events shows them before main).
+prealloc_case("prealloc_tcmalloc", "libtcmalloc_minimal.so.4", "libtcmalloc-minimal4",
+              (1408 + 72704, 8), (1013, 1005, 507038 + 72704 + 2), 5504 + 72704, True)
+# mimalloc 2.0: as glibc.  Its realloc (mi_realloc) tail-calls
+# mi_heap_realloc, which calls free(): that free is nested.
+prealloc_case("prealloc_mimalloc", "libmimalloc.so.2", "libmimalloc2.0",
+              (1408, 7), (1010, 1003, 507038), 5504, False)
+
+
+# --- SIGALRM every 100 us, 4 threads, a handler that allocates --------------
+
+ALRM_M, ALRM_H = 5000, 1000
+
+
+@case("alrm_threads", engines=True)
+def t_alrm_threads():
+    """r_alrm_threads: 4 threads x 5,000 malloc(16)/free pairs under a
+    SIGALRM every 100 us; 1,000 handler runs, each a malloc(32), freed but
+    every 100th.  Exact totals (from the source, r_alrm_threads.c); the
+    10 lost blocks are in records whose stack starts with the handler
+    (one per place the signal interrupted: their split is not fixed)."""
+    m, h = ALRM_M, ALRM_H
+    lost = h // 100
+    in_use = (lost * 32 + 4 * 272 + 4096, lost + 5)
+    totals = (4 * m + h + 8 + 4 + 1, 4 * m + h - lost + 8,
+              16 * 4 * m + 32 * h + 4 * 48 + 4 * 272 + 4096)
+    ck, r, rep = run_heap("r_alrm_threads", args=[str(m), str(h)], in_use=in_use,
+                          totals=totals, peak=None, exhaustive=False, records=[
+        stdout_buffer(REACH, "printf"),
+        Rec("dtv", 272 * 4, 4, "calloc", POS, tail=[T("main", "create")]),
+    ])
+    ck.eq("stdout", r.stdout, "threads 4 x %d handler %d lost %d\n" % (m, h, lost))
+    in_handler = [rec for rec in rep["heap"]["records"]
+                  if rec["stack"] and rec["stack"][0]["function"] == "on_alrm"]
+    ck.eq("handler's blocks (bytes, blocks)",
+          (sum(x["bytes"] for x in in_handler), sum(x["blocks"] for x in in_handler)),
+          (lost * 32, lost))
+    for rec in in_handler:
+        f = rec["stack"][0]
+        ck.eq("handler record allocator, line", (rec["allocator"], f["line"]),
+              ("malloc", line("r_alrm_threads", "alrm_malloc")))
+    ck.done()
+
+
+# --- fork, vfork, posix_spawn, dlopen/dlclose, exec -------------------------
+
+# valgrind, r_procs (the parent; valgrind follows the forked child on its
+# own: 1,110 bytes in 2 blocks, 102 allocs, 100 frees - not the parent's):
+#   in use at exit: 2,492 bytes in 3 blocks
+#   total heap usage: 60 allocs, 57 frees, 4,536 bytes allocated
+# = the source's 53 allocs (111, r_dlib's 64, 50 x 10, 77: 752 bytes) and
+# 51 frees, plus dlopen/dlclose's 7 allocs and 6 frees in ld.so (3,784
+# bytes); ld.so keeps one, _dl_find_object's 2,304-byte segment.
+# massif: peak 4,028.
+def procs_records():
+    # the frame in r_dlib.so: the library is gone at the report (dlclose):
+    # its frame has a pc only, as in valgrind without --keep-debuginfo
+    return [
+        Rec("dl_find_object", 2304, 1, "malloc", POS,
+            [L("_dl_find_object_update", os.path.realpath("/lib64/ld-linux-x86-64.so.2"))],
+            tail=[T("use_library", "dlopen"), T("main", "call_use_library")]),
+        Rec("main_keep", 111, 1, "malloc", REACH, [T("main", "main_keep")], exact=True),
+        Rec("lib_keep", 77, 1, "malloc", REACH,
+            [L(None), T("use_library", "call_work"), T("main", "call_use_library")], exact=True),
+    ]
+
+
+heap_case("procs", name="r_procs", in_use=(2492, 3), totals=(60, 57, 4536), peak=4028,
+          records=procs_records)
+
+# The exec'd image (r_procs image2, from the source): malloc(4242) kept,
+# 10 x malloc(30) + free.  The report at exit is the new image's.
+heap_case("procs_exec", name="r_procs", args=["exec"], in_use=(4242, 1),
+          totals=(11, 10, 4542), peak=4272, records=[
+    Rec("image2", 4242, 1, "malloc", REACH, [T("image2", "image2_keep"), T("main", "image2")],
+        exact=True),
+])
+
+
+@case("procs_exec_report", engines=True)
+def t_procs_exec_report():
+    """The parent's numbers just before its exec (a report on its own
+    SIGUSR1, --report-on-signal) and the exec'd image's at exit, in one
+    text report file: the same numbers as the two cases above."""
+    name = "r_procs"
+    tgt = need_target(name)
+    r = ptleak([tgt, "report", "exec"], opts=["--report-on-signal"], want_text=True)
+    ck = Check()
+    ck.eq("exit status", r.rc, 0)
+    ck.eq("stdout", r.stdout, "r_procs: image2 done\n")
+    heads = [c for _, c in report_lines(r.text)
+             if re.match(r" +(in use|total heap usage|peak)", c)]
+    ck.eq("heap lines of the two reports", heads, [
+        "        in use now: 2,492 bytes in 3 blocks",
+        "  total heap usage: 60 allocs, 57 frees, 4,536 bytes allocated",
+        "  peak: 4,028 bytes in use",
+        "    in use at exit: 4,242 bytes in 1 block",
+        "  total heap usage: 11 allocs, 10 frees, 4,542 bytes allocated",
+        "  peak: 4,272 bytes in use"])
+    rep = need_json(r)
+    check_heap(ck, name, rep, (4242, 1), (11, 10, 4542), 4272, [
+        Rec("image2", 4242, 1, "malloc", REACH, [T("image2", "image2_keep"), T("main", "image2")],
+            exact=True)], None)
+    ck.done()
+
+
+# --- ptleak killed while attached -------------------------------------------
+
+@case("rec_only_sigkill_attached", engines=["recorder"])
+def t_rec_only_sigkill_attached():
+    """SIGKILL to ptleak attached to h_server (4 threads allocating without
+    pause, a leaker, a thread creating threads): 5 s later the program
+    still runs, untraced, answers with no error, and exits 0 on "quit"
+    (its own check of every block).  Recorder only: the breakpoint
+    engine's int3s stay behind and kill the program at its next malloc."""
+    srv = Server()
+    ck = Check()
+    try:
+        srv.ping()
+        at = Attached(srv.p.pid)
+        try:
+            srv.send("leak")
+            srv.out.expect("leaked")
+            time.sleep(0.2)
+            at.p.kill()
+            at.p.wait()
+        finally:
+            at.kill()
+        time.sleep(5)
+        ck.eq("program's status 5 s after ptleak's SIGKILL (None: running)", srv.p.poll(), None)
+        if srv.p.poll() is None:
+            ck.eq("TracerPid", tracer_pid(srv.p.pid), 0)
+            ck.eq("errors", srv.ping()[1], 0)
+            ck.eq("exit status", srv.quit(), 0)
+    finally:
+        srv.kill()
+    ck.done()
+
+
+# --- seccomp: no memfd_create -----------------------------------------------
+
+# r_seccomp_memfd MODE (from the source): 20 malloc(48) + free pairs and
+# two blocks of 64 bytes lost by leak_one, under a filter installed before
+# the exec that forbids memfd_create (errno: EPERM; kill: the process is
+# killed) but allows mmap.
+def seccomp_memfd_records():
+    return [Rec("leak%d" % i, 64, 1, "malloc", k,
+                [T("leak_one", "leak"), T("run", "leak%d" % i), T("main", "run")], exact=True)
+            for i, k in ((1, DEF), (2, REACH))]
+
+
+def seccomp_memfd_auto(mode):
+    """--engine=auto: the recorder cannot be injected, the heap falls back
+    to breakpoints: exact numbers; on stderr nothing but ptleak's own
+    lines, at most one (the fallback notice)."""
+    def fn():
+        ck, r, rep = run_heap("r_seccomp_memfd", args=[mode], opts=["--engine=auto"],
+                              in_use=(128, 2), totals=(22, 20, 1088), peak=128,
+                              records=seccomp_memfd_records())
+        others = [l for l in r.stderr.splitlines() if not re.match(r"ptleak\[\d+\]:", l)]
+        ck.true("stderr, besides the report: %s, want at most one 'ptleak: ' line" % short(others),
+                len(others) <= 1 and all(l.startswith("ptleak: ") for l in others))
+        ck.done()
+    return fn
+
+
+case("seccomp_memfd_auto_errno")(seccomp_memfd_auto("errno"))
+case("seccomp_memfd_auto_kill")(seccomp_memfd_auto("kill"))
+
+
+def rec_only_seccomp_memfd(mode):
+    """--engine=recorder where it cannot be injected: one 'ptleak: ' line
+    and a non-zero exit, no fallback."""
+    def fn():
+        r = ptleak([need_target("r_seccomp_memfd"), mode], want_json=False)
+        ck = Check()
+        ck.true("exit status %d, want non-zero" % r.rc, r.rc != 0)
+        lines = [l for l in r.stderr.splitlines() if l.strip()]
+        ck.true("stderr is not one 'ptleak: ' line: %s" % short(lines),
+                len(lines) == 1 and lines[0].startswith("ptleak: "))
+        ck.done()
+    return fn
+
+
+case("rec_only_seccomp_memfd_errno", engines=["recorder"])(rec_only_seccomp_memfd("errno"))
+case("rec_only_seccomp_memfd_kill", engines=["recorder"])(rec_only_seccomp_memfd("kill"))
+
+
+# --- a forked child released while its parent is traced ---------------------
+
+@case("fork_child_released", engines=True)
+def t_fork_child_released():
+    """r_forkhold: while the parent is traced, its forked child (which has
+    allocated 1,000 times) is untraced, its code as in its files (no int3,
+    no patched entry) and it maps no file but the program's (no ring);
+    told to go on, it allocates and checks 1,000 blocks and exits 0, which
+    the parent returns.  The parent's numbers, from the source: 55 bytes
+    in 1 block, 11 allocs, 10 frees, 135 bytes, peak 55 + 8.  (ptleak's scratch page,
+    an anonymous executable page, is still mapped in the child: not
+    checked here.)"""
+    name = "r_forkhold"
+    tgt = need_target(name)
+    d = tempfile.mkdtemp(prefix="ptleak-it.")
+    js = os.path.join(d, "r.json")
+    p = subprocess.Popen(ptleak_cmd() + ["-q", "-o", os.devnull, "--show-reachable", "--json", js,
+                                          tgt],
+                         stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                         env=target_env(), start_new_session=True, preexec_fn=_child_setup)
+    out = Lines(p.stdout)
+    ck = Check()
+    try:
+        child = int(out.expect(r"child (\d+)").group(1))
+        ck.eq("child's TracerPid", tracer_pid(child), 0)
+        ck.eq("child's code bytes that differ from their files",
+              [x for x in code_differences(child) if "with no file" not in x], [])
+        ck.eq("child's mapped files", mapped_files(child),
+              sorted(set(os.path.realpath(x) for x in
+                         (tgt, lib_of(name, "libc.so.6"), "/lib64/ld-linux-x86-64.so.2"))))
+        p.stdin.write(b"go\n")
+        p.stdin.flush()
+        ck.eq("exit status (the child's)", p.wait(timeout=TIMEOUT), 0)
+        ck.eq("ptleak's stderr", p.stderr.read(), b"")
+        rep = check_shape(json.load(open(js)))
+        check_target(ck, rep, [tgt], {"code": 0})
+        check_heap(ck, name, rep, (55, 1), (11, 10, 135), 63, [
+            Rec("keep", 55, 1, "malloc", REACH, [T("main", "keep")], exact=True)], None)
+    finally:
+        _kill_group(p.pid)
+        p.wait()
+        shutil.rmtree(d, ignore_errors=True)
+    ck.done()
