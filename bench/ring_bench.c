@@ -93,17 +93,18 @@ static struct rec_conf conf;
 
 static rec_record_fn map_blob(struct ring *r)
 {
-	unsigned char *p = mmap(NULL, 4096, PROT_READ | PROT_WRITE,
+	size_t len = (rec_blob_size + 4095) & ~(size_t)4095;
+	unsigned char *p = mmap(NULL, len, PROT_READ | PROT_WRITE,
 				MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	struct rec_conf *cf = &conf;
 
-	if (p == MAP_FAILED || rec_blob_size > 4096)
+	if (p == MAP_FAILED)
 		exit(2);
 	memset(&conf, 0, sizeof(conf));
 	conf.ring = r;
 	memcpy(p, rec_blob, rec_blob_size);
 	memcpy(p + RECBLOB_OFF_rec_ctx, &cf, sizeof(cf));
-	mprotect(p, 4096, PROT_READ | PROT_EXEC);
+	mprotect(p, len, PROT_READ | PROT_EXEC);
 	return (rec_record_fn)(void *)(p + RECBLOB_OFF_rec_record);
 }
 

@@ -23,7 +23,7 @@
 /* Bytes arch_relocate() may write: each instruction grows to 16 at most
  * (jcc out of reach), plus the jump back (14 out of reach). */
 #define ARCH_RELOC_MAX		(16 * ARCH_PATCH_MAX_INSNS + 16)
-#define ARCH_TRAMP_LEN		24	/* arch_trampoline_build(), padded */
+#define ARCH_TRAMP_LEN		32	/* arch_trampoline_build(), padded */
 /* A rel32 reaches +-2 GiB: the code page must lie this close. */
 #define ARCH_PATCH_REACH	0x7fff0000ll
 

@@ -31,7 +31,21 @@
 #define REC_CALL_RET2	72	/* second result register (rdx), kept */
 #define REC_CALL_RA	80	/* the caller's return address */
 #define REC_CALL_REC	88	/* set by hook_enter: 1 = recorded call */
-#define REC_CALL_SIZE	96	/* a multiple of 16 */
+/* the caller-saved registers after the original returned, given back
+ * after hook_leave (a caller built with -fipa-ra counts on those its
+ * callee leaves alone) */
+#define REC_CALL_RCX	96
+#define REC_CALL_RSI	104
+#define REC_CALL_RDI	112
+#define REC_CALL_R8	120
+#define REC_CALL_R9	128
+#define REC_CALL_R10	136
+#define REC_CALL_R11	144
+/* %r10 and %r11 at the entry, stored there by the trampoline (right
+ * below the return address and the stub's saved rbp) */
+#define REC_CALL_IN_R10	160
+#define REC_CALL_IN_R11	168
+#define REC_CALL_SIZE	176	/* a multiple of 16 */
 /* Bytes below the stub's frame the stub zeroes before it returns, with
  * the frame: the hooks' own frames (under 400 bytes by gcc
  * -fstack-usage) held the block's address, the stack's dead part would
@@ -53,6 +67,10 @@ struct rec_call {
 	uint64_t ret2;
 	uint64_t ra;
 	uint64_t record;
+	uint64_t post[7];	/* rcx rsi rdi r8 r9 r10 r11 */
+	uint64_t outer;		/* set by hook_enter: the word it made this
+				 * call's (struct rec_thread.outer), to clear */
+	uint64_t in_r10, in_r11;
 };
 
 _Static_assert(offsetof(struct rec_call, fn) == REC_CALL_FN, "rec_call");
@@ -61,6 +79,9 @@ _Static_assert(offsetof(struct rec_call, ret) == REC_CALL_RET, "rec_call");
 _Static_assert(offsetof(struct rec_call, ret2) == REC_CALL_RET2, "rec_call");
 _Static_assert(offsetof(struct rec_call, ra) == REC_CALL_RA, "rec_call");
 _Static_assert(offsetof(struct rec_call, record) == REC_CALL_REC, "rec_call");
+_Static_assert(offsetof(struct rec_call, post) == REC_CALL_RCX, "rec_call");
+_Static_assert(offsetof(struct rec_call, in_r10) == REC_CALL_IN_R10, "rec_call");
+_Static_assert(offsetof(struct rec_call, in_r11) == REC_CALL_IN_R11, "rec_call");
 _Static_assert(sizeof(struct rec_call) == REC_CALL_SIZE, "rec_call");
 
 /* What a patched function is: its arguments' meaning. */
@@ -137,6 +158,10 @@ struct rec_thread {
 	uint64_t tcb;
 	uint64_t lo, hi;
 	uint64_t tid;
+	/* written by the thread's hooks: the frame (struct rec_call) of its
+	 * recorded call in progress, 0: none (see REC_NEST_DIST) */
+	uint64_t outer;
+	uint64_t pad[3];
 };
 
 static inline uint64_t rec_thread_slot(uint64_t tcb, uint64_t mask)
@@ -178,6 +203,9 @@ struct rec_conf {
 	/* the main thread's stack: a walk reads [sp, main_stack_hi) only,
 	 * so main_stack_lo may (should) be as low as the stack may grow */
 	uint64_t main_stack_lo, main_stack_hi, main_tid;
+	/* struct rec_thread.outer of the main thread while it is not in the
+	 * table (written by the hooks) */
+	uint64_t main_outer;
 	const struct rec_objs *objs;	/* NULL: no tables, no walk */
 	struct rec_thread *threads;	/* NULL: none */
 	uint64_t threads_mask;
@@ -191,7 +219,31 @@ struct rec_conf {
 	 * hooks of every thread (struct rec_pccache) */
 	struct rec_pccache *pccache;
 	uint64_t pccache_mask;
+	/* return addresses the breakpoint engine hijacked (a descriptor
+	 * call in progress returns through ptleak's trampoline, at
+	 * hijack_ret): a walk that reads hijack_ret from stack slot S takes
+	 * the real one from the entry of S (struct rec_hijack) */
+	uint64_t hijack_ret;
+	const struct rec_hijack *hijacks;
+	uint64_t hijacks_mask;
 };
+
+/*
+ * A hijacked return: the stack slot that holds hijack_ret and the real
+ * return address.  Open addressing by rec_hijack_slot(slot), linear
+ * probing, slot 0 free; real 0: a slot no longer hijacked (kept: the
+ * probe chains stay whole).  Written by ptleak while the thread whose
+ * stack holds SLOT is stopped (real, then slot with release).
+ */
+struct rec_hijack {
+	uint64_t slot;
+	uint64_t real;
+};
+
+static inline uint64_t rec_hijack_slot(uint64_t slot, uint64_t mask)
+{
+	return ((slot >> 3) * 0x9e3779b97f4a7c15ull >> 40) & mask;
+}
 
 /*
  * An entry of the rule cache: RULE is the address of the struct
@@ -214,6 +266,16 @@ static inline uint64_t rec_pccache_slot(uint64_t key, uint64_t mask)
 }
 
 #define REC_STACKSET_PROBES	8
+/*
+ * The second nesting rule: a call whose stub frame lies less than this
+ * below its thread's recorded call in progress (struct rec_thread.outer)
+ * is part of it: an allocator that calls its own entry points from a
+ * helper it tail-called (mimalloc's realloc -> mi_heap_realloc ->
+ * free).  A signal handler's call is a signal frame (over 1 KiB on
+ * x86-64) deeper: recorded.  An outer frame left by longjmp is above any
+ * later call's: replaced.
+ */
+#define REC_NEST_DIST		1024
 /* a depth above this is taken as this (ptleak's --depth is at most 256) */
 #define REC_MAX_DEPTH		256
 

@@ -58,6 +58,12 @@ int rec_allowed(pid_t tid, char *why, size_t len);
  */
 int rec_inject(struct recorder *R, pid_t tid, uint64_t near_lo,
 	       uint64_t near_hi, int *held_sig, char *why, size_t len);
+/* The breakpoint engine's trampoline (hijacked returns land there). */
+void rec_set_trampoline(struct recorder *R, uint64_t addr);
+/* Stack slot SLOT holds the trampoline instead of REAL (0: not any
+ * more): the hooks' walks take REAL there.  Thread of SLOT stopped. */
+void rec_hijack(struct recorder *R, uint64_t slot, uint64_t real);
+
 /* The data area exists in the target. */
 int rec_injected(const struct recorder *R);
 
@@ -75,6 +81,13 @@ int rec_patch(struct recorder *R, pid_t tid, const char *name, uint64_t addr,
 	      uint64_t size, unsigned obj, unsigned kind, unsigned tag,
 	      const uint64_t *pcs, unsigned npcs, int *held_sig, char *why,
 	      size_t len);
+/* An allocator function of object OBJ at ADDR (SIZE bytes) seen with a
+ * breakpoint: calls made from its body are nested too.  0 or -1 (full). */
+int rec_nest_range(struct recorder *R, uint64_t addr, uint64_t size,
+		   unsigned obj);
+/* Is a breakpointed allocator call returning to RA part of a recorded
+ * one (RA in a code page or in a patched allocator's body)? */
+int rec_ra_nested(const struct recorder *R, uint64_t ra);
 /* Functions patched. */
 unsigned rec_npatched(const struct recorder *R);
 
@@ -150,5 +163,8 @@ int rec_thread_inside(const struct recorder *R, pid_t tid, uint64_t pc,
  * -1 with a message (what stays mapped).
  */
 int rec_unmap(struct recorder *R, pid_t tid, int *held_sig);
+/* The same in a forked child's copy (TID: the child, stopped before it
+ * ran), R unchanged. */
+int rec_unmap_copy(const struct recorder *R, pid_t tid, int *held_sig);
 
 #endif

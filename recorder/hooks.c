@@ -151,6 +151,26 @@ static const struct unwtab_rule *rule_at(const struct rec_conf *cf,
 	return r;
 }
 
+/* F's pc read from stack slot SLOT is ptleak's trampoline: the real
+ * return address (0: not known, the walk ends). */
+static uint64_t unhijack(const struct rec_conf *cf, uint64_t slot)
+{
+	const struct rec_hijack *t = cf->hijacks;
+	uint64_t mask = cf->hijacks_mask, i, n, s;
+
+	if (!t)
+		return 0;
+	for (i = rec_hijack_slot(slot, mask), n = 0; n <= mask;
+	     i = (i + 1) & mask, n++) {
+		s = __atomic_load_n(&t[i].slot, __ATOMIC_ACQUIRE);
+		if (!s)
+			return 0;
+		if (s == slot)
+			return __atomic_load_n(&t[i].real, __ATOMIC_RELAXED);
+	}
+	return 0;
+}
+
 /*
  * The caller's stack, at most MAX pcs from its return address on: hashed
  * into *HASH, and put in words FIRST.. of reservation RES unless RES is
@@ -176,6 +196,10 @@ static unsigned walk(const struct rec_conf *cf, const struct rec_call *c,
 			break;
 		r = rule_at(cf, objs, unwtab_key(&f), &f);
 		if (!r || !unwtab_apply(&w->st, r, &f))
+			break;
+		/* a return address at CFA - 8 that ptleak hijacked */
+		if (f.pc == cf->hijack_ret && cf->hijack_ret &&
+		    !(f.pc = unhijack(cf, f.sp - 8)))
 			break;
 	}
 	*hash = rec_stack_hash_end(h, n);
@@ -254,6 +278,23 @@ static void emit_stack(const struct rec_conf *cf, unsigned type,
 	ring_commit(cf->ring, &res);
 }
 
+/* Where the thread's recorded call in progress is kept: its table entry,
+ * the main thread's word while it has none, or NULL (not known: the
+ * second nesting rule does not apply). */
+static uint64_t *outer_of(const struct rec_conf *cf, const struct rec_call *c)
+{
+	uint64_t tcb = cf->threads ? rec_arch_tcb() : 0;
+	const struct rec_thread *e = thread_entry(cf, tcb);
+	uint64_t sp, fp;
+
+	if (e)
+		return (uint64_t *)(uintptr_t)&e->outer;
+	rec_arch_caller(c, &sp, &fp);
+	if (within(sp, cf->main_stack_lo, cf->main_stack_hi))
+		return (uint64_t *)(uintptr_t)&cf->main_outer;
+	return NULL;
+}
+
 /* Before the original runs: decide whether the call is recorded; free
  * and realloc's begin are recorded now (before another thread can be
  * handed the block). */
@@ -262,9 +303,23 @@ void hook_enter(struct rec_call *c)
 	const struct rec_conf *cf = ctx();
 	unsigned kind = REC_FN_KIND(c->fn);
 
+	uint64_t *outer, at = (uint64_t)(uintptr_t)c, o;
+
 	c->record = 0;
+	c->outer = 0;
 	if (!cf || !cf->ring || nested(cf, c))
 		return;
+	outer = outer_of(cf, c);
+	if (outer) {
+		o = __atomic_load_n(outer, __ATOMIC_RELAXED);
+		if (o && at < o && o - at < REC_NEST_DIST)
+			return;		/* inside the call at O */
+		if (!o || at >= o) {
+			/* none, or one longjmp left (it was above) */
+			__atomic_store_n(outer, at, __ATOMIC_RELAXED);
+			c->outer = (uint64_t)(uintptr_t)outer;
+		}
+	}
 	c->record = 1;
 	if (kind == REC_FN_FREE)
 		emit(cf, REC_FREE, c, c->arg, 1);
@@ -278,6 +333,8 @@ void hook_leave(struct rec_call *c)
 	const struct rec_conf *cf = ctx();
 	uint64_t w[MAX_WORDS];
 
+	if (c->outer)
+		__atomic_store_n((uint64_t *)(uintptr_t)c->outer, 0, __ATOMIC_RELAXED);
 	if (!c->record || !cf || !cf->ring)
 		return;
 	switch (REC_FN_KIND(c->fn)) {

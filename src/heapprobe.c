@@ -14,6 +14,7 @@
 #include "arch.h"
 #include "fdprobe.h"
 #include "memio.h"
+#include "recorder.h"
 #include "session.h"
 #include "stacks.h"
 #include "util.h"
@@ -31,6 +32,7 @@ void heapprobe_drop(struct proc *P, struct task *t)
 {
 	struct pending *q = &t->pend[--t->npend];
 
+	rec_hijack(P->rec, q->slot, 0);
 	if (q->held_live)
 		heap_realloc_end(P->heap, q->arg[0], 1, &q->held, 1, NULL);
 }
@@ -120,6 +122,12 @@ void heapprobe_entry(struct session *S, struct task *t,
 		if (is_nested(P, t, bp, slot, ret))
 			return;
 	}
+	/* called by an allocator function the recorder patched: its
+	 * record covers this call */
+	if (bp->kind == BP_ALLOC && rec_injected(P->rec) &&
+	    !mem_read_all(t->tid, slot, &ret, sizeof(ret)) &&
+	    rec_ra_nested(P->rec, ret))
+		return;
 	if (bp->kind == BP_FD && !fdprobe_entry(P->fdp, t->tid, bp, r))
 		return;		/* done at entry (a close), or nothing to see */
 	if (bp->kind == BP_ALLOC && bp->fn == AF_FREE) {
@@ -158,6 +166,8 @@ void heapprobe_entry(struct session *S, struct task *t,
 	    (bp->fn == AF_REALLOC || bp->fn == AF_REALLOCARRAY))
 		p->held_live = heap_realloc_begin(P->heap, p->arg[0], &p->held);
 	wb_write(wb, slot, &P->bps.trampoline, sizeof(P->bps.trampoline));
+	/* the recorder's walks go through it */
+	rec_hijack(P->rec, slot, ret);
 }
 
 static uint64_t requested_size(const struct pending *p, int *overflow)
@@ -209,6 +219,7 @@ int heapprobe_return(struct session *S, struct task *t, struct arch_regs *r)
 	while (t->npend > k)
 		heapprobe_drop(P, t);
 	p = t->pend[--t->npend];
+	rec_hijack(P->rec, p.slot, 0);
 	arch_set_pc(r, p.real);
 	if (p.bp->kind == BP_FD) {
 		fdprobe_return(P->fdp, t->tid, p.bp, p.arg, result, p.stack, p.time);

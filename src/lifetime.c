@@ -42,6 +42,9 @@ void lifetime_exit(struct session *S, struct task *t)
 		return;
 	t->exiting = 1;
 	P->nalive--;
+	/* what it and the others recorded so far is older than its death
+	 * (dead stacks are roots for older blocks only) */
+	recs_drain(S);
 	recs_thread_exit(S, t->tid);
 	if (P->reported)
 		return;

@@ -224,6 +224,8 @@ int rec_inject(struct recorder *R, pid_t tid, uint64_t near_lo,
 	R->conf->stackset_mask = NSTACKSET - 1;
 	R->conf->pccache = (struct rec_pccache *)(R->area_t + AREA_PCCACHE);
 	R->conf->pccache_mask = NPCCACHE - 1;
+	R->conf->hijacks = (const struct rec_hijack *)(R->area_t + AREA_HIJACK);
+	R->conf->hijacks_mask = NHIJACK - 1;
 	/* the code page mapped already */
 	R->conf->stub_lo = pg->addr;
 	R->conf->stub_hi = pg->addr + CODE_PAGE_SIZE;
@@ -454,6 +456,27 @@ int rec_thread_inside(const struct recorder *R, pid_t tid, uint64_t pc,
 	return 1;	/* not seen whole: it may be */
 }
 
+int rec_unmap_copy(const struct recorder *R, pid_t tid, int *held_sig)
+{
+	uint64_t a[6], ret;
+	char why[256];
+	unsigned i;
+	int err = 0;
+
+	memset(a, 0, sizeof(a));
+	for (i = 0; R && i <= R->npages; i++) {
+		a[0] = i < R->npages ? R->pages[i].addr : R->area_t;
+		a[1] = i < R->npages ? CODE_PAGE_SIZE : AREA_SIZE;
+		if (!a[0])
+			continue;
+		if (inject(tid, "munmap", arch_sys_munmap, a, &ret, held_sig, why,
+			   sizeof(why)))
+			err = error("ptleak's memory at %#" PRIx64 " stays mapped in "
+				    "process %d: %s", a[0], (int)tid, why);
+	}
+	return err;
+}
+
 int rec_unmap(struct recorder *R, pid_t tid, int *held_sig)
 {
 	uint64_t a[6], ret;
@@ -483,4 +506,41 @@ int rec_unmap(struct recorder *R, pid_t tid, int *held_sig)
 				    "in process %d: %s", R->area_t, (int)R->pid, why);
 	}
 	return err;
+}
+
+void rec_set_trampoline(struct recorder *R, uint64_t addr)
+{
+	if (R && R->area)
+		__atomic_store_n(&R->conf->hijack_ret, addr, __ATOMIC_RELEASE);
+}
+
+void rec_hijack(struct recorder *R, uint64_t slot, uint64_t real)
+{
+	struct rec_hijack *t;
+	uint64_t i, n, at = NHIJACK, given = NHIJACK;
+
+	if (!R || !R->area || !slot)
+		return;
+	t = (struct rec_hijack *)(R->area + AREA_HIJACK);
+	for (i = rec_hijack_slot(slot, NHIJACK - 1), n = 0; n < NHIJACK;
+	     i = (i + 1) & (NHIJACK - 1), n++) {
+		if (t[i].slot == slot) {
+			__atomic_store_n(&t[i].real, real, __ATOMIC_RELEASE);
+			return;
+		}
+		if (!t[i].slot) {
+			at = i;
+			break;
+		}
+		if (!t[i].real && given == NHIJACK)
+			given = i;	/* given back: reusable */
+	}
+	if (!real)
+		return;
+	if (given < NHIJACK)
+		at = given;
+	if (at == NHIJACK)
+		return;		/* full: that walk stops at the trampoline */
+	__atomic_store_n(&t[at].real, real, __ATOMIC_RELAXED);
+	__atomic_store_n(&t[at].slot, slot, __ATOMIC_RELEASE);
 }

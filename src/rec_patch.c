@@ -127,6 +127,37 @@ int rec_patch(struct recorder *R, pid_t tid, const char *name, uint64_t addr,
 	return 0;
 }
 
+int rec_nest_range(struct recorder *R, uint64_t addr, uint64_t size,
+		   unsigned obj)
+{
+	unsigned i;
+
+	if (!R || !R->area || !size)
+		return 0;
+	i = (unsigned)R->conf->nranges;
+	if (i == REC_MAX_RANGES)
+		return -1;
+	R->conf->range[i].lo = addr;
+	R->conf->range[i].hi = addr + size;
+	R->conf->range[i].obj = obj;
+	__atomic_store_n(&R->conf->nranges, i + 1, __ATOMIC_RELEASE);
+	return 0;
+}
+
+int rec_ra_nested(const struct recorder *R, uint64_t ra)
+{
+	unsigned i;
+
+	if (!R || !R->area)
+		return 0;
+	if (rec_pc_in_code(R, ra))
+		return 1;
+	for (i = 0; i < R->nfns; i++)
+		if (ra >= R->fns[i].addr && ra < R->fns[i].addr + R->fns[i].size)
+			return 1;
+	return 0;
+}
+
 int rec_unpatch(struct recorder *R, pid_t pid)
 {
 	int fd, ret = 0;

@@ -10,6 +10,7 @@
  *   AREA_THREADS   struct rec_thread[NTHREADS]: stacks by TCB
  *   AREA_STACKSET  uint64_t[NSTACKSET]: stack hashes ptleak has seen
  *   AREA_PCCACHE   struct rec_pccache[NPCCACHE]: the hooks' rule cache
+ *   AREA_HIJACK    struct rec_hijack[NHIJACK]: returns ptleak hijacked
  *   AREA_ARENA     unwind tables and struct rec_objs generations,
  *                  appended, never rewritten while published
  *
@@ -36,7 +37,9 @@
 #define NSTACKSET	(1ull << 17)		/* 1 MiB */
 #define AREA_PCCACHE	(AREA_STACKSET + NSTACKSET * 8)
 #define NPCCACHE	(1ull << 14)		/* 256 KiB */
-#define AREA_ARENA	(AREA_PCCACHE + NPCCACHE * sizeof(struct rec_pccache))
+#define AREA_HIJACK	(AREA_PCCACHE + NPCCACHE * sizeof(struct rec_pccache))
+#define NHIJACK		4096ull			/* 64 KiB */
+#define AREA_ARENA	(AREA_HIJACK + NHIJACK * sizeof(struct rec_hijack))
 #define AREA_SIZE	(256ull << 20)
 
 #define CODE_PAGE_SIZE	(64ull << 10)

@@ -274,6 +274,7 @@ static int ensure(struct session *S, pid_t tid, uint64_t near)
 		P->bps.held_sig = sig;
 	if (!arch_get_regs(P->mem_pid, &r))
 		rec_main_stack(P->rec, P->mem_pid, arch_sp(&r));
+	rec_set_trampoline(P->rec, P->bps.trampoline);
 	recs_threads_all(S);
 	timer_start();
 	return 1;
@@ -302,9 +303,10 @@ int recs_bind(struct session *S, pid_t tid, const struct sym_def *d, int fn,
 				name, (unsigned long long)d->addr);
 		return 1;
 	}
-	if (S->o->engine == ENGINE_RECORDER)
-		return error("cannot patch %s in %s: %s (--engine=breakpoints "
-			     "would trace it with a breakpoint)", name, d->module, why);
+	/* even under --engine=recorder: the engine is there, this one
+	 * function's entry cannot take the jump; the calls it makes are
+	 * its own (nesting rule), its breakpoint records it */
+	rec_nest_range(P->rec, d->addr, d->size, obj);
 	if (!util_quiet)
 		fprintf(stderr, "ptleak: %s in %s is seen with a breakpoint: %s\n",
 			name, d->module, why);
@@ -339,9 +341,17 @@ void recs_thread_exit(struct session *S, pid_t tid)
 void recs_fork_child(struct session *S, pid_t child)
 {
 	struct proc *P = &S->proc;
+	int sig = 0;
 
-	if (P->rec && rec_injected(P->rec))
-		rec_unpatch(P->rec, child);
+	if (!P->rec || !rec_injected(P->rec))
+		return;
+	/* its own copy of the code: restored; its mapping of ptleak's
+	 * ring and the code pages: gone, before it runs */
+	rec_unpatch(P->rec, child);
+	rec_unmap_copy(P->rec, child, &sig);
+	if (sig)
+		warning("signal %d to child %d during ptleak's clean-up is "
+			"delivered late", sig, (int)child);
 }
 
 void recs_forget(struct session *S)

@@ -355,19 +355,25 @@ int arch_patch_jump(const struct arch_patch *p, uint64_t dest, uint8_t *buf,
 int arch_trampoline_build(uint64_t at, uint32_t fn, uint64_t orig,
 			  uint64_t stub, uint8_t *buf, char *err, size_t errlen)
 {
-	int64_t rel_orig = (int64_t)(orig - (at + 7));
-	int64_t rel_stub = (int64_t)(stub - (at + 18));
+	int64_t rel_orig = (int64_t)(orig - (at + 17));
+	int64_t rel_stub = (int64_t)(stub - (at + 28));
 
 	if (!fits_rel32(rel_orig) || !fits_rel32(rel_stub))
 		return fail(err, errlen, "trampoline at %#llx: original or stub "
 			    "out of rel32 reach", (unsigned long long)at);
 	memset(buf, OP_INT3, ARCH_TRAMP_LEN);
-	memcpy(buf, "\x4c\x8d\x1d", 3);		/* lea rel32(%rip), %r11 */
-	put32(buf + 3, rel_orig);
-	buf[7] = 0x41;				/* mov $fn, %r10d */
-	buf[8] = 0xba;
-	put32(buf + 9, fn);
-	buf[13] = OP_JMP_REL32;			/* jmp rec_stub */
-	put32(buf + 14, rel_stub);
+	/* %r11 and %r10 as the caller left them, below the return address
+	 * where the stub's frame will hold them (rechook.h REC_CALL_IN_R1x):
+	 * a caller compiled with -fipa-ra may count on the registers its
+	 * callee does not touch */
+	memcpy(buf, "\x4c\x89\x5c\x24\xf0", 5);	/* mov %r11, -16(%rsp) */
+	memcpy(buf + 5, "\x4c\x89\x54\x24\xe8", 5);	/* mov %r10, -24(%rsp) */
+	memcpy(buf + 10, "\x4c\x8d\x1d", 3);		/* lea rel32(%rip), %r11 */
+	put32(buf + 13, rel_orig);
+	buf[17] = 0x41;				/* mov $fn, %r10d */
+	buf[18] = 0xba;
+	put32(buf + 19, fn);
+	buf[23] = OP_JMP_REL32;			/* jmp rec_stub */
+	put32(buf + 24, rel_stub);
 	return 0;
 }

@@ -45,22 +45,51 @@ rec_stub:
 	mov	REC_CALL_ARGS + 24(%rsp), %rcx
 	mov	REC_CALL_ARGS + 32(%rsp), %r8
 	mov	REC_CALL_ARGS + 40(%rsp), %r9
+	mov	REC_CALL_IN_R10(%rsp), %r10
+	mov	REC_CALL_IN_R11(%rsp), %r11
 	call	*REC_CALL_ORIG(%rsp)
 	mov	%rax, REC_CALL_RET(%rsp)
 	mov	%rdx, REC_CALL_RET2(%rsp)
+	mov	%rcx, REC_CALL_RCX(%rsp)
+	mov	%rsi, REC_CALL_RSI(%rsp)
+	mov	%rdi, REC_CALL_RDI(%rsp)
+	mov	%r8, REC_CALL_R8(%rsp)
+	mov	%r9, REC_CALL_R9(%rsp)
+	mov	%r10, REC_CALL_R10(%rsp)
+	mov	%r11, REC_CALL_R11(%rsp)
 	mov	%rsp, %rdi
 	call	hook_leave
-	/* scrub the frame and what the hooks used below it: a block's
-	 * address left in dead stack would be a root for the leak scan
-	 * (rechook.h, REC_SCRUB) */
-	mov	REC_CALL_RET(%rsp), %r8
-	mov	REC_CALL_RET2(%rsp), %r9
+	/* scrub what the hooks used below the frame, then the frame's
+	 * words once read: a block's address left in dead stack would be
+	 * a root for the leak scan (rechook.h, REC_SCRUB) */
 	lea	-REC_SCRUB(%rsp), %rdi
-	mov	$(REC_SCRUB + REC_CALL_SIZE) / 8, %ecx
+	mov	$REC_SCRUB / 8, %ecx
 	xor	%eax, %eax
 	rep stosq
-	mov	%r8, %rax
-	mov	%r9, %rdx
+	mov	REC_CALL_RET(%rsp), %rax
+	mov	REC_CALL_RET2(%rsp), %rdx
+	mov	REC_CALL_RCX(%rsp), %rcx
+	mov	REC_CALL_RSI(%rsp), %rsi
+	mov	REC_CALL_RDI(%rsp), %rdi
+	mov	REC_CALL_R8(%rsp), %r8
+	mov	REC_CALL_R9(%rsp), %r9
+	mov	REC_CALL_R10(%rsp), %r10
+	mov	REC_CALL_R11(%rsp), %r11
+	movq	$0, REC_CALL_ARGS + 0(%rsp)
+	movq	$0, REC_CALL_ARGS + 8(%rsp)
+	movq	$0, REC_CALL_ARGS + 16(%rsp)
+	movq	$0, REC_CALL_ARGS + 24(%rsp)
+	movq	$0, REC_CALL_ARGS + 32(%rsp)
+	movq	$0, REC_CALL_ARGS + 40(%rsp)
+	movq	$0, REC_CALL_RET(%rsp)
+	movq	$0, REC_CALL_RET2(%rsp)
+	movq	$0, REC_CALL_RCX(%rsp)
+	movq	$0, REC_CALL_RSI(%rsp)
+	movq	$0, REC_CALL_RDI(%rsp)
+	movq	$0, REC_CALL_R8(%rsp)
+	movq	$0, REC_CALL_R9(%rsp)
+	movq	$0, REC_CALL_R10(%rsp)
+	movq	$0, REC_CALL_R11(%rsp)
 	leave
 	.cfi_def_cfa %rsp, 8
 	.cfi_restore %rbp
