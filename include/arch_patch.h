@@ -80,4 +80,31 @@ int arch_patch_jump(const struct arch_patch *p, uint64_t dest, uint8_t *buf,
 int arch_trampoline_build(uint64_t at, uint32_t fn, uint64_t orig,
 			  uint64_t stub, uint8_t *buf, char *err, size_t errlen);
 
+/* What arch_rec_take_out asks of the recorder in the process. */
+struct arch_rec_ops {
+	/* the 8 bytes of the process at ADDR: 0, or -1 */
+	int (*read)(void *ctx, uint64_t addr, uint64_t *v);
+	/* the code page holding PC (its blob at its start), 0 if none */
+	uint64_t (*page_of)(void *ctx, uint64_t pc);
+	/* the entry (arch_patch.at) of the function whose id is FN, 0 if
+	 * none has it */
+	uint64_t (*fn_entry)(void *ctx, uint64_t fn);
+	/* PC in a trampoline: its function's entry, the trampoline's first
+	 * byte in *TRAMP; else 0 */
+	uint64_t (*tramp_entry)(void *ctx, uint64_t pc, uint64_t *tramp);
+};
+
+/*
+ * A thread stopped with registers R whose pc is in the recorder's code
+ * (a trampoline, the stub, the hooks), the patched entries restored:
+ * R set to what it would be without the recorder, at the function's
+ * entry (the original not run yet) or back in its caller with its
+ * results.  1 done; 0 the pc is not in the recorder's code; -1 its frame
+ * could not be read.  (A pc in a relocated prologue is the caller's
+ * business: rec_fixup_pc.)
+ */
+struct arch_regs;
+int arch_rec_take_out(struct arch_regs *r, const struct arch_rec_ops *ops,
+		      void *ctx);
+
 #endif

@@ -41,11 +41,20 @@
 #define REC_CALL_R9	128
 #define REC_CALL_R10	136
 #define REC_CALL_R11	144
+#define REC_CALL_OUTER	152
+/* the callee-saved registers at the entry (the hooks preserve them, but
+ * ptleak, taking a stopped thread out of a hook at detach, sets them
+ * back from here) */
+#define REC_CALL_RBX	160
+#define REC_CALL_R12	168
+#define REC_CALL_R13	176
+#define REC_CALL_R14	184
+#define REC_CALL_R15	192
 /* %r10 and %r11 at the entry, stored there by the trampoline (right
  * below the return address and the stub's saved rbp) */
-#define REC_CALL_IN_R10	160
-#define REC_CALL_IN_R11	168
-#define REC_CALL_SIZE	176	/* a multiple of 16 */
+#define REC_CALL_IN_R10	208
+#define REC_CALL_IN_R11	216
+#define REC_CALL_SIZE	224	/* a multiple of 16 */
 /* Bytes below the stub's frame the stub zeroes before it returns, with
  * the frame: the hooks' own frames (under 400 bytes by gcc
  * -fstack-usage) held the block's address, the stack's dead part would
@@ -70,6 +79,8 @@ struct rec_call {
 	uint64_t post[7];	/* rcx rsi rdi r8 r9 r10 r11 */
 	uint64_t outer;		/* set by hook_enter: the word it made this
 				 * call's (struct rec_thread.outer), to clear */
+	uint64_t saved[5];	/* rbx r12 r13 r14 r15 */
+	uint64_t pad;
 	uint64_t in_r10, in_r11;
 };
 
@@ -80,6 +91,8 @@ _Static_assert(offsetof(struct rec_call, ret2) == REC_CALL_RET2, "rec_call");
 _Static_assert(offsetof(struct rec_call, ra) == REC_CALL_RA, "rec_call");
 _Static_assert(offsetof(struct rec_call, record) == REC_CALL_REC, "rec_call");
 _Static_assert(offsetof(struct rec_call, post) == REC_CALL_RCX, "rec_call");
+_Static_assert(offsetof(struct rec_call, outer) == REC_CALL_OUTER, "rec_call");
+_Static_assert(offsetof(struct rec_call, saved) == REC_CALL_RBX, "rec_call");
 _Static_assert(offsetof(struct rec_call, in_r10) == REC_CALL_IN_R10, "rec_call");
 _Static_assert(offsetof(struct rec_call, in_r11) == REC_CALL_IN_R11, "rec_call");
 _Static_assert(sizeof(struct rec_call) == REC_CALL_SIZE, "rec_call");

@@ -151,6 +151,23 @@ int rec_pc_in_code(const struct recorder *R, uint64_t pc);
 uint64_t rec_fixup_pc(const struct recorder *R, uint64_t pc);
 
 /*
+ * Detach (rec_detach.c), the entries restored: thread TID, stopped with
+ * registers R, taken out of the recorder's code (R changed: 1; nothing
+ * to do: 0; its state unknown: -1).
+ */
+struct arch_regs;
+int rec_take_out(const struct recorder *R, pid_t tid, struct arch_regs *r);
+/*
+ * Every stub frame on thread TID's stack (from SP) whose original has not
+ * returned yet returns to the caller without the stub (through a
+ * `leave; ret` of the program's code).  The number of frames changed, or
+ * -1 if one could not be.
+ */
+int rec_unwind_stubs(struct recorder *R, pid_t tid, uint64_t sp);
+/* The hooks of every code page lose their context: they pass through. */
+void rec_unlink_code(struct recorder *R);
+
+/*
  * May thread TID (stopped at PC with stack pointer SP) still run code of
  * the code pages: its pc there, or a return address into them on its
  * stack (read up to 8 MiB)?  1 yes (or not known), 0 no.
@@ -162,7 +179,7 @@ int rec_thread_inside(const struct recorder *R, pid_t tid, uint64_t pc,
  * munmaps; every thread stopped, none inside: rec_thread_inside).  0, or
  * -1 with a message (what stays mapped).
  */
-int rec_unmap(struct recorder *R, pid_t tid, int *held_sig);
+int rec_unmap(struct recorder *R, pid_t tid, int *held_sig, int code_too);
 /* The same in a forked child's copy (TID: the child, stopped before it
  * ran), R unchanged. */
 int rec_unmap_copy(const struct recorder *R, pid_t tid, int *held_sig);

@@ -477,7 +477,7 @@ int rec_unmap_copy(const struct recorder *R, pid_t tid, int *held_sig)
 	return err;
 }
 
-int rec_unmap(struct recorder *R, pid_t tid, int *held_sig)
+int rec_unmap(struct recorder *R, pid_t tid, int *held_sig, int code_too)
 {
 	uint64_t a[6], ret;
 	char why[256];
@@ -487,7 +487,7 @@ int rec_unmap(struct recorder *R, pid_t tid, int *held_sig)
 	if (!R || !R->npages)
 		return 0;
 	memset(a, 0, sizeof(a));
-	for (i = 0; i < R->npages; i++) {
+	for (i = 0; i < R->npages && code_too; i++) {
 		a[0] = R->pages[i].addr;
 		a[1] = CODE_PAGE_SIZE;
 		if (inject(tid, "munmap", arch_sys_munmap, a, &ret, held_sig, why,
@@ -496,7 +496,8 @@ int rec_unmap(struct recorder *R, pid_t tid, int *held_sig)
 				    "in process %d: %s", R->pages[i].addr,
 				    (int)R->pid, why);
 	}
-	R->npages = 0;
+	if (code_too)
+		R->npages = 0;
 	if (R->area) {
 		a[0] = R->area_t;
 		a[1] = AREA_SIZE;

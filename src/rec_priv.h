@@ -91,6 +91,7 @@ struct recorder {
 	struct rec_obj *objs;
 	unsigned nobjs, aobjs, gen;
 	uint64_t blobtab;		/* the blob's own table in the arena */
+	uint64_t gadget;		/* a `leave; ret` of the program's (detach) */
 	/* tids of the thread table's entries, to forget them at exit */
 	struct { pid_t tid; unsigned slot; } *tslots;
 	size_t ntslots, atslots;

@@ -418,12 +418,34 @@ static unsigned threads_inside(struct session *S, int pc_only)
 }
 
 
+/* Take every held thread out of the recorder's code and its stubs'
+ * frames off their stacks.  The number that could not be. */
+static unsigned take_all_out(struct session *S)
+{
+	struct proc *P = &S->proc;
+	unsigned i, stuck = 0;
+	struct task *t;
+	struct arch_regs r;
+	int ret;
+
+	for_each_task(S, i, t) {
+		if (t->role != ROLE_THREAD || !t->held || t->dying ||
+		    arch_get_regs(t->tid, &r))
+			continue;
+		ret = rec_take_out(P->rec, t->tid, &r);
+		if (ret > 0 && arch_set_regs(t->tid, &r))
+			ret = -1;
+		if (ret < 0 || rec_unwind_stubs(P->rec, t->tid, arch_sp(&r)) < 0)
+			stuck++;
+	}
+	return stuck;
+}
+
 int recs_detach(struct session *S)
 {
 	struct proc *P = &S->proc;
-	unsigned i, round, inside = 0;
-	struct task *t, *inj;
-	struct arch_regs r;
+	unsigned round, stuck = 0, inside = 0;
+	struct task *inj;
 	int ret, sig = 0;
 
 	if (!P->rec || !rec_injected(P->rec))
@@ -432,37 +454,27 @@ int recs_detach(struct session *S)
 	recs_drain(S);
 	rec_disable(P->rec);
 	ret = rec_unpatch(P->rec, P->mem_pid);
-	/* a thread stopped in a relocated prologue goes back to the
-	 * function: the same instruction, in its original place */
-	for_each_task(S, i, t) {
-		uint64_t pc;
-
-		if (t->role != ROLE_THREAD || arch_get_regs(t->tid, &r))
-			continue;
-		pc = rec_fixup_pc(P->rec, arch_pc(&r));
-		if (pc != arch_pc(&r)) {
-			arch_set_pc(&r, pc);
-			if (arch_set_regs(t->tid, &r))
-				ret = error("cannot move thread %d out of ptleak's code",
-					    (int)t->tid);
-		}
-	}
-	/* a thread inside a hook (or in an allocator called by a stub)
-	 * leaves it when let run a little: no call enters any more */
-	for (round = 0; round < 50 && !S->done && S->ntasks; round++) {
-		inside = threads_inside(S, 0);
-		if (!inside)
+	/* no thread in the recorder's code, no stub frame on a stack; one
+	 * whose state is not known runs a little (not in a group-stop) */
+	for (round = 0; round < 20 && !S->done && S->ntasks; round++) {
+		stuck = take_all_out(S);
+		if (!stuck)
 			break;
 		events_release_all(S);
-		usleep(2000);
+		usleep(1000);
 		if (events_stop_all(S) || events_wait_all_stopped(S, 1))
 			break;
 	}
-	if (inside || S->done || !S->ntasks) {
-		if (inside)
-			warning("ptleak's code and ring stay mapped in process %d, "
-				"unused: %u thread%s still inside an allocator call",
-				(int)P->pid, inside, inside == 1 ? " is" : "s are");
+	if (S->done || !S->ntasks)
+		return ret;
+	inside = stuck ? stuck : threads_inside(S, 0);
+	if (inside) {
+		/* a signal frame over a hook, a stub that cannot be left: the
+		 * code and the ring stay, inert */
+		rec_unlink_code(P->rec);
+		warning("ptleak's code and ring stay mapped in process %d, "
+			"unused: %u thread%s still inside an allocator call",
+			(int)P->pid, inside, inside == 1 ? " is" : "s are");
 		return ret;
 	}
 	inj = events_injection_thread(S, 1);
@@ -471,7 +483,7 @@ int recs_detach(struct session *S)
 			"now: they stay mapped, unused", (int)P->pid);
 		return ret;
 	}
-	if (rec_unmap(P->rec, inj->tid, &sig))
+	if (rec_unmap(P->rec, inj->tid, &sig, 1))
 		ret = -1;
 	if (sig) {
 		inj->held_sig = sig;

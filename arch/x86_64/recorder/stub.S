@@ -12,6 +12,11 @@
  */
 #include "rechook.h"
 
+/* Places in the stub ptleak's detach must know (recblob_offsets.h): a
+ * thread stopped anywhere in it is put back where it would be without
+ * the stub (src/rec_detach.c). */
+#define LABEL(n)	.globl rec_stub_##n; .hidden rec_stub_##n; rec_stub_##n:
+
 	.text
 	.globl	rec_stub
 	.hidden	rec_stub
@@ -26,6 +31,7 @@ rec_stub:
 	.cfi_offset %rbp, -16
 	mov	%rsp, %rbp
 	.cfi_def_cfa_register %rbp
+	LABEL(framed)
 	sub	$REC_CALL_SIZE, %rsp
 	mov	%rdi, REC_CALL_ARGS + 0(%rsp)
 	mov	%rsi, REC_CALL_ARGS + 8(%rsp)
@@ -37,8 +43,15 @@ rec_stub:
 	mov	%r11, REC_CALL_ORIG(%rsp)
 	mov	8(%rbp), %rax
 	mov	%rax, REC_CALL_RA(%rsp)
+	mov	%rbx, REC_CALL_RBX(%rsp)
+	mov	%r12, REC_CALL_R12(%rsp)
+	mov	%r13, REC_CALL_R13(%rsp)
+	mov	%r14, REC_CALL_R14(%rsp)
+	mov	%r15, REC_CALL_R15(%rsp)
 	mov	%rsp, %rdi
+	LABEL(call_enter)
 	call	hook_enter
+	LABEL(after_enter)
 	mov	REC_CALL_ARGS + 0(%rsp), %rdi
 	mov	REC_CALL_ARGS + 8(%rsp), %rsi
 	mov	REC_CALL_ARGS + 16(%rsp), %rdx
@@ -47,7 +60,9 @@ rec_stub:
 	mov	REC_CALL_ARGS + 40(%rsp), %r9
 	mov	REC_CALL_IN_R10(%rsp), %r10
 	mov	REC_CALL_IN_R11(%rsp), %r11
+	LABEL(call_orig)
 	call	*REC_CALL_ORIG(%rsp)
+	LABEL(after_orig)
 	mov	%rax, REC_CALL_RET(%rsp)
 	mov	%rdx, REC_CALL_RET2(%rsp)
 	mov	%rcx, REC_CALL_RCX(%rsp)
@@ -58,7 +73,9 @@ rec_stub:
 	mov	%r10, REC_CALL_R10(%rsp)
 	mov	%r11, REC_CALL_R11(%rsp)
 	mov	%rsp, %rdi
+	LABEL(call_leave)
 	call	hook_leave
+	LABEL(after_leave)
 	/* scrub what the hooks used below the frame, then the frame's
 	 * words once read: a block's address left in dead stack would be
 	 * a root for the leak scan (rechook.h, REC_SCRUB) */
@@ -75,6 +92,7 @@ rec_stub:
 	mov	REC_CALL_R9(%rsp), %r9
 	mov	REC_CALL_R10(%rsp), %r10
 	mov	REC_CALL_R11(%rsp), %r11
+	LABEL(restored)
 	movq	$0, REC_CALL_ARGS + 0(%rsp)
 	movq	$0, REC_CALL_ARGS + 8(%rsp)
 	movq	$0, REC_CALL_ARGS + 16(%rsp)
@@ -90,10 +108,16 @@ rec_stub:
 	movq	$0, REC_CALL_R9(%rsp)
 	movq	$0, REC_CALL_R10(%rsp)
 	movq	$0, REC_CALL_R11(%rsp)
+	/* no dead frame may look like a live one to ptleak's detach */
+	movq	$0, REC_CALL_FN(%rsp)
+	movq	$0, REC_CALL_ORIG(%rsp)
+	LABEL(leave)
 	leave
 	.cfi_def_cfa %rsp, 8
 	.cfi_restore %rbp
+	LABEL(ret)
 	ret
+	LABEL(end)
 	.cfi_endproc
 	.size	rec_stub, . - rec_stub
 	.section .note.GNU-stack, "", @progbits
