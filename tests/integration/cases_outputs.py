@@ -74,9 +74,12 @@ def t_blind_not_dumpable():
     """A process that makes itself non-dumpable (prctl(PR_SET_DUMPABLE, 0),
     as a setuid program is), traced by an unprivileged user (nobody): its
     memory cannot be read, so its 11 allocator calls (10 mallocs and
-    stdout's buffer) are not recorded.  One warning line for all of them,
-    the report says so and counts them, --error-exitcode fires.  With no
-    call after the prctl, the report still says the memory is unreadable."""
+    stdout's buffer) are not recorded by the breakpoint engine.  One warning
+    line for all of them, the report says so and counts them,
+    --error-exitcode fires.  With no call after the prctl, the report still
+    says the memory is unreadable.  The recorder (injected before the
+    prctl) counts the 11 calls exactly, and says the memory cannot be read
+    for the leak scan."""
     name = "h_nondumpable"
     tgt = need_target(name)
     need_ptleak()
@@ -84,8 +87,8 @@ def t_blind_not_dumpable():
     with tempfile.TemporaryDirectory(prefix="ptleak-it.") as d:
         os.chmod(d, 0o777)
         js, txt = os.path.join(d, "r.json"), os.path.join(d, "r.txt")
-        rc, out, err = outputs_run_as(65534, [PTLEAK, "--error-exitcode", "9", "--json", js, "-o", txt,
-                                      tgt], d)
+        rc, out, err = outputs_run_as(65534, [PTLEAK, "--engine=breakpoints", "--error-exitcode",
+                                              "9", "--json", js, "-o", txt, tgt], d)
         ck.eq("exit status", rc, 9)
         ck.eq("stdout", out, "h_nondumpable: done\n")
         try:
@@ -121,6 +124,30 @@ def t_blind_not_dumpable():
                     "the memory of process %d cannot be read: Operation not permitted %s"
                     % (pid, NOT_DUMPABLE),
                     "/proc/%d/fd cannot be read: Permission denied %s" % (pid, NOT_DUMPABLE))
+        # the recorder: every call counted, the memory not scanned
+        rc, out, err = outputs_run_as(65534, [PTLEAK, "--engine=recorder", "--error-exitcode", "9",
+                                              "--json", js, "-o", txt, tgt], d)
+        ck.eq("recorder: exit status", rc, 9)
+        with open(js) as f:
+            rep = json.load(f)
+        with open(txt) as f:
+            text = f.read()
+        pid = rep["target"]["pid"]
+        why = "the memory of process %d cannot be read: Operation not permitted %s" % (
+            pid, NOT_DUMPABLE)
+        ck.eq("recorder: stderr", err.splitlines(), [
+            "ptleak: cannot read the objects mapped by process %d: Permission denied" % pid,
+            "ptleak: cannot read /proc/%d/maps: Permission denied" % pid,
+            "ptleak: warning: stacks are shown as addresses only"])
+        ck.eq("recorder: heap tracked, why", (rep["heap"]["tracked"], rep["heap"]["why"]),
+              (False, why))
+        ck.eq("recorder: text from HEAP SUMMARY", out_lines(text, pid)[1:7], [
+            "HEAP SUMMARY:",
+            "    in use at exit: 4,196 bytes in 11 blocks",
+            "  total heap usage: 11 allocs, 0 frees, 4,196 bytes allocated",
+            "  peak: 4,196 bytes in use",
+            "",
+            "heap NOT tracked: " + why])
         # as root the same program is seen whole: the 10 blocks of 10 bytes lost
         r = ptleak([tgt])
         rep = need_json(r)
