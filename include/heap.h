@@ -66,6 +66,9 @@ void heap_reset(struct heap *h);
  * (a missed free), the old block is replaced and counted freed. */
 void heap_alloc(struct heap *h, const struct heap_block *b);
 
+/* ADDR's slot will be wanted soon: start loading it (a hint). */
+void heap_prefetch(const struct heap *h, uint64_t addr);
+
 /* free(ADDR).  Returns 1 if ADDR was live, 0 if unknown, -1 for ADDR 0
  * (nothing counted). */
 int heap_free(struct heap *h, uint64_t addr);

@@ -13,6 +13,7 @@
  */
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #include "heap.h"
 #include "util.h"
@@ -48,9 +49,43 @@ const char *alloc_fn_name(enum alloc_fn fn)
 	return fn_names[fn];
 }
 
+/*
+ * A table of CAP zeroed slots.  A big one (a program with 10^5-10^7 live
+ * blocks) is its own mapping with transparent huge pages asked for: its
+ * slots are hit at random, one TLB entry per 2 MiB instead of per 4 KiB,
+ * and a 2 MiB fault instead of 512 (measured: a quarter of the recorder's
+ * consumer time on perl's 800,000 live blocks went to page faults).
+ */
+#define BIG_TABLE	(4ul << 20)
+
+static void *slots_alloc(size_t cap)
+{
+	size_t len = cap * sizeof(struct heap_block);
+	void *p;
+
+	if (len < BIG_TABLE)
+		return xcalloc(cap, sizeof(struct heap_block));
+	p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
+		 -1, 0);
+	if (p == MAP_FAILED)
+		die("out of memory (a table of %zu live blocks)", cap);
+	madvise(p, len, MADV_HUGEPAGE);
+	return p;
+}
+
+static void slots_free(struct heap_block *slots, size_t cap)
+{
+	size_t len = cap * sizeof(struct heap_block);
+
+	if (len < BIG_TABLE)
+		free(slots);
+	else if (slots)
+		munmap(slots, len);
+}
+
 static void table_init(struct heap *h, size_t cap)
 {
-	h->slots = xcalloc(cap, sizeof(*h->slots));
+	h->slots = slots_alloc(cap);
 	h->cap = cap;
 	h->mask = cap - 1;
 	h->count = 0;
@@ -86,7 +121,7 @@ static void table_grow(struct heap *h)
 			h->count++;
 		}
 	}
-	free(old);
+	slots_free(old, old_cap);
 }
 
 /* Empty slot I and shift the following cluster back over it. */
@@ -159,15 +194,20 @@ void heap_delete(struct heap *h)
 {
 	if (!h)
 		return;
-	free(h->slots);
+	slots_free(h->slots, h->cap);
 	free(h);
 }
 
 void heap_reset(struct heap *h)
 {
-	free(h->slots);
+	slots_free(h->slots, h->cap);
 	table_init(h, HEAP_MIN_CAP);
 	memset(&h->st, 0, sizeof(h->st));
+}
+
+void heap_prefetch(const struct heap *h, uint64_t addr)
+{
+	__builtin_prefetch(&h->slots[slot_of(h, addr)], 1);
 }
 
 void heap_alloc(struct heap *h, const struct heap_block *b)

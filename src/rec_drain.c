@@ -22,12 +22,30 @@
 
 #define MAX_PCS 512
 
+/*
+ * A record decoded, its stack interned, waiting in a batch: the heap
+ * table's slots of a batch are prefetched before its operations run in
+ * order (the table of a big program is too big for the caches: each
+ * operation was a cache miss, half the consumer's time).
+ */
+struct op {
+	unsigned type;
+	struct heap_block b;	/* the allocation (ALLOC, REALLOC_END) */
+	uint64_t addr;		/* FREE, REALLOC_BEGIN, REALLOC_END: old */
+	uint64_t tid;
+	uint64_t size;		/* REALLOC_END: the size for heap_realloc_end */
+};
+
+#define BATCH 64
+
 struct drain {
 	struct recorder *R;
 	struct heap *h;
 	struct stacks *st;
 	uint64_t now;
 	long n;
+	struct op ops[BATCH];
+	unsigned nops;
 };
 
 static uint64_t mix(uint64_t x)
@@ -216,6 +234,55 @@ static uint64_t product(uint64_t a, uint64_t b, int *overflow)
 	return (uint64_t)m;
 }
 
+/* Run the batch's operations, in order. */
+static void flush(struct drain *d)
+{
+	struct recorder *R = d->R;
+	struct rec_realloc *q;
+	unsigned i;
+
+	for (i = 0; i < d->nops; i++) {
+		struct op *o = &d->ops[i];
+
+		switch (o->type) {
+		case REC_FREE:
+			heap_free(d->h, o->addr);
+			break;
+		case REC_REALLOC_BEGIN:
+			/* a begin left by longjmp for the same block: back live */
+			if ((q = realloc_find(R, o->tid, o->addr)) && q->live)
+				heap_alloc(d->h, &q->held);
+			if (!q) {
+				if (R->nreallocs == R->areallocs) {
+					R->areallocs = R->areallocs ? 2 * R->areallocs : 16;
+					R->reallocs = xrealloc(R->reallocs, R->areallocs *
+							       sizeof(*R->reallocs));
+				}
+				q = &R->reallocs[R->nreallocs++];
+			}
+			q->tid = o->tid;
+			q->old = o->addr;
+			q->live = heap_realloc_begin(d->h, o->addr, &q->held);
+			break;
+		case REC_REALLOC_END: {
+			struct rec_realloc held = { 0 };
+
+			q = realloc_find(R, o->tid, o->addr);
+			if (q) {
+				held = *q;
+				*q = R->reallocs[--R->nreallocs];
+			}
+			heap_realloc_end(d->h, o->addr, held.live, &held.held,
+					 o->size, &o->b);
+			break;
+		}
+		default:
+			heap_alloc(d->h, &o->b);
+		}
+	}
+	d->nops = 0;
+}
+
 static int take(void *ctx, const struct ring_rec *rec)
 {
 	struct drain *d = ctx;
@@ -223,84 +290,69 @@ static int take(void *ctx, const struct ring_rec *rec)
 	const uint64_t *w = rec->w;
 	unsigned nw = rec->nwords - rec->npcs, kind;
 	const struct rec_fn *f;
-	struct rec_realloc *q;
-	struct heap_block b;
+	struct heap_block *b;
+	struct op *o;
 	int overflow = 0;
 
 	d->n++;
 	if (nw < 3 || !(f = fn_of(R, w[0])))
 		return 0;	/* not ours (a foreign record): ignored */
 	kind = REC_FN_KIND(w[0]);
-	memset(&b, 0, sizeof(b));
-	b.time_ns = d->now;
-	b.tid = (int32_t)w[1];
-	b.fn = (uint8_t)REC_FN_TAG(w[0]);
+	o = &d->ops[d->nops];
+	memset(o, 0, sizeof(*o));
+	b = &o->b;
+	b->time_ns = d->now;
+	b->tid = (int32_t)w[1];
+	b->fn = (uint8_t)REC_FN_TAG(w[0]);
+	o->type = rec->type;
+	o->tid = w[1];
 	switch (rec->type) {
 	case REC_FREE:
-		if (w[2])
-			heap_free(d->h, w[2]);
-		return 0;
+		if (!w[2])
+			return 0;
+		/* fall through */
 	case REC_REALLOC_BEGIN:
-		/* a begin left by longjmp for the same block: back live */
-		if ((q = realloc_find(R, w[1], w[2])) && q->live)
-			heap_alloc(d->h, &q->held);
-		if (!q) {
-			if (R->nreallocs == R->areallocs) {
-				R->areallocs = R->areallocs ? 2 * R->areallocs : 16;
-				R->reallocs = xrealloc(R->reallocs, R->areallocs *
-						       sizeof(*R->reallocs));
-			}
-			q = &R->reallocs[R->nreallocs++];
-		}
-		q->tid = w[1];
-		q->old = w[2];
-		q->live = heap_realloc_begin(d->h, w[2], &q->held);
-		return 0;
+		o->addr = w[2];
+		break;
 	case REC_ALLOC:
 		if (nw < 6 || !w[2])
 			return 0;
-		b.addr = w[2];
-		b.size = kind == REC_FN_CALLOC ? product(w[3], w[4], &overflow) :
-			 kind == REC_FN_MEMALIGN ? w[4] : w[3];
-		b.stack = stack_of(d, f, w[5], w + nw, rec->npcs);
-		heap_alloc(d->h, &b);
-		return 0;
-	case REC_REALLOC_END: {
-		struct rec_realloc held = { 0 };
-		uint64_t size;
-
+		b->addr = w[2];
+		b->size = kind == REC_FN_CALLOC ? product(w[3], w[4], &overflow) :
+			  kind == REC_FN_MEMALIGN ? w[4] : w[3];
+		b->stack = stack_of(d, f, w[5], w + nw, rec->npcs);
+		break;
+	case REC_REALLOC_END:
 		if (nw < 7)
 			return 0;
-		q = realloc_find(R, w[1], w[2]);
-		if (q) {
-			held = *q;
-			*q = R->reallocs[--R->nreallocs];
-		}
-		size = kind == REC_FN_REALLOCARRAY ? product(w[3], w[4], &overflow) :
-		       w[3];
-		b.addr = w[5];
-		b.size = size;
-		b.stack = stack_of(d, f, w[6], w + nw, rec->npcs);
-		heap_realloc_end(d->h, w[2], held.live, &held.held,
-				 overflow ? 1 : size, &b);
-		return 0;
-	}
+		o->addr = w[2];
+		b->size = kind == REC_FN_REALLOCARRAY ? product(w[3], w[4], &overflow) :
+			  w[3];
+		o->size = overflow ? 1 : b->size;
+		b->addr = w[5];
+		b->stack = stack_of(d, f, w[6], w + nw, rec->npcs);
+		break;
 	case REC_MEMALIGN:
 		if (nw < 8 || w[5] || !w[6])
 			return 0;
-		b.addr = w[6];
-		b.size = w[4];
-		b.stack = stack_of(d, f, w[7], w + nw, rec->npcs);
-		heap_alloc(d->h, &b);
+		b->addr = w[6];
+		b->size = w[4];
+		b->stack = stack_of(d, f, w[7], w + nw, rec->npcs);
+		o->type = REC_ALLOC;
+		break;
+	default:
 		return 0;
 	}
+	heap_prefetch(d->h, o->addr ? o->addr : b->addr);
+	if (++d->nops == BATCH)
+		flush(d);
 	return 0;
 }
 
 long rec_drain(struct recorder *R, struct heap *h, struct stacks *st,
 	       uint64_t *lost)
 {
-	struct drain d = { R, h, st, now_ns(), 0 };
+	static struct drain d;
 	int got;
 
 	if (lost)
@@ -309,8 +361,10 @@ long rec_drain(struct recorder *R, struct heap *h, struct stacks *st,
 					__ATOMIC_RELAXED) : 0;
 	if (!R || !R->rd || R->broken)
 		return 0;
+	d.R = R, d.h = h, d.st = st, d.now = now_ns(), d.n = 0, d.nops = 0;
 	do {
 		got = ring_consume(R->rd, take, &d, 4096);
+		flush(&d);
 		if (got < 0) {
 			R->broken = 1;
 			return -1;
