@@ -55,6 +55,8 @@ struct bpset {
 	/* a signal that arrived while a thread ran an injected system call:
 	 * the caller resumes that thread with it (and clears it) */
 	int held_sig;
+	/* told of every breakpoint planted and removed (guard.h), or NULL */
+	struct guard *guard;
 };
 
 /* An empty set for process PID (opens /proc/PID/mem).  0 or -1. */

@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "fdprobe.h"
+#include "guard.h"
 #include "session.h"
 #include "util.h"
 
@@ -208,6 +209,8 @@ int attach_target(struct session *S)
 	if (!P->unw || bpset_init(&P->bps, P->mem_pid))
 		return -1;
 	P->bps.pid = P->pid;
+	/* before any byte is changed: if ptleak dies, they go back */
+	P->bps.guard = guard_start(P->pid);
 	/* descriptors open now are the program's own business */
 	if (P->fdp)
 		fdprobe_attach(P->fdp, P->mem_pid);

@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include "breakpoint.h"
+#include "guard.h"
 #include "memio.h"
 #include "seccomp.h"
 #include "util.h"
@@ -243,6 +244,8 @@ struct bp *bp_plant(struct bpset *s, pid_t tid, uint64_t addr, uint64_t end,
 		goto fail;
 	}
 	insert(s, bp);
+	if (kind != BP_TRAMPOLINE)
+		guard_code(s->guard, addr, bp->orig, ARCH_BP_LEN);
 	return bp;
 fail:
 	free(bp);
@@ -320,6 +323,8 @@ int bpset_unplant_all(struct bpset *s, pid_t pid)
 		if (mem_poke(fd, bp->addr, bp->orig, ARCH_BP_LEN))
 			ret = error("cannot restore the code of %s in process %d: %s",
 				    bp->name, (int)pid, strerror(errno));
+		else if (fd == s->memfd)
+			guard_code_done(s->guard, bp->addr);
 	}
 	if (fd != s->memfd)
 		close(fd);

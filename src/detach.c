@@ -12,6 +12,7 @@
 
 #include "arch.h"
 #include "memio.h"
+#include "guard.h"
 #include "session.h"
 #include "util.h"
 
@@ -147,6 +148,8 @@ int detach_target(struct session *S, int report)
 				    (int)t->tid, strerror(errno));
 	}
 	tasks_delete_all(S);
+	guard_stop(P->bps.guard);
+	P->bps.guard = NULL;
 	S->hold = 0;
 	S->detached = 1;
 	wake_tid = 0;

@@ -13,6 +13,7 @@
 
 #include "arch.h"
 #include "fdprobe.h"
+#include "guard.h"
 #include "memio.h"
 #include "recorder.h"
 #include "session.h"
@@ -33,6 +34,7 @@ void heapprobe_drop(struct proc *P, struct task *t)
 	struct pending *q = &t->pend[--t->npend];
 
 	rec_hijack(P->rec, q->slot, 0);
+	guard_ret(P->bps.guard, q->slot, P->bps.trampoline, 0);
 	if (q->held_live)
 		heap_realloc_end(P->heap, q->arg[0], 1, &q->held, 1, NULL);
 }
@@ -166,8 +168,9 @@ void heapprobe_entry(struct session *S, struct task *t,
 	    (bp->fn == AF_REALLOC || bp->fn == AF_REALLOCARRAY))
 		p->held_live = heap_realloc_begin(P->heap, p->arg[0], &p->held);
 	wb_write(wb, slot, &P->bps.trampoline, sizeof(P->bps.trampoline));
-	/* the recorder's walks go through it */
+	/* the recorder's walks go through it; the guardian puts it back */
 	rec_hijack(P->rec, slot, ret);
+	guard_ret(P->bps.guard, slot, P->bps.trampoline, ret);
 }
 
 static uint64_t requested_size(const struct pending *p, int *overflow)
@@ -220,6 +223,7 @@ int heapprobe_return(struct session *S, struct task *t, struct arch_regs *r)
 		heapprobe_drop(P, t);
 	p = t->pend[--t->npend];
 	rec_hijack(P->rec, p.slot, 0);
+	guard_ret(P->bps.guard, p.slot, P->bps.trampoline, 0);
 	arch_set_pc(r, p.real);
 	if (p.bp->kind == BP_FD) {
 		fdprobe_return(P->fdp, t->tid, p.bp, p.arg, result, p.stack, p.time);

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "fdprobe.h"
+#include "guard.h"
 #include "recorder.h"
 #include "memio.h"
 #include "session.h"
@@ -241,6 +242,11 @@ int image_exec(struct session *S, struct task *t)
 
 	if (bpset_reset(&P->bps))
 		return -1;
+	if (P->bps.guard) {
+		/* its /proc/PID/mem is the old image's */
+		guard_stop(P->bps.guard);
+		P->bps.guard = guard_start(P->pid);
+	}
 	recs_drain(S);		/* the old image's last calls */
 	recs_forget(S);
 	heap_reset(P->heap);

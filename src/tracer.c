@@ -22,6 +22,7 @@
 #include <sys/wait.h>
 
 #include "fdprobe.h"
+#include "guard.h"
 #include "outfile.h"
 #include "recorder.h"
 #include "session.h"
@@ -64,6 +65,8 @@ static void session_free(struct session *S)
 	unsigned i;
 
 	tasks_delete_all(S);
+	guard_stop(P->bps.guard);	/* the target is gone or let go */
+	P->bps.guard = NULL;
 	if (P->bps.pid)
 		bpset_release(&P->bps);
 	unwinder_delete(P->unw);

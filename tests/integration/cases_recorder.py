@@ -227,6 +227,61 @@ def t_rec_only_sigkill_attached():
     ck.done()
 
 
+def guardians():
+    """Pids of the live ptleak-guard processes."""
+    found = []
+    for d in os.listdir("/proc"):
+        try:
+            with open("/proc/%s/stat" % d) as f:
+                st = f.read()
+        except (OSError, ValueError):
+            continue
+        if "(ptleak-guard)" in st and st.split(") ")[1][0] != "Z":
+            found.append(int(d))
+    return found
+
+
+@case("sigkill_attached_fds", engines=True)
+def t_sigkill_attached_fds():
+    """SIGKILL to ptleak attached to r_fdcmd: its guardian puts back every
+    int3 (descriptor functions; allocator functions too with the breakpoint
+    engine), so the descriptor and allocator calls the program makes after
+    that run as if it had never been traced: 3 more "go" answered, exit 0
+    on "quit"."""
+    tgt = need_target("r_fdcmd")
+    p = subprocess.Popen([tgt], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                         stderr=subprocess.DEVNULL, bufsize=0)
+    out = Lines(p.stdout)
+    ck = Check()
+    try:
+        out.expect("ready")
+        at = Attached(p.pid)
+        try:
+            p.stdin.write(b"go\n")
+            out.expect("done 1")
+            at.p.kill()
+            at.p.wait()
+        finally:
+            at.kill()
+        # the guardian runs when ptleak's pipe closes: a call made before
+        # it wrote the bytes back would hit an int3 (docs/usage.md)
+        end = time.time() + 10
+        while (tracer_pid(p.pid) or guardians()) and time.time() < end:
+            time.sleep(0.01)
+        ck.eq("TracerPid after ptleak's SIGKILL", tracer_pid(p.pid), 0)
+        ck.eq("guardians left", guardians(), [])
+        for i in (2, 3, 4):
+            p.stdin.write(b"go\n")
+            out.expect("done %d" % i)
+        p.stdin.write(b"quit\n")
+        ck.eq("exit status", p.wait(timeout=10), 0)
+    finally:
+        if p.poll() is None:
+            p.kill()
+            p.wait()
+    ck.done()
+
+
 # --- seccomp: no memfd_create -----------------------------------------------
 
 # r_seccomp_memfd MODE (from the source): 20 malloc(48) + free pairs and
