@@ -168,15 +168,8 @@ int rec_unwind_stubs(struct recorder *R, pid_t tid, uint64_t sp);
 void rec_unlink_code(struct recorder *R);
 
 /*
- * May thread TID (stopped at PC with stack pointer SP) still run code of
- * the code pages: its pc there, or a return address into them on its
- * stack (read up to 8 MiB)?  1 yes (or not known), 0 no.
- */
-int rec_thread_inside(const struct recorder *R, pid_t tid, uint64_t pc,
-		      uint64_t sp);
-/*
  * Unmap the code pages and the data area from the target (TID runs the
- * munmaps; every thread stopped, none inside: rec_thread_inside).  0, or
+ * munmaps; every thread stopped, none inside: rec_take_out).  0, or
  * -1 with a message (what stays mapped).
  */
 int rec_unmap(struct recorder *R, pid_t tid, int *held_sig, int code_too);

@@ -428,34 +428,6 @@ void rec_disable(struct recorder *R)
 	__atomic_store_n(&r->enabled, 0, __ATOMIC_SEQ_CST);
 }
 
-int rec_thread_inside(const struct recorder *R, pid_t tid, uint64_t pc,
-		      uint64_t sp)
-{
-	static uint64_t buf[8192];	/* 64 KiB a read */
-	uint64_t at = sp, end = sp + (8ull << 20);
-	ssize_t got;
-	size_t i;
-
-	if (!R || !R->npages)
-		return 0;
-	if (rec_pc_in_code(R, pc))
-		return 1;
-	/* a return address into a code page: its stub called the allocator
-	 * (or a hook a function) and has not returned yet */
-	while (at < end) {
-		got = mem_read(tid, at, buf, sizeof(buf));
-		if (got <= 0)
-			return 0;	/* the end of its stack */
-		for (i = 0; i < (size_t)got / 8; i++)
-			if (rec_pc_in_code(R, buf[i]))
-				return 1;
-		at += (uint64_t)got;
-		if ((size_t)got < sizeof(buf))
-			return 0;
-	}
-	return 1;	/* not seen whole: it may be */
-}
-
 int rec_unmap_copy(const struct recorder *R, pid_t tid, int *held_sig)
 {
 	uint64_t a[6], ret;
