@@ -117,6 +117,13 @@ int rec_main_stack(struct recorder *R, pid_t tid, uint64_t sp);
 void rec_set_main(struct recorder *R, uint64_t lo, uint64_t hi);
 
 /*
+ * Now: a record reserved before now (below the ring's head) gets this
+ * time, or an earlier one, when it is drained (a thread's death is
+ * compared with the birth of blocks).  Returns the time (now_ns()).
+ */
+uint64_t rec_checkpoint(struct recorder *R);
+
+/*
  * Take every record the target has committed: into heap table H, stacks
  * interned in ST.  Returns the number of records taken, or -1 with a
  * message when the ring is corrupt (recording stops: the heap is no

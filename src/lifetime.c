@@ -13,6 +13,7 @@
 
 #include "arch.h"
 #include "memio.h"
+#include "recorder.h"
 #include "session.h"
 #include "util.h"
 
@@ -71,7 +72,10 @@ void lifetime_exit(struct session *S, struct task *t)
 					   sizeof(*P->dead));
 				P->dead[P->ndead].first_sp = t->first_sp;
 				P->dead[P->ndead].exit_sp = arch_sp(&r);
-				P->dead[P->ndead].exit_ns = now_ns();
+				/* records reserved before now are older
+				 * (their time is at most the checkpoint's) */
+				P->dead[P->ndead].exit_ns = P->rec ?
+					rec_checkpoint(P->rec) + 1 : now_ns();
 				P->ndead++;
 			}
 			return;

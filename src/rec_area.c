@@ -59,6 +59,7 @@ void rec_delete(struct recorder *R)
 	free(R->hmap);
 	free(R->fmap);
 	free(R->reallocs);
+	free(R->marks);
 	stacks_delete(R->walked);
 	free(R);
 }

@@ -283,6 +283,42 @@ static void flush(struct drain *d)
 	d->nops = 0;
 }
 
+uint64_t rec_checkpoint(struct recorder *R)
+{
+	uint64_t now = now_ns();
+
+	if (!R || !R->area)
+		return now;
+	if (R->firstmark && R->firstmark == R->nmarks)
+		R->firstmark = R->nmarks = 0;
+	if (R->nmarks == R->amarks) {
+		/* drop the used ones first */
+		memmove(R->marks, R->marks + R->firstmark,
+			(R->nmarks - R->firstmark) * sizeof(*R->marks));
+		R->nmarks -= R->firstmark;
+		R->firstmark = 0;
+		if (R->nmarks == R->amarks) {
+			R->amarks = R->amarks ? 2 * R->amarks : 64;
+			R->marks = xrealloc(R->marks, R->amarks * sizeof(*R->marks));
+		}
+	}
+	R->marks[R->nmarks].head =
+		__atomic_load_n(&((struct ring *)(R->area + AREA_RING))->head,
+				__ATOMIC_ACQUIRE);
+	R->marks[R->nmarks].ns = now;
+	R->nmarks++;
+	return now;
+}
+
+/* The time of the record at ring position POS: the first checkpoint
+ * that saw it reserved (the drain's own, last, sees every one). */
+static uint64_t time_of(struct recorder *R, uint64_t pos, uint64_t now)
+{
+	while (R->firstmark < R->nmarks && R->marks[R->firstmark].head <= pos)
+		R->firstmark++;
+	return R->firstmark < R->nmarks ? R->marks[R->firstmark].ns : now;
+}
+
 static int take(void *ctx, const struct ring_rec *rec)
 {
 	struct drain *d = ctx;
@@ -301,7 +337,7 @@ static int take(void *ctx, const struct ring_rec *rec)
 	o = &d->ops[d->nops];
 	memset(o, 0, sizeof(*o));
 	b = &o->b;
-	b->time_ns = d->now;
+	b->time_ns = time_of(R, rec->pos, d->now);
 	b->tid = (int32_t)w[1];
 	b->fn = (uint8_t)REC_FN_TAG(w[0]);
 	o->type = rec->type;
@@ -361,7 +397,8 @@ long rec_drain(struct recorder *R, struct heap *h, struct stacks *st,
 					__ATOMIC_RELAXED) : 0;
 	if (!R || !R->rd || R->broken)
 		return 0;
-	d.R = R, d.h = h, d.st = st, d.now = now_ns(), d.n = 0, d.nops = 0;
+	d.R = R, d.h = h, d.st = st, d.n = 0, d.nops = 0;
+	d.now = rec_checkpoint(R);
 	do {
 		got = ring_consume(R->rd, take, &d, 4096);
 		flush(&d);

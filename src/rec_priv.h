@@ -105,6 +105,10 @@ struct recorder {
 	uint64_t main_lo, main_hi;
 	struct rec_realloc *reallocs;
 	size_t nreallocs, areallocs;
+	/* when records were known to exist: a record below head was
+	 * reserved before ns (rec_checkpoint); oldest first */
+	struct { uint64_t head, ns; } *marks;
+	size_t nmarks, amarks, firstmark;
 };
 
 /* Append LEN bytes to the area's arena: their offset, or 0 if full. */
