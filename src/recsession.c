@@ -159,7 +159,9 @@ void recs_drain(struct session *S)
 	uint64_t lo, hi, lost = 0;
 
 	drain_due = 0;
-	if (!P->rec || !rec_injected(P->rec))
+	/* detaching: drained before the ring was disabled; a producer that
+	 * waited for room gives its record up now, it is not a loss */
+	if (!P->rec || !rec_injected(P->rec) || P->rec_detaching)
 		return;
 	if (!P->rec_main_known && P->unw &&
 	    !unwinder_main_range(P->unw, P->mem_pid, &lo, &hi)) {
@@ -363,6 +365,7 @@ void recs_forget(struct session *S)
 	P->rec_off = 0;
 	P->rec_main_known = 0;
 	P->rec_lost = 0;
+	P->rec_detaching = 0;
 	timer_stop();
 }
 
@@ -453,6 +456,7 @@ int recs_detach(struct session *S)
 	timer_stop();
 	recs_drain(S);
 	rec_disable(P->rec);
+	P->rec_detaching = 1;
 	ret = rec_unpatch(P->rec, P->mem_pid);
 	/* no thread in the recorder's code, no stub frame on a stack; one
 	 * whose state is not known runs a little (not in a group-stop) */

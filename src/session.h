@@ -103,6 +103,7 @@ struct proc {
 	struct recorder *rec;
 	int rec_off;		/* cannot be injected here: breakpoints */
 	int rec_fatal;		/* --engine=recorder could not be had: end */
+	int rec_detaching;	/* the ring is disabled: no more drains */
 	int rec_main_known;	/* the hooks know main's range */
 	uint64_t rec_lost;	/* records the target gave up, counted */
 	uint64_t rec_tail, rec_stuck_ns;	/* the drain stuck at a hole since */
