@@ -135,6 +135,9 @@ long rec_drain(struct recorder *R, struct heap *h, struct stacks *st,
 /* Records reserved but not taken: the drain stopped at a hole (a record
  * being written, or given up by its thread). */
 int rec_blocked(const struct recorder *R);
+/* The producers' position in the ring: every record reserved so far
+ * lies below it. */
+uint64_t rec_head_pos(const struct recorder *R);
 /* The consumer's position in the ring (progress). */
 uint64_t rec_tail_pos(const struct recorder *R);
 /* Give up the holes at the ring's tail (no producer can be inside them:

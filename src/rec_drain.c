@@ -434,6 +434,14 @@ long rec_skip_holes(struct recorder *R)
 	return n;
 }
 
+uint64_t rec_head_pos(const struct recorder *R)
+{
+	if (!R || !R->area)
+		return 0;
+	return __atomic_load_n(&((const struct ring *)(R->area + AREA_RING))->head,
+			       __ATOMIC_ACQUIRE);
+}
+
 uint64_t rec_tail_pos(const struct recorder *R)
 {
 	return R && R->rd ? ring_tail(R->rd) : 0;

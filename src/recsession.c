@@ -6,8 +6,10 @@
  * the hooks when they start; a fork child is unpatched before it runs.
  */
 #include <errno.h>
+#include <sys/ptrace.h>
 #include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
@@ -81,23 +83,60 @@ static unsigned threads_inside(struct session *S, int pc_only);
  * run until they are out, a few ms at most.  0 when none is. */
 static unsigned settle(struct session *S)
 {
-	unsigned round, inside = 0;
+	struct proc *P = &S->proc;
+	uint64_t head = rec_head_pos(P->rec), t0;
+	unsigned round, i, inside = 0;
+	struct task *t;
+	struct arch_regs r;
 
-	for (round = 0; round < 20 && !S->done && S->ntasks; round++) {
-		inside = threads_inside(S, 1);
+	/*
+	 * Every record reserved before now must be taken: a hole below
+	 * HEAD is a thread stopped in the middle of its record.  Those
+	 * threads alone run on (the others stay stopped, so that they
+	 * finish rather than start new records) until the consumer is past
+	 * HEAD: on a loaded machine a thread let run may not get a CPU for
+	 * milliseconds, so the wait is for the ring, not a fixed time.
+	 */
+	for (round = 0; round < 10 && !S->done && S->ntasks; round++) {
+		recs_drain(S);
+		if (rec_tail_pos(P->rec) >= head)
+			return 0;
+		inside = 0;
+		for_each_task(S, i, t) {
+			if (t->role != ROLE_THREAD || !t->held || t->held_listen ||
+			    t->dying || arch_get_regs(t->tid, &r) ||
+			    !rec_pc_in_code(P->rec, arch_pc(&r)))
+				continue;
+			/* with the signal it stopped for (a SIGCHLD, say): it
+			 * would have had it, stopped or not */
+			t->held = 0;
+			if (ptrace(PTRACE_CONT, t->tid, 0, (long)t->held_sig) == 0)
+				inside++;
+			t->held_sig = 0;
+		}
 		if (!inside)
-			break;
-		events_release_all(S);
-		usleep(1000);
-		if (events_stop_all(S))
+			break;		/* nobody can fill the hole now */
+		t0 = now_ns();
+		do {
+			usleep(200);
+			recs_drain(S);
+		} while (rec_tail_pos(P->rec) < head &&
+			 now_ns() - t0 < 200000000ull);
+		for_each_task(S, i, t)
+			if (t->role == ROLE_THREAD && !t->held && !t->parked &&
+			    !t->dying && ptrace(PTRACE_INTERRUPT, t->tid, 0, 0) < 0 &&
+			    errno != ESRCH)
+				break;
+		if (events_wait_all_stopped(S, 0))
 			break;
 	}
-	return inside;
+	recs_drain(S);
+	return rec_tail_pos(P->rec) >= head ? 0 : inside ? inside : 1;
 }
 
 void recs_settle(struct session *S)
 {
-	if (S->proc.rec && rec_injected(S->proc.rec) && rec_blocked(S->proc.rec))
+	if (S->proc.rec && rec_injected(S->proc.rec) && !S->proc.rec_detaching)
 		settle(S);
 }
 
@@ -111,13 +150,16 @@ static void unstick(struct session *S)
 {
 	struct proc *P = &S->proc;
 
-	if (events_stop_all(S) || settle(S)) {
+	if (events_stop_all(S)) {
 		events_release_all(S);
 		return;
 	}
-	recs_drain(S);
-	if (rec_blocked(P->rec) && rec_skip_holes(P->rec))
+	settle(S);
+	if (!threads_inside(S, 1)) {
 		recs_drain(S);
+		if (rec_blocked(P->rec) && rec_skip_holes(P->rec))
+			recs_drain(S);
+	}
 	events_release_all(S);
 }
 
