@@ -76,7 +76,10 @@ enum ring_state {
 /* Spins before a full ring's producer sleeps, and each sleep's bound. */
 #define RING_SPINS	128
 #define RING_SLEEP_NS	100000000ull	/* 100 ms */
-#define RING_STALE_NS	1000000000ull	/* default stale_ns: 1 s */
+/* default stale_ns: 3 s (1 s gave records up on a loaded machine, where
+ * the consumer can be stopped or starved that long; a SIGKILLed ptleak's
+ * target is blocked that long once its ring is full) */
+#define RING_STALE_NS	3000000000ull
 
 /* The shared header.  Offsets are part of the format (RING_VERSION). */
 struct ring {
