@@ -19,6 +19,9 @@ void warning(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void die(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
 /* -q: warnings are not printed */
 extern int util_quiet;
+/* error() prints nothing while this is set: a try in the background whose
+ * failure is not the user's business (it returns -1 all the same) */
+extern int util_silent;
 /* Called once by die() before it exits (the tracer lets go of its
  * target there); NULL: none. */
 extern void (*die_hook)(void);

@@ -291,16 +291,16 @@ uint64_t rec_checkpoint(struct recorder *R)
 		return now;
 	if (R->firstmark && R->firstmark == R->nmarks)
 		R->firstmark = R->nmarks = 0;
-	if (R->nmarks == R->amarks) {
+	if (R->nmarks == R->amarks && R->firstmark) {
 		/* drop the used ones first */
 		memmove(R->marks, R->marks + R->firstmark,
 			(R->nmarks - R->firstmark) * sizeof(*R->marks));
 		R->nmarks -= R->firstmark;
 		R->firstmark = 0;
-		if (R->nmarks == R->amarks) {
-			R->amarks = R->amarks ? 2 * R->amarks : 64;
-			R->marks = xrealloc(R->marks, R->amarks * sizeof(*R->marks));
-		}
+	}
+	if (R->nmarks == R->amarks) {
+		R->amarks = R->amarks ? 2 * R->amarks : 64;
+		R->marks = xrealloc(R->marks, R->amarks * sizeof(*R->marks));
 	}
 	R->marks[R->nmarks].head =
 		__atomic_load_n(&((struct ring *)(R->area + AREA_RING))->head,

@@ -205,10 +205,20 @@ void recs_drain(struct session *S)
 	 * waited for room gives its record up now, it is not a loss */
 	if (!P->rec || !rec_injected(P->rec) || P->rec_detaching)
 		return;
-	if (!P->rec_main_known && P->unw &&
-	    !unwinder_main_range(P->unw, P->mem_pid, &lo, &hi)) {
-		rec_set_main(P->rec, lo, hi);
-		P->rec_main_known = 1;
+	if (!P->rec_main_known && P->unw && P->rec_main_tries < 500) {
+		int found;
+
+		P->rec_main_tries++;
+
+		/* a try at every drain until the executable is relocated:
+		 * its failures (a non-dumpable process) say nothing */
+		util_silent++;
+		found = !unwinder_main_range(P->unw, P->mem_pid, &lo, &hi);
+		util_silent--;
+		if (found) {
+			rec_set_main(P->rec, lo, hi);
+			P->rec_main_known = 1;
+		}
 	}
 	if (rec_drain(P->rec, P->heap, P->stacks, &lost) < 0) {
 		cov_lost(&S->cov, COV_HEAP, 0, "the recorder's ring in process %d "
@@ -406,6 +416,7 @@ void recs_forget(struct session *S)
 	P->rec = NULL;
 	P->rec_off = 0;
 	P->rec_main_known = 0;
+	P->rec_main_tries = 0;
 	P->rec_lost = 0;
 	P->rec_detaching = 0;
 	timer_stop();

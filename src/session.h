@@ -105,6 +105,7 @@ struct proc {
 	int rec_fatal;		/* --engine=recorder could not be had: end */
 	int rec_detaching;	/* the ring is disabled: no more drains */
 	int rec_main_known;	/* the hooks know main's range */
+	unsigned rec_main_tries;	/* drains that looked for it (at most 500) */
 	uint64_t rec_lost;	/* records the target gave up, counted */
 	uint64_t rec_tail, rec_stuck_ns;	/* the drain stuck at a hole since */
 	int bound[AF_COUNT];

@@ -9,6 +9,7 @@
 #include "util.h"
 
 int util_quiet;
+int util_silent;
 void (*die_hook)(void);
 
 static void vreport(const char *prefix, const char *fmt, va_list ap)
@@ -25,6 +26,8 @@ int error(const char *fmt, ...)
 {
 	va_list ap;
 
+	if (util_silent)
+		return -1;
 	va_start(ap, fmt);
 	vreport("", fmt, ap);
 	va_end(ap);
