@@ -138,6 +138,8 @@ int rec_blocked(const struct recorder *R);
 /* The producers' position in the ring: every record reserved so far
  * lies below it. */
 uint64_t rec_head_pos(const struct recorder *R);
+/* PTLEAK_DEBUG=stats: the ring's counters on stderr. */
+void rec_debug_ring(const struct recorder *R);
 /* The consumer's position in the ring (progress). */
 uint64_t rec_tail_pos(const struct recorder *R);
 /* Give up the holes at the ring's tail (no producer can be inside them:

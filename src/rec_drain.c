@@ -446,3 +446,15 @@ uint64_t rec_tail_pos(const struct recorder *R)
 {
 	return R && R->rd ? ring_tail(R->rd) : 0;
 }
+
+void rec_debug_ring(const struct recorder *R)
+{
+	const struct ring *r = (const struct ring *)(R->area + AREA_RING);
+
+	fprintf(stderr, "ptleak-debug: ring: enabled %u head %llu tail %llu "
+		"heartbeat %u lost %llu dropped %llu sleeps %llu waiters %u\n",
+		r->enabled, (unsigned long long)r->head,
+		(unsigned long long)r->tail, r->heartbeat,
+		(unsigned long long)r->lost, (unsigned long long)r->dropped,
+		(unsigned long long)r->sleeps, r->waiters);
+}

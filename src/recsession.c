@@ -225,6 +225,8 @@ void recs_drain(struct session *S)
 			 "is corrupt: recording stopped", (int)P->pid);
 		rec_disable(P->rec);
 	}
+	if (lost > P->rec_lost && debug_stats)
+		rec_debug_ring(P->rec);
 	if (lost > P->rec_lost) {
 		cov_lost(&S->cov, COV_HEAP, 0, "%llu allocator calls were given up "
 			 "by the target's recorder", (unsigned long long)(lost - P->rec_lost));
@@ -309,6 +311,10 @@ static int ensure(struct session *S, pid_t tid, uint64_t near)
 	int sig = 0;
 
 	if (P->rec_off || S->o->engine == ENGINE_BREAKPOINTS || P->no_heap)
+		return 0;
+	/* -p: the recorder only when asked for, for now: attached to a busy
+	 * program, a record was left half written for seconds (docs/status.md) */
+	if (S->attached && S->o->engine == ENGINE_AUTO)
 		return 0;
 	if (P->rec && rec_injected(P->rec))
 		return 1;
