@@ -26,6 +26,15 @@ static struct pending *push_pending(struct task *t)
 	return &t->pend[t->npend++];
 }
 
+/* Stack slot SLOT holds the trampoline instead of REAL (0: no longer):
+ * the recorder's walks go through it, the guardian puts it back if
+ * ptleak dies. */
+static void hijacked(struct proc *P, uint64_t slot, uint64_t real)
+{
+	rec_hijack(P->rec, slot, real);
+	guard_ret(P->bps.guard, slot, P->bps.trampoline, real);
+}
+
 /* Forget the call in progress on top of T's stack: longjmp or an
  * exception left it.  A realloc's old block goes back (its fate is not
  * known). */
@@ -33,8 +42,7 @@ void heapprobe_drop(struct proc *P, struct task *t)
 {
 	struct pending *q = &t->pend[--t->npend];
 
-	rec_hijack(P->rec, q->slot, 0);
-	guard_ret(P->bps.guard, q->slot, P->bps.trampoline, 0);
+	hijacked(P, q->slot, 0);
 	if (q->held_live)
 		heap_realloc_end(P->heap, q->arg[0], 1, &q->held, 1, NULL);
 }
@@ -168,9 +176,7 @@ void heapprobe_entry(struct session *S, struct task *t,
 	    (bp->fn == AF_REALLOC || bp->fn == AF_REALLOCARRAY))
 		p->held_live = heap_realloc_begin(P->heap, p->arg[0], &p->held);
 	wb_write(wb, slot, &P->bps.trampoline, sizeof(P->bps.trampoline));
-	/* the recorder's walks go through it; the guardian puts it back */
-	rec_hijack(P->rec, slot, ret);
-	guard_ret(P->bps.guard, slot, P->bps.trampoline, ret);
+	hijacked(P, slot, ret);
 }
 
 static uint64_t requested_size(const struct pending *p, int *overflow)
@@ -222,8 +228,7 @@ int heapprobe_return(struct session *S, struct task *t, struct arch_regs *r)
 	while (t->npend > k)
 		heapprobe_drop(P, t);
 	p = t->pend[--t->npend];
-	rec_hijack(P->rec, p.slot, 0);
-	guard_ret(P->bps.guard, p.slot, P->bps.trampoline, 0);
+	hijacked(P, p.slot, 0);
 	arch_set_pc(r, p.real);
 	if (p.bp->kind == BP_FD) {
 		fdprobe_return(P->fdp, t->tid, p.bp, p.arg, result, p.stack, p.time);

@@ -56,8 +56,8 @@ void rec_delete(struct recorder *R)
 	free(R->objs);
 	free(R->fns);
 	free(R->tslots);
-	free(R->hmap);
-	free(R->fmap);
+	free(R->walked_of.e);
+	free(R->stack_of.e);
 	free(R->reallocs);
 	free(R->marks);
 	stacks_delete(R->walked);

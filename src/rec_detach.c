@@ -90,35 +90,25 @@ int rec_take_out(const struct recorder *R, pid_t tid, struct arch_regs *r)
 static uint64_t find_gadget(struct recorder *R)
 {
 	static uint8_t buf[65536];
-	char path[64], line[512];
-	unsigned long s, e;
-	uint64_t a, at = 0;
-	char perms[8];
-	FILE *f;
+	uint64_t a, s, e, at = 0;
 
 	if (R->gadget || !R->nfns)
 		return R->gadget;
-	snprintf(path, sizeof(path), "/proc/%d/maps", (int)R->pid);
-	f = fopen(path, "re");
-	while (f && !at && fgets(line, sizeof(line), f)) {
-		if (sscanf(line, "%lx-%lx %7s", &s, &e, perms) != 3 ||
-		    perms[2] != 'x' || R->fns[0].addr < s || R->fns[0].addr >= e)
-			continue;
-		for (a = s; a < e && !at; a += sizeof(buf) - 1) {
-			ssize_t got = mem_read(R->pid, a, buf, sizeof(buf));
-			size_t i;
+	/* the code mapping of the first patched function */
+	if (rec_mapping_of(R->pid, R->fns[0].addr, &s, &e))
+		return 0;
+	for (a = s; a < e && !at; a += sizeof(buf) - 1) {
+		ssize_t got = mem_read(R->pid, a, buf, sizeof(buf));
+		size_t i;
 
-			for (i = 0; got > 1 && i + 1 < (size_t)got; i++)
-				if (buf[i] == 0xc9 && buf[i + 1] == 0xc3) {
-					at = a + i;
-					break;
-				}
-			if (got < (ssize_t)sizeof(buf))
+		for (i = 0; got > 1 && i + 1 < (size_t)got; i++)
+			if (buf[i] == 0xc9 && buf[i + 1] == 0xc3) {
+				at = a + i;
 				break;
-		}
+			}
+		if (got < (ssize_t)sizeof(buf))
+			break;
 	}
-	if (f)
-		fclose(f);
 	R->gadget = at;
 	return at;
 }

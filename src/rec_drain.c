@@ -56,43 +56,42 @@ static uint64_t mix(uint64_t x)
 	return x;
 }
 
-/* The walked stack id of HASH (0: unknown). */
-static uint32_t hmap_get(const struct recorder *R, uint64_t hash)
+/* The id of KEY (non-zero) in map M, 0 if none. */
+static uint32_t idmap_get(const struct idmap *m, uint64_t key)
 {
 	size_t i;
 
-	if (!R->hcap)
+	if (!m->cap)
 		return 0;
-	for (i = mix(hash) & (R->hcap - 1); R->hmap[i].hash;
-	     i = (i + 1) & (R->hcap - 1))
-		if (R->hmap[i].hash == hash)
-			return R->hmap[i].id;
+	for (i = mix(key) & (m->cap - 1); m->e[i].key; i = (i + 1) & (m->cap - 1))
+		if (m->e[i].key == key)
+			return m->e[i].id;
 	return 0;
 }
 
-static void hmap_put(struct recorder *R, uint64_t hash, uint32_t id)
+/* KEY (non-zero) -> ID in map M, unless KEY is there already. */
+static void idmap_put(struct idmap *m, uint64_t key, uint32_t id)
 {
 	size_t i;
 
-	if ((R->hcount + 1) * 2 > R->hcap) {
-		size_t oldcap = R->hcap, k;
-		__typeof__(R->hmap) old = R->hmap;
+	if ((m->count + 1) * 2 > m->cap) {
+		struct idmap old = *m;
+		size_t k;
 
-		R->hcap = R->hcap ? 2 * R->hcap : 1024;
-		R->hmap = xcalloc(R->hcap, sizeof(*R->hmap));
-		R->hcount = 0;
-		for (k = 0; k < oldcap; k++)
-			if (old[k].hash)
-				hmap_put(R, old[k].hash, old[k].id);
-		free(old);
+		m->cap = m->cap ? 2 * m->cap : 1024;
+		m->e = xcalloc(m->cap, sizeof(*m->e));
+		m->count = 0;
+		for (k = 0; k < old.cap; k++)
+			if (old.e[k].key)
+				idmap_put(m, old.e[k].key, old.e[k].id);
+		free(old.e);
 	}
-	for (i = mix(hash) & (R->hcap - 1); R->hmap[i].hash;
-	     i = (i + 1) & (R->hcap - 1))
-		if (R->hmap[i].hash == hash)
+	for (i = mix(key) & (m->cap - 1); m->e[i].key; i = (i + 1) & (m->cap - 1))
+		if (m->e[i].key == key)
 			return;
-	R->hmap[i].hash = hash;
-	R->hmap[i].id = id;
-	R->hcount++;
+	m->e[i].key = key;
+	m->e[i].id = id;
+	m->count++;
 }
 
 /* The hooks may send only the hash of this stack from now on. */
@@ -112,44 +111,6 @@ static void stackset_add(struct recorder *R, uint64_t hash)
 		}
 	}
 	/* that chain is full: this stack keeps coming whole */
-}
-
-/* (walked id, entry) -> ptleak's stack id. */
-static uint32_t fmap_get(struct recorder *R, uint64_t key)
-{
-	size_t i;
-
-	if (!R->fcap)
-		return 0;
-	for (i = mix(key) & (R->fcap - 1); R->fmap[i].key;
-	     i = (i + 1) & (R->fcap - 1))
-		if (R->fmap[i].key == key)
-			return R->fmap[i].id;
-	return 0;
-}
-
-static void fmap_put(struct recorder *R, uint64_t key, uint32_t id)
-{
-	size_t i;
-
-	if ((R->fcount + 1) * 2 > R->fcap) {
-		size_t oldcap = R->fcap, k;
-		__typeof__(R->fmap) old = R->fmap;
-
-		R->fcap = R->fcap ? 2 * R->fcap : 1024;
-		R->fmap = xcalloc(R->fcap, sizeof(*R->fmap));
-		R->fcount = 0;
-		for (k = 0; k < oldcap; k++)
-			if (old[k].key)
-				fmap_put(R, old[k].key, old[k].id);
-		free(old);
-	}
-	for (i = mix(key) & (R->fcap - 1); R->fmap[i].key;
-	     i = (i + 1) & (R->fcap - 1))
-		;
-	R->fmap[i].key = key;
-	R->fmap[i].id = id;
-	R->fcount++;
 }
 
 static const struct rec_fn *fn_of(const struct recorder *R, uint64_t fn)
@@ -176,7 +137,7 @@ static uint32_t stack_of(struct drain *d, const struct rec_fn *f,
 	uint32_t wid, id;
 	unsigned n, i;
 
-	wid = hmap_get(R, hash);
+	wid = idmap_get(&R->walked_of, hash);
 	if (!wid) {
 		if (!npcs && !hash)
 			return 0;
@@ -195,12 +156,12 @@ static uint32_t stack_of(struct drain *d, const struct rec_fn *f,
 			/* an empty walk: its own id */
 			wid = stacks_intern(R->walked, (const uint64_t[]){ 0 }, 1);
 		}
-		hmap_put(R, hash, wid);
+		idmap_put(&R->walked_of, hash, wid);
 		if (npcs)
 			stackset_add(R, hash);
 	}
 	key = (uint64_t)wid << 32 | (uint64_t)(f - R->fns) | 1ull << 31;
-	id = fmap_get(R, key);
+	id = idmap_get(&R->stack_of, key);
 	if (id)
 		return id;
 	n = stacks_get(R->walked, wid, &w);
@@ -211,7 +172,7 @@ static uint32_t stack_of(struct drain *d, const struct rec_fn *f,
 		all[i + 1] = w[i];
 	}
 	id = stacks_intern(d->st, all, i + 1);
-	fmap_put(R, key, id);
+	idmap_put(&R->stack_of, key, id);
 	return id;
 }
 

@@ -159,8 +159,7 @@ int rec_objects_publish(struct recorder *R)
 	return 0;
 }
 
-/* [*LO, *HI): the mapping of process PID holding ADDR.  0 or -1. */
-static int mapping_of(pid_t pid, uint64_t addr, uint64_t *lo, uint64_t *hi)
+int rec_mapping_of(pid_t pid, uint64_t addr, uint64_t *lo, uint64_t *hi)
 {
 	char path[64], line[512];
 	unsigned long s, e;
@@ -194,7 +193,7 @@ int rec_thread_set(struct recorder *R, pid_t tid, uint64_t tcb, uint64_t sp)
 
 	if (!R->area || !tcb)
 		return 0;
-	if (mapping_of(R->pid, sp, &lo, &hi))
+	if (rec_mapping_of(R->pid, sp, &lo, &hi))
 		lo = hi = 0;	/* no walk: tid only */
 	T = threads(R);
 	for (i = rec_thread_slot(tcb, NTHREADS - 1), n = 0; n < NTHREADS;
@@ -246,7 +245,7 @@ int rec_main_stack(struct recorder *R, pid_t tid, uint64_t sp)
 {
 	uint64_t lo, hi;
 
-	if (!R->area || mapping_of(R->pid, sp, &lo, &hi))
+	if (!R->area || rec_mapping_of(R->pid, sp, &lo, &hi))
 		return 0;
 	/* the stack grows down from hi: an sp up to 256 MiB below is on it
 	 * (a thread not in the table, on another stack there, is the risk:

@@ -49,6 +49,12 @@ struct code_page {
 	uint64_t addr, used;
 };
 
+/* Open addressing, 64-bit keys (0: free) to 32-bit ids (rec_drain.c). */
+struct idmap {
+	struct { uint64_t key; uint32_t id; } *e;
+	size_t cap, count;
+};
+
 /* A patched function. */
 struct rec_fn {
 	const char *name;
@@ -97,11 +103,9 @@ struct recorder {
 	size_t ntslots, atslots;
 	/* drain: stack hash -> walked pcs (interned in walked) */
 	struct stacks *walked;
-	struct { uint64_t hash; uint32_t id; } *hmap;
-	size_t hcap, hcount;
+	struct idmap walked_of;
 	/* (walked id, fn) -> the stack id of ptleak's stacks */
-	struct { uint64_t key; uint32_t id; } *fmap;
-	size_t fcap, fcount;
+	struct idmap stack_of;
 	uint64_t main_lo, main_hi;
 	struct rec_realloc *reallocs;
 	size_t nreallocs, areallocs;
@@ -122,6 +126,9 @@ int rec_code_write(struct recorder *R, uint64_t addr, const void *buf,
 struct code_page *rec_code_page(struct recorder *R, pid_t tid, uint64_t lo,
 				uint64_t hi, int *held_sig, char *why,
 				size_t len);
+/* [*LO, *HI): the mapping of process PID holding ADDR (/proc/PID/maps).
+ * 0 or -1. */
+int rec_mapping_of(pid_t pid, uint64_t addr, uint64_t *lo, uint64_t *hi);
 /* LEN bytes of code page PG, or 0 when it is full. */
 uint64_t rec_code_alloc(struct code_page *pg, uint64_t len);
 

@@ -42,6 +42,17 @@ static uint64_t at(const struct out *o, unsigned off)
 	return o->page + off;
 }
 
+/* The caller's callee-saved registers, kept by the stub frame at C. */
+static void callee_saved(struct out *o, struct user_regs_struct *u, uint64_t c)
+{
+	u->rbx = rd(o, c + REC_CALL_RBX);
+	u->r12 = rd(o, c + REC_CALL_R12);
+	u->r13 = rd(o, c + REC_CALL_R13);
+	u->r14 = rd(o, c + REC_CALL_R14);
+	u->r15 = rd(o, c + REC_CALL_R15);
+	u->rbp = rd(o, c + REC_CALL_SIZE);	/* pushed right above it */
+}
+
 /* The original not run yet: the state at the patched entry. */
 static void before(struct out *o, struct arch_regs *r, uint64_t c)
 {
@@ -56,12 +67,7 @@ static void before(struct out *o, struct arch_regs *r, uint64_t c)
 	u->r9 = rd(o, c + REC_CALL_ARGS + 40);
 	u->r10 = rd(o, c + REC_CALL_IN_R10);
 	u->r11 = rd(o, c + REC_CALL_IN_R11);
-	u->rbx = rd(o, c + REC_CALL_RBX);
-	u->r12 = rd(o, c + REC_CALL_R12);
-	u->r13 = rd(o, c + REC_CALL_R13);
-	u->r14 = rd(o, c + REC_CALL_R14);
-	u->r15 = rd(o, c + REC_CALL_R15);
-	u->rbp = rd(o, c + REC_CALL_SIZE);
+	callee_saved(o, u, c);
 	u->rsp = c + REC_CALL_SIZE + 8;
 	u->rip = entry;
 	if (!entry)
@@ -82,12 +88,7 @@ static void after(struct out *o, struct arch_regs *r, uint64_t c)
 	u->r9 = rd(o, c + REC_CALL_R9);
 	u->r10 = rd(o, c + REC_CALL_R10);
 	u->r11 = rd(o, c + REC_CALL_R11);
-	u->rbx = rd(o, c + REC_CALL_RBX);
-	u->r12 = rd(o, c + REC_CALL_R12);
-	u->r13 = rd(o, c + REC_CALL_R13);
-	u->r14 = rd(o, c + REC_CALL_R14);
-	u->r15 = rd(o, c + REC_CALL_R15);
-	u->rbp = rd(o, c + REC_CALL_SIZE);
+	callee_saved(o, u, c);
 	u->rip = rd(o, c + REC_CALL_SIZE + 8);
 	u->rsp = c + REC_CALL_SIZE + 16;
 }
