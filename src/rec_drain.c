@@ -248,7 +248,16 @@ uint64_t rec_checkpoint(struct recorder *R)
 {
 	uint64_t now = now_ns();
 
+	uint64_t head;
+
 	if (!R || !R->area)
+		return now;
+	head = __atomic_load_n(&((struct ring *)(R->area + AREA_RING))->head,
+			       __ATOMIC_ACQUIRE);
+	/* nothing reserved since the last mark: it dates every record
+	 * below head already (a target that stops allocating must not grow
+	 * the list at every drain) */
+	if (R->nmarks > R->firstmark && R->marks[R->nmarks - 1].head == head)
 		return now;
 	if (R->firstmark && R->firstmark == R->nmarks)
 		R->firstmark = R->nmarks = 0;
@@ -263,9 +272,7 @@ uint64_t rec_checkpoint(struct recorder *R)
 		R->amarks = R->amarks ? 2 * R->amarks : 64;
 		R->marks = xrealloc(R->marks, R->amarks * sizeof(*R->marks));
 	}
-	R->marks[R->nmarks].head =
-		__atomic_load_n(&((struct ring *)(R->area + AREA_RING))->head,
-				__ATOMIC_ACQUIRE);
+	R->marks[R->nmarks].head = head;
 	R->marks[R->nmarks].ns = now;
 	R->nmarks++;
 	return now;
