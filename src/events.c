@@ -286,6 +286,34 @@ int events_wait_one(struct session *S)
 	return 0;
 }
 
+/*
+ * TID's stop or death handled if one is waiting (waitpid on TID alone, not
+ * blocking).  1 if one was, 0 if TID runs on, -1 if waitpid failed.
+ *
+ * Before a PTRACE_INTERRUPT to a thread thought running: an interrupt
+ * that reaches a thread already stopped (its stop not yet collected) is
+ * kept by the kernel for the next resume, which then stops at once, where
+ * it was.  A loop that lets a thread run, then interrupts it, would stop
+ * it again and again without a single instruction run.
+ */
+int events_reap(struct session *S, pid_t tid)
+{
+	int status;
+	pid_t got = waitpid(tid, &status, WNOHANG | __WALL);
+
+	if (got < 0)
+		return errno == ECHILD ? 0 : -1;
+	if (!got)
+		return 0;
+	if (debug_stops)
+		fprintf(stderr, "ptleak-debug: reap %d status %#x\n", (int)tid, status);
+	if (WIFSTOPPED(status))
+		on_stop(S, tid, status);
+	else if (WIFEXITED(status) || WIFSIGNALED(status))
+		on_gone(S, tid, status);
+	return 1;
+}
+
 /* Every task is stopped: held, parked, or never to stop again; a vfork
  * child runs on and its parent waits for it in the kernel, which counts as
  * stopped unless STRICT (a detach must wait until the child has gone). */

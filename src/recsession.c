@@ -79,6 +79,39 @@ static void timer_stop(void)
 
 static unsigned threads_inside(struct session *S, int pc_only);
 
+/* Let held thread T run on if it is inside the recorder's code (with the
+ * signal it stopped for: it would have had it, stopped or not).  1 if it
+ * was let go. */
+static int settle_go(struct session *S, struct task *t)
+{
+	struct arch_regs r;
+	int ret;
+
+	if (t->role != ROLE_THREAD || !t->held || t->held_listen || t->exiting ||
+	    t->dying || arch_get_regs(t->tid, &r) ||
+	    !rec_pc_in_code(S->proc.rec, arch_pc(&r)))
+		return 0;
+	t->held = 0;
+	ret = ptrace(PTRACE_CONT, t->tid, 0, (long)t->held_sig) == 0;
+	t->held_sig = 0;
+	return ret;
+}
+
+/* The threads settle() let run: their stops collected as they come, and
+ * one that stopped still inside the recorder's code let go again (a
+ * signal, or an interrupt left for its resume, stops it at once). */
+static void settle_reap(struct session *S)
+{
+	unsigned i;
+	struct task *t;
+
+	for_each_task(S, i, t)
+		if (t->role == ROLE_THREAD && !t->held && !t->parked &&
+		    !t->dying && events_reap(S, t->tid) > 0 &&
+		    (t = task_find(S, t->tid)))
+			settle_go(S, t);
+}
+
 /* Every thread held: let those inside a hook (a record half written)
  * run until they are out, a few ms at most.  0 when none is. */
 static unsigned settle(struct session *S)
@@ -87,7 +120,6 @@ static unsigned settle(struct session *S)
 	uint64_t head = rec_head_pos(P->rec), t0;
 	unsigned round, i, inside = 0;
 	struct task *t;
-	struct arch_regs r;
 
 	/*
 	 * Every record reserved before now must be taken: a hole below
@@ -102,35 +134,31 @@ static unsigned settle(struct session *S)
 		if (rec_tail_pos(P->rec) >= head)
 			return 0;
 		inside = 0;
-		for_each_task(S, i, t) {
-			if (t->role != ROLE_THREAD || !t->held || t->held_listen ||
-			    t->dying || arch_get_regs(t->tid, &r) ||
-			    !rec_pc_in_code(P->rec, arch_pc(&r)))
-				continue;
-			/* with the signal it stopped for (a SIGCHLD, say): it
-			 * would have had it, stopped or not */
-			t->held = 0;
-			if (ptrace(PTRACE_CONT, t->tid, 0, (long)t->held_sig) == 0)
-				inside++;
-			t->held_sig = 0;
-		}
+		for_each_task(S, i, t)
+			inside += settle_go(S, t);
 		if (!inside)
 			break;		/* nobody can fill the hole now */
 		t0 = now_ns();
 		do {
 			usleep(200);
 			recs_drain(S);
+			settle_reap(S);
 		} while (rec_tail_pos(P->rec) < head &&
 			 now_ns() - t0 < 200000000ull);
+		/* stopped meanwhile: collected, not interrupted (events_reap) */
 		for_each_task(S, i, t)
 			if (t->role == ROLE_THREAD && !t->held && !t->parked &&
-			    !t->dying && ptrace(PTRACE_INTERRUPT, t->tid, 0, 0) < 0 &&
+			    !t->dying && !events_reap(S, t->tid) &&
+			    ptrace(PTRACE_INTERRUPT, t->tid, 0, 0) < 0 &&
 			    errno != ESRCH)
 				break;
 		if (events_wait_all_stopped(S, 0))
 			break;
 	}
 	recs_drain(S);
+	if (debug_stats && rec_tail_pos(P->rec) < head)
+		fprintf(stderr, "ptleak-debug: recorder: settle left a hole "
+			"after %u rounds (%u threads inside)\n", round, inside);
 	return rec_tail_pos(P->rec) >= head ? 0 : inside ? inside : 1;
 }
 
@@ -311,10 +339,6 @@ static int ensure(struct session *S, pid_t tid, uint64_t near)
 	int sig = 0;
 
 	if (P->rec_off || S->o->engine == ENGINE_BREAKPOINTS || P->no_heap)
-		return 0;
-	/* -p: the recorder only when asked for, for now: attached to a busy
-	 * program, a record was left half written for seconds (docs/status.md) */
-	if (S->attached && S->o->engine == ENGINE_AUTO)
 		return 0;
 	if (P->rec && rec_injected(P->rec))
 		return 1;

@@ -268,6 +268,10 @@ void lifetime_new_task(struct session *S, struct task *t, int event);
 /* Wait for one stop or death and handle it.  0, or -1 when there is
  * nothing left to wait for (or waitpid failed: message). */
 int events_wait_one(struct session *S);
+/* TID's waiting stop or death handled, without blocking: 1 if there was
+ * one, 0 if it runs, -1 on error.  Call it before interrupting a thread
+ * that may have stopped meanwhile (events.c says why). */
+int events_reap(struct session *S, pid_t tid);
 /* Wait until every task is stopped, handling the events on the way; a
  * vfork child and its parent count as stopped unless STRICT. */
 int events_wait_all_stopped(struct session *S, int strict);

@@ -102,14 +102,7 @@ def check_leak_records(ck, where, rep, reason, number, attached=True):
     ck.eq("%s: fds open == inherited" % where, rep["fds"]["open"], rep["fds"]["inherited"])
 
 
-# The recorder's variant is left out of make check for now: attached to
-# h_server (4 threads allocating without pause, posix_spawn all the time),
-# a record stays half written for seconds in about one cycle in 40 with
-# two CPU hogs (a live report then lacks what followed it, or a producer
-# gives a record up).  docs/status.md; run it with
-# PTLEAK_TEST_ATTACH_RECORDER=1.
-@case("attach_cycles", engines=["breakpoints", "recorder"]
-      if os.environ.get("PTLEAK_TEST_ATTACH_RECORDER") == "1" else ["breakpoints"])
+@case("attach_cycles", engines=["breakpoints", "recorder"])
 def t_attach_cycles():
     """50 cycles of attach, SIGUSR1 report, SIGTERM/HUP/INT detach on a busy
     8-thread program (4 workers checking their blocks, a leaker, a thread
