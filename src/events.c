@@ -249,6 +249,67 @@ static void on_gone(struct session *S, pid_t tid, int status)
 	}
 }
 
+/*
+ * Stops and deaths collected by waitpid but not handled yet.  waitpid(-1)
+ * returns the first waiting tracee of the kernel's list, newest first: a
+ * thread late in it waits as long as any earlier one has a stop to
+ * report, and under the breakpoint engine busy threads always have one
+ * (a thread calling malloc every 2 ms was not seen for 0.3 s).  So
+ * everything waiting is collected at once and handled in that order
+ * before waitpid is asked again: every thread that stopped is handled
+ * once per round.  A collected stop stays valid: its thread waits for
+ * ptleak (or is gone, and its death is still to be collected).
+ */
+#define QUEUE_MAX 256
+static struct {
+	pid_t tid;
+	int status;
+} queue[QUEUE_MAX];
+static unsigned qhead, qlen;
+
+static void queue_push(pid_t tid, int status)
+{
+	queue[(qhead + qlen) % QUEUE_MAX].tid = tid;
+	queue[(qhead + qlen) % QUEUE_MAX].status = status;
+	qlen++;
+}
+
+/* Take TID's collected stop out of the queue into *STATUS: 1, or 0 if
+ * there is none. */
+static int queue_take(pid_t tid, int *status)
+{
+	unsigned i, j;
+
+	for (i = 0; i < qlen; i++) {
+		if (queue[(qhead + i) % QUEUE_MAX].tid != tid)
+			continue;
+		*status = queue[(qhead + i) % QUEUE_MAX].status;
+		for (j = i; j + 1 < qlen; j++)
+			queue[(qhead + j) % QUEUE_MAX] = queue[(qhead + j + 1) % QUEUE_MAX];
+		qlen--;
+		return 1;
+	}
+	return 0;
+}
+
+void events_forget(pid_t tid)
+{
+	int status;
+
+	while (queue_take(tid, &status))
+		;
+}
+
+static void handle(struct session *S, pid_t tid, int status)
+{
+	if (debug_stops)
+		fprintf(stderr, "ptleak-debug: wait %d status %#x\n", (int)tid, status);
+	if (WIFSTOPPED(status))
+		on_stop(S, tid, status);
+	else if (WIFEXITED(status) || WIFSIGNALED(status))
+		on_gone(S, tid, status);
+}
+
 /* Wait for one stop or death and handle it.  0, or -1 when there is
  * nothing left to wait for (or waitpid failed: message). */
 int events_wait_one(struct session *S)
@@ -256,12 +317,17 @@ int events_wait_one(struct session *S)
 	int status;
 	pid_t tid;
 
-	for (;;) {
+	while (!qlen) {
 		recs_waiting(1);
 		tid = drain_due ? (errno = EINTR, -1) : waitpid(-1, &status, __WALL);
 		recs_waiting(0);
-		if (tid >= 0)
+		if (tid >= 0) {
+			queue_push(tid, status);
+			while (qlen < QUEUE_MAX &&
+			       (tid = waitpid(-1, &status, WNOHANG | __WALL)) > 0)
+				queue_push(tid, status);
 			break;
+		}
 		if (errno == EINTR) {
 			if (!drain_due)
 				continue;
@@ -277,18 +343,18 @@ int events_wait_one(struct session *S)
 			return -1;
 		return error("waitpid: %s", strerror(errno));
 	}
-	if (debug_stops)
-		fprintf(stderr, "ptleak-debug: wait %d status %#x\n", (int)tid, status);
-	if (WIFSTOPPED(status))
-		on_stop(S, tid, status);
-	else if (WIFEXITED(status) || WIFSIGNALED(status))
-		on_gone(S, tid, status);
+	tid = queue[qhead].tid;
+	status = queue[qhead].status;
+	qhead = (qhead + 1) % QUEUE_MAX;
+	qlen--;
+	handle(S, tid, status);
 	return 0;
 }
 
 /*
- * TID's stop or death handled if one is waiting (waitpid on TID alone, not
- * blocking).  1 if one was, 0 if TID runs on, -1 if waitpid failed.
+ * TID's stop or death handled if one is waiting (collected already, or
+ * waitpid on TID alone, not blocking).  1 if one was, 0 if TID runs on,
+ * -1 if waitpid failed.
  *
  * Before a PTRACE_INTERRUPT to a thread thought running: an interrupt
  * that reaches a thread already stopped (its stop not yet collected) is
@@ -299,18 +365,18 @@ int events_wait_one(struct session *S)
 int events_reap(struct session *S, pid_t tid)
 {
 	int status;
-	pid_t got = waitpid(tid, &status, WNOHANG | __WALL);
+	pid_t got;
 
+	if (queue_take(tid, &status)) {
+		handle(S, tid, status);
+		return 1;
+	}
+	got = waitpid(tid, &status, WNOHANG | __WALL);
 	if (got < 0)
 		return errno == ECHILD ? 0 : -1;
 	if (!got)
 		return 0;
-	if (debug_stops)
-		fprintf(stderr, "ptleak-debug: reap %d status %#x\n", (int)tid, status);
-	if (WIFSTOPPED(status))
-		on_stop(S, tid, status);
-	else if (WIFEXITED(status) || WIFSIGNALED(status))
-		on_gone(S, tid, status);
+	handle(S, tid, status);
 	return 1;
 }
 

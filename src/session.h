@@ -268,6 +268,9 @@ void lifetime_new_task(struct session *S, struct task *t, int event);
 /* Wait for one stop or death and handle it.  0, or -1 when there is
  * nothing left to wait for (or waitpid failed: message). */
 int events_wait_one(struct session *S);
+/* TID is no longer traced: a stop of it collected but not handled yet is
+ * dropped (task_delete). */
+void events_forget(pid_t tid);
 /* TID's waiting stop or death handled, without blocking: 1 if there was
  * one, 0 if it runs, -1 on error.  Call it before interrupting a thread
  * that may have stopped meanwhile (events.c says why). */

@@ -57,6 +57,7 @@ void task_delete(struct session *S, struct task *t)
 		}
 	}
 	S->ntasks--;
+	events_forget(t->tid);
 	free(t->inherit);
 	free(t->pend);
 	free(t);
