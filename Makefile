@@ -16,7 +16,7 @@ B := build
 PKGS := libdw libelf libunwind-ptrace libunwind-generic capstone
 DEPS_DEB := gcc g++ make pkg-config python3 libdw-dev libelf-dev \
 	libunwind-dev libcapstone-dev libcmocka-dev valgrind \
-	libjemalloc2 libtcmalloc-minimal4 libmimalloc2.0
+	libjemalloc2 libtcmalloc-minimal4 libmimalloc2.0 chromium
 
 CC ?= cc
 CFLAGS ?= -O2 -g
@@ -36,7 +36,7 @@ LDFLAGS ?= -no-pie
 
 SRC := $(filter-out src/main.c,$(wildcard src/*.c)) $(wildcard arch/$(ARCH)/*.c)
 OBJ := $(patsubst %.c,$(B)/obj/%.o,$(SRC)) $(B)/obj/gen/recblob.o \
-	$(B)/obj/gen/recblob_unwtab.o
+	$(B)/obj/gen/recblob_unwtab.o $(B)/obj/gen/html_assets.o
 MAIN_OBJ := $(B)/obj/src/main.o
 
 UNIT_SRC := $(wildcard tests/unit/test_*.c)
@@ -95,6 +95,14 @@ $(B)/recorder/mkunwtab: recorder/gen/mkunwtab.c $(B)/obj/src/unwtab.o \
 $(B)/gen/recblob_unwtab.c: $(B)/recorder/blob.elf $(B)/recorder/mkunwtab
 	@mkdir -p $(dir $@)
 	$(B)/recorder/mkunwtab $< $@
+
+# The HTML report's style and script (src/html/), inlined in every
+# --html file: C strings.
+$(B)/gen/html_assets.c: src/html/report.css src/html/report.js src/html/embed.awk
+	@mkdir -p $(dir $@)
+	{ awk -v name=html_css -f src/html/embed.awk src/html/report.css && \
+	  awk -v name=html_js -f src/html/embed.awk src/html/report.js; } > $@.tmp
+	mv $@.tmp $@
 
 $(B)/obj/gen/%.o: $(B)/gen/%.c
 	@mkdir -p $(dir $@)
