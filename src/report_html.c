@@ -213,11 +213,16 @@ static void read_file_locs(struct html_loc **locs, size_t n, size_t *budget)
 	char buf[HTML_SRC_LINE_MAX + 4], why[600];
 	size_t lo = 0, j;
 	int len, k = 0;
-	FILE *f = fopen(locs[0]->path, "re");
+	FILE *f = NULL;
 
+	/* relative to where the compiler ran, which the line table does not
+	 * say: never to ptleak's own directory */
+	if (locs[0]->path[0] == '/')
+		f = fopen(locs[0]->path, "re");
 	if (!f) {
 		snprintf(why, sizeof(why), "cannot read %s: %s", locs[0]->path,
-			 strerror(errno));
+			 locs[0]->path[0] == '/' ? strerror(errno) :
+			 "the debug information gives no directory");
 		for (j = 0; j < n; j++)
 			loc_drop(locs[j], why);
 		return;

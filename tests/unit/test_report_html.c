@@ -30,6 +30,7 @@
 #define PC_AT(l) (0x402000ull + 0x10 * (uint64_t)(l))
 #define PC_NOFILE 0x403000ull	/* line 5 of a file that is not there */
 #define PC_EVIL 0x404000ull	/* a name that would close the <script> */
+#define PC_REL 0x405000ull	/* a relative path: never read */
 
 struct fx {
 	struct heap *h;
@@ -60,6 +61,11 @@ static void namer(void *ctx, uint64_t pc, int caller, struct frame_info *out)
 		out->file = "gone.c";
 		out->path = "/nonexistent/gone.c";
 		out->line = 5;
+	} else if (pc == PC_REL) {
+		out->function = "rel";
+		out->file = "app.c";
+		out->path = "app.c";
+		out->line = 2;
 	} else if (pc == PC_EVIL) {
 		out->function = "</script><script>alert(1)</script>";
 	} else if (pc >= PC_AT(0) && pc < PC_AT(64)) {
@@ -341,13 +347,18 @@ static void test_sources(void **state)
 {
 	struct fx *fx = *state;
 	struct sb want;
-	char *doc, *extra, *w;
+	char *doc, *extra, *w, cwd[4096];
 	int i;
 
 	alloc(fx, 0x1000, 10, stack(fx, PC_AT(12), PC_MAIN));
 	alloc(fx, 0x2000, 10, stack(fx, PC_NOFILE, PC_MAIN));
 	alloc(fx, 0x3000, 10, stack(fx, PC_AT(40), PC_MAIN));
+	alloc(fx, 0x4000, 10, stack(fx, PC_REL, PC_MAIN));
+	/* an app.c in ptleak's directory must not be what is read */
+	assert_non_null(getcwd(cwd, sizeof(cwd)));
+	assert_int_equal(chdir(fx->dir), 0);
 	doc = write_report(fx, NULL);
+	assert_int_equal(chdir(cwd), 0);
 	extra = block(doc, "ptleak-extra");
 
 	sb_open(&want);
@@ -388,6 +399,10 @@ static void test_sources(void **state)
 		"{\"module\":\"/work/app\",\"file\":\"gone.c\",\"line\":5,"
 		"\"path\":\"/nonexistent/gone.c\",\"first\":0,\"lines\":[],"
 		"\"why\":\"cannot read /nonexistent/gone.c: No such file or directory\"}"));
+	assert_non_null(strstr(extra,
+		"{\"module\":\"/work/app\",\"file\":\"app.c\",\"line\":2,"
+		"\"path\":\"app.c\",\"first\":0,\"lines\":[],"
+		"\"why\":\"cannot read app.c: the debug information gives no directory\"}"));
 	sb_open(&want);
 	fprintf(want.f, "{\"module\":\"/work/app\",\"file\":\"app.c\",\"line\":40,"
 		"\"path\":\"%s\",\"first\":0,\"lines\":[],\"why\":\"%s has 30 lines, "
