@@ -248,6 +248,17 @@
 		return "stack " + id;
 	}
 
+	function sampleText(se, k) {
+		var t = "t = " + (se.ms[k] / 1000).toFixed(3) + " s";
+		if (se.heap_bytes)
+			t += "\nheap: " + bytes(se.heap_bytes[k]);
+		if (se.heap_blocks)
+			t += " in " + plural(se.heap_blocks[k], "block");
+		if (se.rss_kb)
+			t += "\nRSS: " + bytes(se.rss_kb[k] * 1024);
+		return t;
+	}
+
 	function heapChart(s, se) {
 		var box = put(s, el("div", "chart")), n = se.ms.length, i;
 		box.id = "chart-heap";
@@ -281,10 +292,13 @@
 		}
 		if (se.heap_bytes) {
 			line(se.heap_bytes, 1, "heap", "heap-line");
-			if (n <= 200)	// few samples: each one seen
-				for (i = 0; i < n; i++)
-					g.appendChild(svg("circle", { cx: xs(se.ms[i], tmax),
-						cy: ys(se.heap_bytes[i], ymax), r: 2.5, "class": "pt" }));
+			if (n <= 200)	// few samples: each one seen, and said
+				for (i = 0; i < n; i++) {
+					var c = svg("circle", { cx: xs(se.ms[i], tmax),
+						cy: ys(se.heap_bytes[i], ymax), r: 2.5, "class": "pt" });
+					c.appendChild(svg("title", {})).textContent = sampleText(se, i);
+					g.appendChild(c);
+				}
 			var px = xs(se.ms[peak], tmax), py = ys(se.heap_bytes[peak], ymax);
 			g.appendChild(svg("circle", { cx: px, cy: py, r: 5, "class": "peak",
 				id: "peak-mark" }));
@@ -302,14 +316,7 @@
 		});
 		add(lg, el("span", "note", plural(n, "sample")));
 		hover(box, g, se.ms, tmax, function (k) {
-			var t = "t = " + (se.ms[k] / 1000).toFixed(3) + " s";
-			if (se.heap_bytes)
-				t += "\nheap: " + bytes(se.heap_bytes[k]);
-			if (se.heap_blocks)
-				t += " in " + plural(se.heap_blocks[k], "block");
-			if (se.rss_kb)
-				t += "\nRSS: " + bytes(se.rss_kb[k] * 1024);
-			return t;
+			return sampleText(se, k);
 		});
 	}
 

@@ -112,6 +112,32 @@ def t_html_launch():
     ck.done()
 
 
+@case("html_fd_only")
+def t_html_fd_only():
+    """--fd-only: the page has no heap (null in its report, no heap
+    samples, no stacks) but the RSS and f_basic's four descriptor records
+    with the lines of their frames."""
+    name = "f_basic"
+    tgt = need_target(name)
+    ck = Check()
+    with tempfile.TemporaryDirectory(prefix="ptleak-html.") as d:
+        hp = os.path.join(d, "r.html")
+        r = ptleak([tgt], opts=["--fd-only", "--html", hp])
+        ck.eq("exit status", r.rc, 0)
+        rep = need_json(r)
+        _, hrep, extra = html_data(hp)
+    ck.eq("the page's JSON report is --json's", hrep, rep)
+    ck.eq("heap", hrep["heap"], None)
+    se = extra["series"]
+    ck.eq("heap samples, top, stacks", (se["heap_bytes"], se["heap_blocks"], extra["top"],
+                                        extra["stacks"]), (None, None, [], {}))
+    ck.true("an RSS: %s" % se["rss_kb"], len(se["rss_kb"]) == 1 and se["rss_kb"][0] > 0)
+    ck.eq("fd records", [f["fd"] for f in hrep["fds"]["records"]], [3, 4, 5, 6])
+    for m in ("open_leak", "pipe"):
+        check_html_source(ck, name, extra, m)
+    ck.done()
+
+
 @case("html_every_report", engines=True)
 def t_html_every_report():
     """h_report_signal: SIGUSR1 to ptleak, then the exit.  The page is
@@ -292,6 +318,11 @@ def t_html_browser():
             at, dom_text(src[at - 1]))
         ck.true("source line %d (@%s) highlighted" % (at, m), want in dom)
     ck.true("tree at the report", 'id="tree-report"' in dom)
+    _, rep, extra = html_data(page)
+    se = extra["series"]
+    ck.true("the sample's values said where it is drawn",
+            "<title>t = %.3f s\nheap: 472 bytes in 1 block\nRSS: %s bytes (%.2f MiB)</title>"
+            % (se["ms"][0] / 1000, fmt(se["rss_kb"][0] * 1024), se["rss_kb"][0] / 1024) in dom)
     _, console = browse(page, os.path.join(out, "f_basic-narrow.png"), width=380)
     ck.eq("narrow: console messages", console, [])
 
