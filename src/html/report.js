@@ -83,6 +83,9 @@
 		return;
 	}
 	var app = document.getElementById("app");
+	// the JSON report's own resources when it has them (SPEC.md)
+	if (!X.resources && R.target.resources)
+		X.resources = R.target.resources;
 	var SRC = {};
 	X.sources.forEach(function (s) {
 		SRC[s.module + "|" + s.file + "|" + s.line] = s;
