@@ -17,6 +17,10 @@ PKGS := libdw libelf libunwind-ptrace libunwind-generic capstone
 DEPS_DEB := gcc g++ make pkg-config python3 libdw-dev libelf-dev \
 	libunwind-dev libcapstone-dev libcmocka-dev valgrind \
 	libjemalloc2 libtcmalloc-minimal4 libmimalloc2.0
+# the HTML report's browser test (cases_html.py); without its Recommends:
+# libnss-mdns (avahi's) adds a module to /etc/nsswitch.conf, which changes
+# what every process that resolves a name allocates
+BROWSER_DEB := chromium
 
 CC ?= cc
 CFLAGS ?= -O2 -g
@@ -36,7 +40,7 @@ LDFLAGS ?= -no-pie
 
 SRC := $(filter-out src/main.c,$(wildcard src/*.c)) $(wildcard arch/$(ARCH)/*.c)
 OBJ := $(patsubst %.c,$(B)/obj/%.o,$(SRC)) $(B)/obj/gen/recblob.o \
-	$(B)/obj/gen/recblob_unwtab.o
+	$(B)/obj/gen/recblob_unwtab.o $(B)/obj/gen/html_assets.o
 MAIN_OBJ := $(B)/obj/src/main.o
 
 UNIT_SRC := $(wildcard tests/unit/test_*.c)
@@ -95,6 +99,14 @@ $(B)/recorder/mkunwtab: recorder/gen/mkunwtab.c $(B)/obj/src/unwtab.o \
 $(B)/gen/recblob_unwtab.c: $(B)/recorder/blob.elf $(B)/recorder/mkunwtab
 	@mkdir -p $(dir $@)
 	$(B)/recorder/mkunwtab $< $@
+
+# The HTML report's style and script (src/html/), inlined in every
+# --html file: C strings.
+$(B)/gen/html_assets.c: src/html/report.css src/html/report.js src/html/embed.awk
+	@mkdir -p $(dir $@)
+	{ awk -v name=html_css -f src/html/embed.awk src/html/report.css && \
+	  awk -v name=html_js -f src/html/embed.awk src/html/report.js; } > $@.tmp
+	mv $@.tmp $@
 
 $(B)/obj/gen/%.o: $(B)/gen/%.c
 	@mkdir -p $(dir $@)
@@ -168,6 +180,8 @@ $(B)/targets/%: tests/targets/%.cc
 deps:
 	apt-get update -qq
 	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $(DEPS_DEB)
+	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
+		$(BROWSER_DEB)
 
 demo: $(B)/ptleak $(B)/targets/demo
 	$(B)/ptleak $(B)/targets/demo

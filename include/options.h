@@ -8,6 +8,7 @@ struct options {
 	unsigned depth;		/* frames kept per stack */
 	const char *output;	/* text report file, NULL = stderr */
 	const char *json;	/* JSON report file or NULL */
+	const char *html;	/* --html: HTML report file or NULL */
 	int quiet;
 	int show_reachable;	/* --show-reachable */
 	int no_scan;		/* --no-scan */

@@ -65,6 +65,8 @@ struct report_input {
 	 * "heap NOT tracked: WHY"; JSON: "tracked": false, "why") */
 	const char *heap_untracked;
 	const char *fds_untracked;
+	/* --html: its file and data (report_html.h); NULL: none */
+	const struct html_input *html;
 };
 
 /* What the report found, for --error-exitcode. */
@@ -79,7 +81,8 @@ struct report_result {
 
 /*
  * Write the text report to TEXT (NULL: none) and, if JSON_PATH, the JSON
- * report atomically (JSON_PATH.tmp, then rename).  0 or -1 (message).
+ * report atomically (JSON_PATH.tmp, then rename); likewise the HTML
+ * report if in->html.  0 or -1 (message).
  */
 int report_write(const struct report_input *in, FILE *text,
 		 const char *json_path, struct report_result *res);

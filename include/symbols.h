@@ -47,6 +47,9 @@ struct frame_info {
 	uint64_t pc;
 	const char *function;	/* demangled; NULL if unknown */
 	const char *file;	/* basename of the source file, or NULL */
+	const char *path;	/* the source file as the line table names it
+				 * (absolute when it has the directory), or
+				 * NULL: what --html reads its lines from */
 	int line;		/* 0 if unknown */
 	const char *module;	/* full path of the object, or NULL */
 	uint64_t module_offset;	/* pc relative to the module's start */

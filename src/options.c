@@ -15,11 +15,12 @@
 
 enum { OPT_JSON = 256, OPT_DEPTH, OPT_VERSION, OPT_SHOW_REACHABLE, OPT_NO_SCAN,
        OPT_ERROR_EXITCODE, OPT_SUPPRESSIONS, OPT_REPORT_ON_SIGNAL, OPT_MIN_AGE,
-       OPT_DURATION, OPT_FD_ONLY, OPT_HEAP_ONLY, OPT_ENGINE };
+       OPT_DURATION, OPT_FD_ONLY, OPT_HEAP_ONLY, OPT_ENGINE, OPT_HTML };
 
 static const struct option longopts[] = {
 	{ "output", required_argument, NULL, 'o' },
 	{ "json", required_argument, NULL, OPT_JSON },
+	{ "html", required_argument, NULL, OPT_HTML },
 	{ "depth", required_argument, NULL, OPT_DEPTH },
 	{ "quiet", no_argument, NULL, 'q' },
 	{ "show-reachable", no_argument, NULL, OPT_SHOW_REACHABLE },
@@ -58,6 +59,8 @@ static const char usage[] =
 	"                      (default: the recorder wherever it can be injected)\n"
 	"  -o, --output FILE   text report to FILE instead of stderr\n"
 	"      --json FILE     also write the report as JSON to FILE\n"
+	"      --html FILE     also write the report as one self-contained HTML\n"
+	"                      file: summary, heap/RSS chart, records, sources\n"
 	"      --depth N       frames kept per stack (default 16)\n"
 	"      --show-reachable  also list still reachable blocks\n"
 	"      --no-scan       no reachability scan: records are unclassified\n"
@@ -155,6 +158,9 @@ int options_parse(struct options *o, int argc, char **argv)
 			break;
 		case OPT_JSON:
 			o->json = optarg;
+			break;
+		case OPT_HTML:
+			o->html = optarg;
 			break;
 		case OPT_DEPTH:
 			if (parse_number(optarg, 1, 256, &v))

@@ -29,6 +29,7 @@
 #include "outfile.h"
 #include "report.h"
 #include "report_fds.h"
+#include "report_html.h"
 #include "scan.h"
 #include "stacks.h"
 #include "suppress.h"
@@ -764,12 +765,20 @@ static void json_tail(struct rep *r)
 int report_write(const struct report_input *in, FILE *text,
 		 const char *json_path, struct report_result *res)
 {
+	struct report_input html_in;	/* in, its frames' lines noted */
+	struct html_sink jout;
 	struct rep r;
-	struct outfile jout;
 	int ret = 0;
 	size_t k;
 
 	memset(&r, 0, sizeof(r));
+	if (in->html) {
+		html_in = *in;
+		if (html_sink_open(&jout, json_path, in->html, &html_in))
+			ret = -1;
+		else
+			in = &html_in;
+	}
 	r.in = in;
 	r.text = text;
 	if (in->heap) {
@@ -793,14 +802,13 @@ int report_write(const struct report_input *in, FILE *text,
 		res->untracked = (in->heap && in->heap_untracked) ||
 				 (in->fds && in->fds_untracked);
 
-	if (json_path) {
-		if (outfile_open(&jout, json_path)) {
-			ret = -1;
-		} else {
-			r.jf = jout.f;
-			json_init(&r.j, r.jf);
-			json_head(&r);
-		}
+	if (in == &html_in ||
+	    (json_path && !html_sink_open(&jout, json_path, NULL, NULL))) {
+		r.jf = jout.f;
+		json_init(&r.j, r.jf);
+		json_head(&r);
+	} else if (json_path) {
+		ret = -1;
 	}
 
 	if (r.text)
@@ -830,7 +838,7 @@ int report_write(const struct report_input *in, FILE *text,
 		text_suppressions_used(&r);
 	if (r.jf) {
 		json_tail(&r);
-		if (outfile_commit(&jout))
+		if (html_sink_commit(&jout, in))
 			ret = -1;
 	}
 	if (r.text) {

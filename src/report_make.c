@@ -27,6 +27,32 @@ static void namer(void *ctx, uint64_t pc, int caller, struct frame_info *out)
 	out->pc = pc;
 }
 
+/*
+ * --html: this report's sample (until the timeline's samples feed the
+ * chart) and the process's resources, into IN->html.
+ */
+static void html_sample(struct session *S, struct report_input *in,
+			struct html_input *html, struct html_series *series,
+			struct html_resources *res)
+{
+	const struct heap_stats *st = in->heap ? heap_stats(in->heap) : NULL;
+	uint64_t rss_kb = 0;
+
+	if (!S->points)
+		S->points = xcalloc(1, sizeof(*S->points));
+	html_proc_resources(S->proc.pid, res, &rss_kb);
+	html_points_add(S->points, in->elapsed_ns / 1000000,
+			st ? st->in_use_bytes : 0, st ? st->in_use_blocks : 0,
+			rss_kb);
+	html_points_series(S->points, series);
+	if (!st)
+		series->heap_bytes = series->heap_blocks = NULL;
+	html->path = S->o->html;
+	html->series = series;
+	html->res = res;
+	in->html = html;
+}
+
 /* What make_report needs to say what could not be seen (coverage.h);
  * memory read through thread VIA. */
 static void coverage_view(struct session *S, pid_t via, int fd_err,
@@ -65,6 +91,9 @@ int report_make(struct session *S, enum report_reason reason, pid_t via,
 	struct report_result res = { 0 };
 	struct report_input in;
 	char hwhy[512], fwhy[512];
+	struct html_resources hres;
+	struct html_series series;
+	struct html_input html;
 	struct cov_view cv;
 	size_t nclasses = 0;
 	int ret, fd_err = 0;
@@ -139,6 +168,8 @@ int report_make(struct session *S, enum report_reason reason, pid_t via,
 		warning("stacks are shown as addresses only");
 	if (debug_die_on_report)
 		die("debug: a fatal error in the report (PTLEAK_DEBUG=die-on-report)");
+	if (S->o->html)
+		html_sample(S, &in, &html, &series, &hres);
 	ret = report_write(&in, S->text, S->o->json, &res);
 	if (ret)
 		S->report_failed = 1;

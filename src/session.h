@@ -34,6 +34,7 @@
 #include "heap.h"
 #include "options.h"
 #include "report.h"
+#include "report_html.h"
 #include "unwind.h"
 
 #define TRACE_OPTIONS (PTRACE_O_EXITKILL | PTRACE_O_TRACECLONE | \
@@ -143,6 +144,7 @@ struct session {
 	int untraceable;
 	char **cmdline;		/* -p: the target's argv, from /proc */
 	unsigned nreports;
+	struct html_points *points;	/* --html: one sample per report */
 	uint64_t start_ns;	/* when tracing started (now_ns()) */
 };
 

@@ -267,6 +267,20 @@ static const struct module_aliases *aliases_of(struct symbolizer *s,
 	return m;
 }
 
+/* FILE of LINE's table as a path: relative names are relative to the
+ * compilation's directory. */
+static char *source_path(Dwfl_Line *line, const char *file)
+{
+	const char *dir = file[0] != '/' ? dwfl_line_comp_dir(line) : NULL;
+	char *path;
+
+	if (!dir || !*dir)
+		return xstrdup(file);
+	if (asprintf(&path, "%s/%s", dir, file) < 0)
+		die("out of memory");
+	return path;
+}
+
 /* MOD's line rows from its separate debug file when that file's DWARF
  * is compressed (libdw would inflate all of it), else NULL: libdw. */
 static struct dwline *lines_of(struct symbolizer *s, Dwfl_Module *mod)
@@ -436,6 +450,7 @@ void sym_lookup(struct symbolizer *s, uint64_t pc, int caller,
 			if (!dwline_find(lines, addr - bias, &file, &lineno) &&
 			    lineno > 0) {
 				out->file = keep(s, xstrdup(base_name(file)));
+				out->path = keep(s, xstrdup(file));
 				out->line = lineno;
 			}
 		} else if (line) {
@@ -444,6 +459,7 @@ void sym_lookup(struct symbolizer *s, uint64_t pc, int caller,
 							 NULL, NULL, NULL);
 			if (file && lineno > 0) {
 				out->file = keep(s, xstrdup(base_name(file)));
+				out->path = keep(s, source_path(line, file));
 				out->line = lineno;
 			}
 		}

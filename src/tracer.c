@@ -49,6 +49,8 @@ static int open_outputs(struct session *S)
 	}
 	if (S->o->json && outfile_check(S->o->json))
 		return -1;
+	if (S->o->html && outfile_check(S->o->html))
+		return -1;
 	if (S->o->output) {
 		if (outfile_check_name(S->o->output))
 			return -1;
@@ -81,6 +83,7 @@ static void session_free(struct session *S)
 	if (S->text && S->text != stderr)
 		fclose(S->text);
 	supp_free(S->supp);
+	free(S->points);
 	free(S);
 }
 
