@@ -227,8 +227,9 @@ def t_rec_only_sigkill_attached():
     ck.done()
 
 
-def guardians():
-    """Pids of the live ptleak-guard processes."""
+def guardians(parent=None):
+    """Pids of the live ptleak-guard processes (children of PARENT only,
+    if given: other ptleaks may run on the machine)."""
     found = []
     for d in os.listdir("/proc"):
         try:
@@ -236,9 +237,24 @@ def guardians():
                 st = f.read()
         except (OSError, ValueError):
             continue
-        if "(ptleak-guard)" in st and st.split(") ")[1][0] != "Z":
+        rest = st.split(") ")[-1].split()
+        if ("(ptleak-guard)" in st and rest[0] != "Z" and
+                (parent is None or int(rest[1]) == parent)):
             found.append(int(d))
     return found
+
+
+def alive(pids):
+    """Those of PIDS that still run (not zombies)."""
+    left = []
+    for pid in pids:
+        try:
+            with open("/proc/%d/stat" % pid) as f:
+                if f.read().split(") ")[-1][0] != "Z":
+                    left.append(pid)
+        except OSError:
+            pass
+    return left
 
 
 @case("sigkill_attached_fds", engines=True)
@@ -259,6 +275,8 @@ def t_sigkill_attached_fds():
         try:
             p.stdin.write(b"go\n")
             out.expect("done 1")
+            mine = guardians(at.p.pid)
+            ck.eq("ptleak's guardians", len(mine), 1)
             at.p.kill()
             at.p.wait()
         finally:
@@ -266,10 +284,10 @@ def t_sigkill_attached_fds():
         # the guardian runs when ptleak's pipe closes: a call made before
         # it wrote the bytes back would hit an int3 (docs/usage.md)
         end = time.time() + 10
-        while (tracer_pid(p.pid) or guardians()) and time.time() < end:
+        while (tracer_pid(p.pid) or alive(mine)) and time.time() < end:
             time.sleep(0.01)
         ck.eq("TracerPid after ptleak's SIGKILL", tracer_pid(p.pid), 0)
-        ck.eq("guardians left", guardians(), [])
+        ck.eq("guardians left", alive(mine), [])
         for i in (2, 3, 4):
             p.stdin.write(b"go\n")
             out.expect("done %d" % i)
