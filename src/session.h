@@ -252,8 +252,10 @@ int report_make_live(struct session *S, enum report_reason reason);
 
 /* ---- sigself.c -------------------------------------------------------- */
 
-/* Install ptleak's signal handlers (and --duration's timer). */
+/* Install ptleak's signal handlers. */
 void sigself_catch(const struct session *S);
+/* Start --duration's timer (tracing has begun). */
+void sigself_duration(const struct session *S);
 
 /* ---- lifetime.c ------------------------------------------------------- */
 

@@ -74,6 +74,12 @@ void sigself_catch(const struct session *S)
 		signal(SIGINT, SIG_IGN);
 		signal(SIGQUIT, SIG_IGN);
 	}
+}
+
+/* --duration's alarm, from now: when tracing has begun (an attach to a
+ * busy program on a loaded machine can take longer than the duration). */
+void sigself_duration(const struct session *S)
+{
 	if (S->o->duration > 0) {
 		struct itimerval it;
 		double whole = (double)(long)S->o->duration;

@@ -117,6 +117,7 @@ static int start(struct session *S)
 			return -1;
 		}
 		events_release_all(S);
+		sigself_duration(S);
 		if (!util_quiet)
 			fprintf(stderr, "ptleak: attached to process %d (%u thread%s)\n",
 				(int)P->pid, S->ntasks, S->ntasks == 1 ? "" : "s");
@@ -147,6 +148,7 @@ static int start(struct session *S)
 		return -1;
 	}
 	sigself_catch(S);
+	sigself_duration(S);
 	tasks_resume_tid(pid, tasks_take_held_sig(S));
 	return 0;
 }
