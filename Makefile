@@ -13,10 +13,11 @@
 ARCH ?= $(shell uname -m)
 B := build
 
-PKGS := libdw libelf libunwind-ptrace libunwind-generic capstone
+PKGS := libdw libelf libunwind-ptrace libunwind-generic capstone zlib
 DEPS_DEB := gcc g++ make pkg-config python3 libdw-dev libelf-dev \
 	libunwind-dev libcapstone-dev libcmocka-dev valgrind \
-	libjemalloc2 libtcmalloc-minimal4 libmimalloc2.0
+	libjemalloc2 libtcmalloc-minimal4 libmimalloc2.0 zlib1g-dev \
+	golang-go libtest-valgrind-perl
 
 CC ?= cc
 CFLAGS ?= -O2 -g

@@ -420,6 +420,8 @@ void sym_lookup(struct symbolizer *s, uint64_t pc, int caller,
 				plain[strcspn(plain, "@")] = '\0';
 				out->function = keep(s, plain);
 			}
+			/* valgrind's suppressions name functions so */
+			out->symbol = status == 0 && dem ? name : out->function;
 			if (status != 0)
 				free(dem);
 		}

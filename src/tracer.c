@@ -68,11 +68,14 @@ static int open_outputs(struct session *S)
 	S->text = stderr;
 	outfile_set_pid(S->o->pid);
 	if (S->o->suppressions) {
-		S->supp = supp_load(S->o->suppressions);
+		S->supp = supp_load_all(S->o->suppressions);
 		if (!S->supp)
 			return -1;
 	}
 	if (S->o->json && outfile_check(S->o->json))
+		return -1;
+	if ((S->o->xml && outfile_check(S->o->xml_file)) ||
+	    (S->o->pprof && outfile_check(S->o->pprof)))
 		return -1;
 	if (S->o->output && outfile_has_pid(S->o->output) && !S->o->pid)
 		return outfile_check(S->o->output);	/* opened at launch */
