@@ -56,11 +56,14 @@ int vgopt_apply(struct options *o, int code, const char *arg);
 
 /*
  * ARG is an option getopt_long did not take ("--track-origins=yes",
- * "--show-reachable=yes").  Returns 0 when it is a valgrind option applied
- * here with its meaning, EXIT_USAGE after "ptleak: ARG: ..." when it is a
- * valgrind option ptleak cannot honour, -1 when it is no valgrind option.
+ * "--show-reachable=yes"), LETTER its letter if it is a short one (else
+ * 0).  Returns 0 when it is a valgrind option applied here with its
+ * meaning, or asking what ptleak does anyway (-v, -s,
+ * --run-libc-freeres=no), EXIT_USAGE after "ptleak: ARG cannot be
+ * honoured: why" when it is a valgrind option ptleak cannot honour, -1
+ * when it is no valgrind option.
  */
-int vgopt_other(struct options *o, const char *arg);
+int vgopt_other(struct options *o, const char *arg, int letter);
 
 /* --suppressions FILE: one more file (any number). */
 void vgopt_add_suppressions(struct options *o, const char *path);

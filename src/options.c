@@ -247,8 +247,8 @@ int options_parse(struct options *o, int argc, char **argv)
 			return usage_error("option '%s' needs an argument",
 					   argv[optind - 1]);
 		default:
-			c = optopt > 0 && optopt < 128 ? -1 :
-			    vgopt_other(o, argv[optind - 1]);
+			c = vgopt_other(o, argv[optind - 1],
+					optopt > 0 && optopt < 128 ? optopt : 0);
 			if (c >= 0) {
 				if (c)
 					return c;

@@ -65,7 +65,7 @@ static int report_write_all(struct session *S, struct report_input *in,
 	in->error_kinds = o->error_kinds;
 	in->leak_check = o->leak_check;
 	in->gen_suppressions = o->gen_suppressions;
-	if (o->xml && in->heap) {
+	if (o->xml) {	/* --fd-only too: no error, the rest */
 		x = vgxml_open(o->xml_file, in, o->gen_suppressions);
 		if (!x)
 			ret = -1;

@@ -201,96 +201,133 @@ int vgopt_apply(struct options *o, int code, const char *arg)
 }
 
 /*
- * valgrind options (core and memcheck) that ptleak cannot honour, and
- * why; matched by name before any '='.
+ * valgrind options (core and memcheck) ptleak has no option for, matched
+ * by name before any '=': the values that ask what ptleak does anyway
+ * (accepted, nothing to do; "*": any, NULL: none), and why the others
+ * cannot be honoured.
  */
 static const struct {
 	const char *name;
+	const char *same;	/* "no", "yes|no", "*" or NULL */
 	const char *why;
-} unhonoured[] = {
-	{ "track-origins", "ptleak checks leaks, not uses of undefined values" },
-	{ "undef-value-errors", "ptleak checks leaks, not uses of undefined values" },
-	{ "expensive-definedness-checks", "ptleak checks leaks, not uses of undefined values" },
-	{ "partial-loads-ok", "ptleak does not check memory accesses" },
-	{ "freelist-vol", "ptleak does not check memory accesses" },
-	{ "freelist-big-blocks", "ptleak does not check memory accesses" },
-	{ "malloc-fill", "ptleak does not change the program's memory" },
-	{ "free-fill", "ptleak does not change the program's memory" },
-	{ "redzone-size", "ptleak does not change the program's allocator" },
-	{ "alignment", "ptleak does not change the program's allocator" },
-	{ "replacement-malloc", "ptleak does not change the program's allocator" },
-	{ "keep-stacktraces", "ptleak keeps allocation stacks only" },
-	{ "show-mismatched-frees", "ptleak does not check frees" },
-	{ "ignore-ranges", "ptleak does not check memory accesses" },
-	{ "ignore-range-below-sp", "ptleak does not check memory accesses" },
-	{ "leak-check-heuristics", "ptleak's scan has no heuristics" },
-	{ "show-leak-heuristics", "ptleak's scan has no heuristics" },
-	{ "leak-resolution", "ptleak groups records by their whole stack (high)" },
-	{ "run-libc-freeres", "ptleak does not run code in the program" },
-	{ "run-cxx-freeres", "ptleak does not run code in the program" },
-	{ "vgdb", "no gdbserver in ptleak" },
-	{ "vgdb-error", "no gdbserver in ptleak" },
-	{ "db-attach", "no debugger attach in ptleak" },
-	{ "smc-check", "ptleak runs the program's own code natively" },
-	{ "fair-sched", "ptleak does not schedule the program's threads" },
-	{ "trace-children-skip", "ptleak does not follow children in this build" },
-	{ "trace-children-skip-by-arg", "ptleak does not follow children in this build" },
-	{ "child-silent-after-fork", "ptleak does not follow children in this build" },
-	{ "xml-fd", "ptleak writes XML to a file (--xml-file)" },
-	{ "xml-socket", "ptleak writes XML to a file (--xml-file)" },
-	{ "log-socket", "ptleak writes its report to stderr or a file" },
-	{ "show-below-main", "ptleak's stacks end at main" },
-	{ "max-stackframe", "ptleak runs the program's own code natively" },
-	{ "main-stacksize", "ptleak does not change the program's stack" },
-	{ "sim-hints", "ptleak runs the program's own code natively" },
-	{ "soname-synonyms", "ptleak finds the allocator where the dynamic linker binds it" },
-	{ "demangle", "ptleak's reports name C++ functions demangled" },
-	{ "time-stamp", "ptleak's reports carry their own time" },
-	{ "show-error-list", "ptleak lists the suppressions it used always" },
-	{ "error-limit", "ptleak reports leaks only" },
-	{ "exit-on-first-error", "ptleak reports leaks only" },
-	{ "default-suppressions", "ptleak has no default suppressions" },
-	{ "read-var-info", "ptleak reports leaks only" },
-	{ "read-inline-info", "ptleak does not show inlined frames" },
-	{ "verbose", "ptleak has no verbose mode" },
+} others[] = {
+	{ "verbose", "*", NULL },
+	{ "show-error-list", "yes|no", NULL },	/* always shown */
+	{ "error-limit", "yes|no", NULL },	/* leaks only: no limit */
+	{ "child-silent-after-fork", "yes|no", NULL },	/* no child traced */
+	{ "read-var-info", "yes|no", NULL },	/* memory errors only */
+	{ "keep-debuginfo", "yes|no", NULL },
+	{ "demangle", "yes", "ptleak's reports name C++ functions demangled" },
+	{ "show-below-main", "no", "ptleak's stacks end at main" },
+	{ "leak-resolution", "high", "ptleak groups records by their whole stack (high)" },
+	{ "run-libc-freeres", "no", "ptleak does not run code in the program" },
+	{ "run-cxx-freeres", "no", "ptleak does not run code in the program" },
+	{ "default-suppressions", "no", "ptleak has no default suppressions" },
+	{ "read-inline-info", "no", "ptleak does not show inlined frames" },
+	{ "track-origins", "no", "ptleak checks leaks, not uses of undefined values" },
+	{ "undef-value-errors", "no", "ptleak checks leaks, not uses of undefined values" },
+	{ "expensive-definedness-checks", NULL, "ptleak checks leaks, not uses of undefined values" },
+	{ "partial-loads-ok", NULL, "ptleak does not check memory accesses" },
+	{ "freelist-vol", NULL, "ptleak does not check memory accesses" },
+	{ "freelist-big-blocks", NULL, "ptleak does not check memory accesses" },
+	{ "ignore-ranges", NULL, "ptleak does not check memory accesses" },
+	{ "ignore-range-below-sp", NULL, "ptleak does not check memory accesses" },
+	{ "malloc-fill", NULL, "ptleak does not change the program's memory" },
+	{ "free-fill", NULL, "ptleak does not change the program's memory" },
+	{ "redzone-size", NULL, "ptleak does not change the program's allocator" },
+	{ "alignment", NULL, "ptleak does not change the program's allocator" },
+	{ "keep-stacktraces", NULL, "ptleak keeps allocation stacks only" },
+	{ "show-mismatched-frees", NULL, "ptleak does not check frees" },
+	{ "leak-check-heuristics", NULL, "ptleak's scan has no heuristics" },
+	{ "show-leak-heuristics", NULL, "ptleak's scan has no heuristics" },
+	{ "vgdb", "no", "no gdbserver in ptleak" },
+	{ "vgdb-error", NULL, "no gdbserver in ptleak" },
+	{ "db-attach", "no", "no debugger attach in ptleak" },
+	{ "smc-check", NULL, "ptleak runs the program's own code natively" },
+	{ "max-stackframe", NULL, "ptleak runs the program's own code natively" },
+	{ "sim-hints", NULL, "ptleak runs the program's own code natively" },
+	{ "fair-sched", NULL, "ptleak does not schedule the program's threads" },
+	{ "main-stacksize", NULL, "ptleak does not change the program's stack" },
+	{ "trace-children-skip", NULL, "ptleak does not follow children in this build" },
+	{ "trace-children-skip-by-arg", NULL, "ptleak does not follow children in this build" },
+	{ "xml-fd", NULL, "ptleak writes XML to a file (--xml-file)" },
+	{ "xml-socket", NULL, "ptleak writes XML to a file (--xml-file)" },
+	{ "xml-user-comment", NULL, "ptleak's XML has no user comment" },
+	{ "log-socket", NULL, "ptleak writes its report to stderr or a file" },
+	{ "soname-synonyms", NULL, "ptleak finds the allocator where the dynamic linker binds it" },
+	{ "fullpath-after", NULL, "ptleak shows source files by their base name" },
+	{ "time-stamp", "no", "ptleak's reports carry their own time" },
+	{ "exit-on-first-error", "no", "ptleak reports leaks only, at the end" },
 };
 
-int vgopt_other(struct options *o, const char *arg)
+/* Is VALUE (NULL: none given) one of SAME's ("yes|no", "*")? */
+static int same_value(const char *same, const char *value)
+{
+	size_t n;
+
+	if (!same)
+		return 0;
+	if (!strcmp(same, "*"))
+		return 1;
+	if (!value)
+		return 0;
+	n = strlen(value);
+	while (*same) {
+		size_t k = strcspn(same, "|");
+
+		if (k == n && !strncmp(same, value, n))
+			return 1;
+		same += k + !!same[k];
+	}
+	return 0;
+}
+
+/* valgrind's older spellings of --show-leak-kinds: 0, or -1 (not one) */
+static int old_spelling(struct options *o, const char *name, size_t n, int b)
+{
+	unsigned lost = KIND(SCAN_DEFINITELY_LOST) | KIND(SCAN_INDIRECTLY_LOST) |
+			KIND(SCAN_POSSIBLY_LOST);
+
+	if (n == 14 && !strncmp(name, "show-reachable", n)) {
+		o->show_reachable = b;
+		return 0;
+	}
+	if (n == 18 && !strncmp(name, "show-possibly-lost", n)) {
+		if (!o->show_kinds)
+			o->show_kinds = lost;
+		if (b)
+			o->show_kinds |= KIND(SCAN_POSSIBLY_LOST);
+		else
+			o->show_kinds &= ~KIND(SCAN_POSSIBLY_LOST);
+		return 0;
+	}
+	return -1;
+}
+
+int vgopt_other(struct options *o, const char *arg, int letter)
 {
 	const char *name = arg + 2, *eq;
 	size_t n, i;
 	int b;
 
-	if (strncmp(arg, "--", 2))
+	/* -v (verbose) and -s (show the error list): what ptleak does */
+	if (letter == 'v' || letter == 's')
+		return 0;
+	if (letter || strncmp(arg, "--", 2))
 		return -1;
 	eq = strchr(name, '=');
 	n = eq ? (size_t)(eq - name) : strlen(name);
-	/* valgrind's older spellings of --show-leak-kinds */
-	if (eq && (b = yes_no(eq + 1)) >= 0) {
-		if (n == 14 && !strncmp(name, "show-reachable", n)) {
-			o->show_reachable = b;
-			return 0;
-		}
-		if (n == 18 && !strncmp(name, "show-possibly-lost", n)) {
-			if (!o->show_kinds)
-				o->show_kinds = KIND(SCAN_DEFINITELY_LOST) |
-						KIND(SCAN_INDIRECTLY_LOST) |
-						KIND(SCAN_POSSIBLY_LOST);
-			if (b)
-				o->show_kinds |= KIND(SCAN_POSSIBLY_LOST);
-			else
-				o->show_kinds &= ~KIND(SCAN_POSSIBLY_LOST);
-			return 0;
-		}
-	}
-	for (i = 0; i < ARRAY_SIZE(unhonoured); i++) {
-		if (strlen(unhonoured[i].name) != n ||
-		    strncmp(name, unhonoured[i].name, n))
-			continue;
+	if (eq && (b = yes_no(eq + 1)) >= 0 && !old_spelling(o, name, n, b))
+		return 0;
+	for (i = 0; i < ARRAY_SIZE(others); i++) {
 		char fmt[160];
 
+		if (strlen(others[i].name) != n || strncmp(name, others[i].name, n))
+			continue;
+		if (same_value(others[i].same, eq ? eq + 1 : NULL))
+			return 0;
 		snprintf(fmt, sizeof(fmt), "%%s cannot be honoured: %s",
-			 unhonoured[i].why);
+			 others[i].why);
 		return usage_error(fmt, arg);
 	}
 	return -1;

@@ -190,7 +190,9 @@ def t_vg_show_and_error_kinds():
 @case("vg_unhonoured_options")
 def t_vg_unhonoured_options():
     """valgrind options ptleak cannot honour: one line saying so, exit 64,
-    the program never run; valgrind's harmless spellings are accepted."""
+    the program never run; valgrind's spellings of what ptleak does anyway
+    (-v, -s, --run-libc-freeres=no, --leak-resolution=high, ...) are
+    accepted."""
     need_ptleak()
     ck = Check()
     tgt = need_target(VG)
@@ -208,6 +210,11 @@ def t_vg_unhonoured_options():
                                 "--track-fds=yes)"),
             ("--leak-resolution=low", "ptleak: --leak-resolution=low cannot be honoured: "
                                       "ptleak groups records by their whole stack (high)"),
+            ("--run-libc-freeres=yes", "ptleak: --run-libc-freeres=yes cannot be honoured: "
+                                       "ptleak does not run code in the program"),
+            ("--vgdb-error=0", "ptleak: --vgdb-error=0 cannot be honoured: no gdbserver in "
+                               "ptleak"),
+            ("--no-such-option", "ptleak: unrecognized option '--no-such-option'"),
             ("--leak-check=maybe", "ptleak: --leak-check wants no, summary or full, not 'maybe'"),
             ("--xml=yes", "ptleak: --xml=yes needs --xml-file=FILE (ptleak writes "
                           "valgrind's XML to a file)"),
@@ -220,7 +227,10 @@ def t_vg_unhonoured_options():
         ck.eq("%s: stderr" % opt, err, msg + "\n")
     rc, out, err = run_cmd([PTLEAK, "--tool=memcheck", "--trace-children=no", "--log-fd=2",
                             "--show-reachable=no", "--show-possibly-lost=no",
-                            "--leak-check=yes", "--num-callers=500", "-q", tgt])
+                            "--leak-check=yes", "--num-callers=500", "-q", "-v", "-s",
+                            "--verbose", "--run-libc-freeres=no", "--leak-resolution=high",
+                            "--track-origins=no", "--error-limit=no", "--show-below-main=no",
+                            "--default-suppressions=no", tgt])
     ck.eq("accepted spellings: exit status", rc, 0)
     ck.eq("accepted spellings: records (--show-possibly-lost=no)",
           vg_text_records(err, vg_pid_of(err)),
