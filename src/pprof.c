@@ -207,7 +207,7 @@ static uint64_t mapping_id(struct prof *pf, uint64_t pc)
 
 static uint64_t function_id(struct prof *pf, const struct frame_info *fi)
 {
-	int64_t name = str_id(pf, fi->function ? fi->function : "??");
+	int64_t name = str_id(pf, fi->function);
 	int64_t sys = str_id(pf, fi->symbol ? fi->symbol : fi->function);
 	int64_t file = str_id(pf, fi->file);
 	struct pbuf f = { 0 };
@@ -242,9 +242,12 @@ static uint64_t location_id(struct prof *pf, uint64_t pc, unsigned i)
 	pb_uint(&loc, 1, *v);
 	pb_uint(&loc, 2, mapping_id(pf, pc));
 	pb_uint(&loc, 3, pc);
-	pb_uint(&line, 1, function_id(pf, &fi));
-	pb_uint(&line, 2, fi.line > 0 ? (uint64_t)fi.line : 0);
-	pb_sub(&loc, 4, &line);
+	/* no function known: no line, pprof shows the address */
+	if (fi.function) {
+		pb_uint(&line, 1, function_id(pf, &fi));
+		pb_uint(&line, 2, fi.line > 0 ? (uint64_t)fi.line : 0);
+		pb_sub(&loc, 4, &line);
+	}
 	pb_sub(&pf->out, 4, &loc);
 	free(loc.p);
 	free(line.p);
