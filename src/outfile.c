@@ -146,7 +146,8 @@ int outfile_check_name(const char *path)
 	return 0;
 }
 
-static int check_expanded(const char *path)
+/* outfile_check of PATH, named SHOWN in messages */
+static int check_expanded(const char *path, const char *shown)
 {
 	struct outfile of;
 	int fd;
@@ -155,12 +156,12 @@ static int check_expanded(const char *path)
 		return -1;
 	/* in place: permission is enough (a FIFO's reader may come later) */
 	if (in_place(path))
-		return access(path, W_OK) ? error("cannot write %s: %s", path,
+		return access(path, W_OK) ? error("cannot write %s: %s", shown,
 						   strerror(errno)) : 0;
 	memset(&of, 0, sizeof(of));
 	of.dest = follow_links(path);
 	if (!of.dest)
-		return error("cannot write %s: %s", path, strerror(errno));
+		return error("cannot write %s: %s", shown, strerror(errno));
 	if (asprintf(&of.tmp, "%s.tmp", of.dest) < 0)
 		die("out of memory");
 	fd = open(of.tmp, O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
@@ -168,7 +169,7 @@ static int check_expanded(const char *path)
 		close(fd);
 		unlink(of.tmp);
 	} else {
-		error("cannot write %s: %s", path, strerror(errno));
+		error("cannot write %s: %s", shown, strerror(errno));
 	}
 	free(of.tmp);
 	free(of.dest);
@@ -178,7 +179,8 @@ static int check_expanded(const char *path)
 int outfile_check(const char *name)
 {
 	char *path = outfile_expand(name, name_pid);
-	int ret = path ? check_expanded(path) : -1;
+	/* the pid not known yet: the name as given, not "...0" */
+	int ret = path ? check_expanded(path, name_pid ? path : name) : -1;
 
 	free(path);
 	return ret;

@@ -534,3 +534,19 @@ def t_vg_make_install():
           (0, ["engines: recorder breakpoints"]))
     ck.eq("make uninstall", (urc, left), (0, []))
     ck.done()
+
+
+@case("vg_outputs_unwritable")
+def t_vg_outputs_unwritable():
+    """--xml-file, --pprof and --log-file (named after the pid, not known
+    yet) that cannot be written: one line naming the file as given, exit 1,
+    before the program runs."""
+    need_ptleak()
+    ck = Check()
+    for opts, name in ((["--xml=yes", "--xml-file=/nonexistent/x.xml"], "/nonexistent/x.xml"),
+                       (["--pprof", "/nonexistent/p.gz"], "/nonexistent/p.gz"),
+                       (["--log-file=/nonexistent/l.%p"], "/nonexistent/l.%p")):
+        rc, out, err = run_cmd([PTLEAK] + opts + [need_target(VG)])
+        ck.eq("%s: exit status, stdout, stderr" % opts, (rc, out, err),
+              (1, "", "ptleak: cannot write %s: No such file or directory\n" % name))
+    ck.done()
