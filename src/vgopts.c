@@ -111,7 +111,6 @@ static int leak_check(struct options *o, const char *arg)
 		o->leak_check = LEAK_CHECK_SUMMARY;
 	} else if (!strcmp(arg, "no")) {
 		o->leak_check = LEAK_CHECK_NO;
-		o->no_scan = 1;	/* as valgrind: no leak search at all */
 	} else {
 		return usage_error("--leak-check wants no, summary or full, not '%s'",
 				   arg);
@@ -335,6 +334,8 @@ int vgopt_other(struct options *o, const char *arg, int letter)
 
 int vgopt_finish(struct options *o)
 {
+	if (o->leak_check == LEAK_CHECK_NO)
+		o->no_scan = 1;	/* as valgrind: no leak search at all */
 	if (o->xml && !o->xml_file)
 		return usage_error("%s", "--xml=yes needs --xml-file=FILE (ptleak "
 				   "writes valgrind's XML to a file)");

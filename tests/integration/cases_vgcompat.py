@@ -122,7 +122,8 @@ def t_vg_options_full():
 @case("vg_leak_check_summary_no")
 def t_vg_leak_check_summary_no():
     """--leak-check=summary: the summaries, no record; --leak-check=no: no
-    LEAK SUMMARY either (the HEAP SUMMARY stays), and no scan."""
+    LEAK SUMMARY either (the HEAP SUMMARY stays), and no scan; the last
+    --leak-check given wins."""
     ck = Check()
     for mode, want_leak_summary in (("summary", True), ("no", False)):
         rc, out, err, d = vg_run(["--leak-check=" + mode, "--json", "{d}/r.json",
@@ -148,6 +149,16 @@ def t_vg_leak_check_summary_no():
         else:
             ck.eq("no: everything unclassified (no scan)",
                   rep["heap"]["summary"]["unclassified"], {"bytes": 278, "blocks": 5})
+    # the last --leak-check wins, the scan with it
+    rc, out, err, d = vg_run(["--leak-check=no", "--leak-check=full", "-q",
+                              "--json", "{d}/r.json"])
+    try:
+        with open(os.path.join(d, "r.json")) as f:
+            rep = json.load(f)
+    finally:
+        shutil.rmtree(d)
+    ck.eq("no then full: kinds listed", [r["kind"] for r in rep["heap"]["records"]],
+          [DEF, DEF, POS, IND])
     ck.done()
 
 
