@@ -561,3 +561,44 @@ def t_vg_outputs_unwritable():
         ck.eq("%s: exit status, stdout, stderr" % opts, (rc, out, err),
               (1, "", "ptleak: cannot write %s: No such file or directory\n" % name))
     ck.done()
+
+
+@case("vg_xml_cxx_side_by_side")
+def t_vg_xml_cxx_side_by_side():
+    """C++ (h_vector: a vector of strings lost): valgrind's stacks start at
+    operator new, which it replaces; ptleak's XML and generated
+    suppressions start there too (the malloc under it left out), so the
+    lost records' functions and suppression frames (fun:_Znwm ...) are
+    valgrind's."""
+    vg = shutil.which("valgrind")
+    if not vg:
+        raise Skip("valgrind not installed (make deps)")
+    tgt = need_target("h_vector")
+    d = tempfile.mkdtemp(prefix="ptleak-vgc.")
+    try:
+        run_cmd([vg, "-q", "--leak-check=full", "--run-libc-freeres=no",
+                 "--run-cxx-freeres=no", "--show-leak-kinds=definite,indirect,possible",
+                 "--xml=yes", "--xml-file=%s/vg.xml" % d,
+                 "--gen-suppressions=all", tgt], timeout=TIMEOUT * 3)
+        rc, out, err = run_cmd([PTLEAK, "-q", "--track-fds=no", "--xml=yes",
+                                "--xml-file=%s/pt.xml" % d, "--gen-suppressions=all", tgt])
+        lost = lambda root: sorted(
+            (e.findtext("kind"), int(e.findtext("xwhat/leakedbytes")),
+             tuple(f.findtext("fn") for f in e.findall("stack/frame")),
+             tuple(f[0].tag + ":" + f[0].text for f in e.findall("suppression/sframe")))
+            for e in root.findall("error"))
+        vlost = lost(ET.parse(os.path.join(d, "vg.xml")).getroot())
+        plost = lost(ET.parse(os.path.join(d, "pt.xml")).getroot())
+    finally:
+        shutil.rmtree(d)
+    ck = Check()
+    ck.eq("exit status", rc, 0)
+    ck.eq("kinds and bytes", [(k, b) for k, b, _, _ in plost],
+          [("Leak_DefinitelyLost", 322), ("Leak_IndirectlyLost", 128),
+           ("Leak_IndirectlyLost", 170)])
+    for p, v in zip(plost, vlost):
+        ck.eq("record vs valgrind", p, v)
+    ck.eq("records vs valgrind", len(plost), len(vlost))
+    ck.true("suppressions start at fun:_Znwm: %s" % short(plost),
+            all(s[0] == "fun:_Znwm" for _, _, _, s in plost))
+    ck.done()
