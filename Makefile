@@ -4,6 +4,8 @@
 #   make          build build/ptleak
 #   make demo     run build/ptleak on the bundled leaky example
 #   make check    unit and integration tests; ends "N passed, M failed"
+#   make install  build/ptleak and its man page under PREFIX (/usr/local),
+#                 staged under DESTDIR if given; make uninstall removes them
 #   make check-valgrind   ptleak's totals against a live valgrind run
 #   make bench    side by side: native, each engine, valgrind, heaptrack (never part of check)
 #   make bench-deps     install what the benchmarks run (sqlite3, heaptrack, valgrind; root)
@@ -12,11 +14,16 @@
 
 ARCH ?= $(shell uname -m)
 B := build
+VERSION := 0.1
+PREFIX ?= /usr/local
+BINDIR ?= $(PREFIX)/bin
+MANDIR ?= $(PREFIX)/share/man
 
-PKGS := libdw libelf libunwind-ptrace libunwind-generic capstone
+PKGS := libdw libelf libunwind-ptrace libunwind-generic capstone zlib
 DEPS_DEB := gcc g++ make pkg-config python3 libdw-dev libelf-dev \
 	libunwind-dev libcapstone-dev libcmocka-dev valgrind \
-	libjemalloc2 libtcmalloc-minimal4 libmimalloc2.0
+	libjemalloc2 libtcmalloc-minimal4 libmimalloc2.0 zlib1g-dev \
+	golang-go libtest-valgrind-perl
 # the HTML report's browser test (cases_html.py); without its Recommends:
 # libnss-mdns (avahi's) adds a module to /etc/nsswitch.conf, which changes
 # what every process that resolves a name allocates
@@ -33,7 +40,8 @@ PKG_CFLAGS = $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 CAPSTONE_A := $(wildcard $(shell pkg-config --variable=libdir capstone 2>/dev/null)/libcapstone.a)
 PKG_LIBS = $(shell pkg-config --libs $(filter-out $(if $(CAPSTONE_A),capstone),$(PKGS)) 2>/dev/null) \
 	$(if $(CAPSTONE_A),$(CAPSTONE_A))
-CPPFLAGS += -Iinclude -Iarch/$(ARCH) -I$(B)/gen -D_GNU_SOURCE
+CPPFLAGS += -Iinclude -Iarch/$(ARCH) -I$(B)/gen -D_GNU_SOURCE \
+	-DPTLEAK_VERSION='"$(VERSION)"'
 ALL_CFLAGS = -std=gnu11 $(WARN) $(CFLAGS) $(PKG_CFLAGS)
 LIBS = $(PKG_LIBS) -Wl,-Bstatic -lstdc++ -Wl,-Bdynamic
 LDFLAGS ?= -no-pie
@@ -58,7 +66,7 @@ TARGET_LIB := $(patsubst tests/targets/lib/%.c,$(B)/targets/%.so,$(wildcard test
 TARGET_BIN += $(TARGET_LIB)
 
 .PHONY: all deps demo check check-valgrind unit integration bench bench-deps bench-detail \
-	bench-unwtab clean
+	bench-unwtab clean install uninstall
 all: $(B)/ptleak
 
 $(B)/obj/%.o: %.c $(wildcard include/*.h) $(wildcard src/*.h) $(wildcard arch/$(ARCH)/*.h) \
@@ -211,6 +219,14 @@ bench-deps:
 # unwind tables (docs/recorder.md piece 6): compile ms, ns per walk
 bench-unwtab: $(B)/libptleak.a
 	@$(MAKE) -s -C bench unwtab B=$(abspath $(B))
+
+install: $(B)/ptleak
+	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(MANDIR)/man1
+	install -m 755 $(B)/ptleak $(DESTDIR)$(BINDIR)/ptleak
+	install -m 644 docs/ptleak.1 $(DESTDIR)$(MANDIR)/man1/ptleak.1
+
+uninstall:
+	rm -f $(DESTDIR)$(BINDIR)/ptleak $(DESTDIR)$(MANDIR)/man1/ptleak.1
 
 clean:
 	rm -rf $(B)

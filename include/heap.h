@@ -94,6 +94,16 @@ void heap_realloc_end(struct heap *h, uint64_t old, int was_live,
 
 const struct heap_stats *heap_stats(const struct heap *h);
 
+/* What was allocated at one stack, freed or not. */
+struct heap_stack_total {
+	uint64_t allocs;
+	uint64_t bytes;
+};
+
+/* Totals by stack id: [0..*N-1] (id 0: no stack; ids past *N: none). */
+const struct heap_stack_total *heap_stack_totals(const struct heap *h,
+						 size_t *n);
+
 /* Live block at ADDR or NULL. */
 const struct heap_block *heap_lookup(const struct heap *h, uint64_t addr);
 

@@ -13,7 +13,6 @@ struct options {
 	int show_reachable;	/* --show-reachable */
 	int no_scan;		/* --no-scan */
 	int error_exitcode;	/* --error-exitcode N, 0: not given */
-	const char *suppressions; /* --suppressions FILE */
 	int pid;		/* -p PID: attach (then argv is NULL) */
 	int report_signal;	/* --report-on-signal[=SIG], 0: not given */
 	double min_age;		/* --min-age SECONDS: younger blocks/fds left out */
@@ -25,6 +24,19 @@ struct options {
 		ENGINE_RECORDER,	/* the recorder, or an error */
 		ENGINE_BREAKPOINTS,	/* int3 probes only */
 	} engine;		/* --engine */
+	/* valgrind's spellings and reports (vgopts.h) */
+	const char **suppressions; /* --suppressions FILE, each of them */
+	unsigned nsuppressions;
+	unsigned show_kinds;	/* records listed: bits 1 << enum scan_class;
+				 * 0: definite, indirect, possible (and
+				 * reachable with --show-reachable) */
+	unsigned error_kinds;	/* what --error-exitcode counts, the same
+				 * bits; 0: definite, indirect, possible */
+	int leak_check;		/* enum report_leak_check (report.h) */
+	int xml;		/* --xml=yes: --xml-file is written */
+	const char *xml_file;	/* --xml-file FILE */
+	int gen_suppressions;	/* --gen-suppressions=all */
+	const char *pprof;	/* --pprof FILE */
 	char **argv;		/* PROGRAM ARGS..., NULL-terminated */
 	int argc;
 };
@@ -34,5 +46,9 @@ struct options {
  * printed (exit 0), or EXIT_USAGE after printing one "ptleak: ..." line.
  */
 int options_parse(struct options *o, int argc, char **argv);
+
+/* "ptleak: " FMT (one %s: ARG, made safe for a terminal) on stderr;
+ * returns EXIT_USAGE. */
+int usage_error(const char *fmt, const char *arg);
 
 #endif

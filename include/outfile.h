@@ -15,6 +15,23 @@
 #define PTLEAK_OUTFILE_H
 
 #include <stdio.h>
+#include <sys/types.h>
+
+/*
+ * TMPL with "%p" replaced by PID, "%q{VAR}" by the value of environment
+ * variable VAR and "%%" by "%".  Malloc'd; NULL after one "ptleak: ..."
+ * message for another "%" sequence, a "%q" without "{VAR}", or VAR not
+ * set (valgrind's rules).
+ */
+char *outfile_expand(const char *tmpl, pid_t pid);
+
+/* The pid that %p stands for in the names given to outfile_check and
+ * outfile_open from now on (until it is known, 0: a name is checked with
+ * "0" in its place). */
+void outfile_set_pid(pid_t pid);
+
+/* Does NAME contain "%p" (so that it is known only with the pid)? */
+int outfile_has_pid(const char *name);
 
 /*
  * Is PATH a name to write to?  Refuses an empty name, a name ending in
@@ -33,13 +50,14 @@ int outfile_check_name(const char *path);
 int outfile_check(const char *path);
 
 struct outfile {
-	const char *path;	/* as given, for messages */
+	char *path;		/* as given, expanded: for messages */
 	char *dest;		/* PATH, symbolic links followed (NULL: in place) */
 	char *tmp;		/* DEST.tmp, or NULL: written in place */
 	FILE *f;
 };
 
-/* Open PATH for a new report into OF (OF->f): 0, or -1 (message). */
+/* Open PATH (expanded) for a new report into OF (OF->f): 0, or -1
+ * (message). */
 int outfile_open(struct outfile *of, const char *path);
 
 /* Close OF and, unless in place, rename it onto its destination: 0, or -1

@@ -22,6 +22,15 @@
 
 enum report_reason { REPORT_EXIT, REPORT_SIGNAL, REPORT_DETACH };
 
+/* valgrind's --leak-check: every record listed, the summaries only, or
+ * no leak summary at all (the heap summary stays) */
+enum report_leak_check { LEAK_CHECK_FULL, LEAK_CHECK_SUMMARY, LEAK_CHECK_NO };
+
+/* Kinds of records (report_input.show_kinds, error_kinds): bit 1 << enum
+ * scan_class; 0 is the default, so "none" is its own bit. */
+#define REPORT_KIND(cls) (1u << (cls))
+#define REPORT_KINDS_NONE (1u << 31)
+
 /* When the counts of a report hold: "now", "at detach", "at exit"
  * ("in use now", "open at exit"). */
 const char *report_when(enum report_reason reason);
@@ -67,6 +76,31 @@ struct report_input {
 	const char *fds_untracked;
 	/* --html: its file and data (report_html.h); NULL: none */
 	const struct html_input *html;
+	/* valgrind's choices (vgopts.h); 0: ptleak's defaults */
+	unsigned show_kinds;		/* REPORT_KIND bits of the records
+					 * listed (unclassified ones always) */
+	unsigned error_kinds;		/* ... counted in report_result.lost_* */
+	int leak_check;			/* enum report_leak_check */
+	int gen_suppressions;		/* text: a valgrind suppression after
+					 * each record listed (vgsupp.h) */
+	const struct report_sink *sink;	/* NULL, or told each record listed */
+};
+
+/* A record listed, as report_sink sees it (report_xml.c). */
+struct report_record {
+	int cls;			/* enum scan_class, -1: unclassified */
+	uint64_t bytes;			/* direct */
+	uint64_t indirect;
+	uint64_t blocks;
+	size_t number, total;		/* loss record NUMBER of TOTAL */
+	const struct frame_info *frames;	/* [0]: the allocator */
+	unsigned nframes;
+};
+
+/* Another writer of the same records, in the report's order. */
+struct report_sink {
+	void (*record)(void *ctx, const struct report_record *rec);
+	void *ctx;
 };
 
 /* What the report found, for --error-exitcode. */

@@ -46,6 +46,8 @@ int sym_find_in_module(struct symbolizer *s, uint64_t in_module,
 struct frame_info {
 	uint64_t pc;
 	const char *function;	/* demangled; NULL if unknown */
+	const char *symbol;	/* the same as the object names it (mangled,
+				 * no @VERSION); NULL if unknown */
 	const char *file;	/* basename of the source file, or NULL */
 	const char *path;	/* the source file as the line table names it
 				 * (absolute when it has the directory), or

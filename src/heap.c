@@ -27,6 +27,10 @@ struct heap {
 	size_t count;
 	size_t grow_at;		/* grow when count reaches this */
 	struct heap_stats st;
+	/* allocations and their bytes by stack id, freed ones included
+	 * (pprof's alloc_space): 16 bytes per stack, as the stack table */
+	struct heap_stack_total *per_stack;
+	size_t nper_stack;
 };
 
 static const char *const fn_names[AF_COUNT] = {
@@ -195,6 +199,7 @@ void heap_delete(struct heap *h)
 	if (!h)
 		return;
 	slots_free(h->slots, h->cap);
+	free(h->per_stack);
 	free(h);
 }
 
@@ -203,11 +208,25 @@ void heap_reset(struct heap *h)
 	slots_free(h->slots, h->cap);
 	table_init(h, HEAP_MIN_CAP);
 	memset(&h->st, 0, sizeof(h->st));
+	memset(h->per_stack, 0, h->nper_stack * sizeof(*h->per_stack));
 }
 
 void heap_prefetch(const struct heap *h, uint64_t addr)
 {
 	__builtin_prefetch(&h->slots[slot_of(h, addr)], 1);
+}
+
+/* STACK's totals grown to be there (a new id is the next one, mostly) */
+static void per_stack_grow(struct heap *h, uint32_t stack)
+{
+	size_t n = h->nper_stack ? h->nper_stack : 1024;
+
+	while (n <= stack)
+		n *= 2;
+	h->per_stack = xrealloc(h->per_stack, n * sizeof(*h->per_stack));
+	memset(h->per_stack + h->nper_stack, 0,
+	       (n - h->nper_stack) * sizeof(*h->per_stack));
+	h->nper_stack = n;
 }
 
 void heap_alloc(struct heap *h, const struct heap_block *b)
@@ -216,7 +235,18 @@ void heap_alloc(struct heap *h, const struct heap_block *b)
 		return;
 	h->st.allocs++;
 	h->st.bytes_allocated += b->size;
+	if (b->stack >= h->nper_stack)
+		per_stack_grow(h, b->stack);
+	h->per_stack[b->stack].allocs++;
+	h->per_stack[b->stack].bytes += b->size;
 	put_live(h, b);
+}
+
+const struct heap_stack_total *heap_stack_totals(const struct heap *h,
+						 size_t *n)
+{
+	*n = h->nper_stack;
+	return h->per_stack;
 }
 
 int heap_free(struct heap *h, uint64_t addr)

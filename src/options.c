@@ -8,10 +8,13 @@
 
 #include "options.h"
 #include "util.h"
+#include "vgopts.h"
 
 #ifndef PTLEAK_VERSION
 #define PTLEAK_VERSION "0.1"
 #endif
+/* every engine is built in on x86-64 (--engine) */
+#define PTLEAK_ENGINES "recorder breakpoints"
 
 enum { OPT_JSON = 256, OPT_DEPTH, OPT_VERSION, OPT_SHOW_REACHABLE, OPT_NO_SCAN,
        OPT_ERROR_EXITCODE, OPT_SUPPRESSIONS, OPT_REPORT_ON_SIGNAL, OPT_MIN_AGE,
@@ -36,6 +39,7 @@ static const struct option longopts[] = {
 	{ "engine", required_argument, NULL, OPT_ENGINE },
 	{ "help", no_argument, NULL, 'h' },
 	{ "version", no_argument, NULL, OPT_VERSION },
+	VGOPT_LONGOPTS,
 	{ NULL, 0, NULL, 0 },
 };
 
@@ -65,17 +69,19 @@ static const char usage[] =
 	"      --show-reachable  also list still reachable blocks\n"
 	"      --no-scan       no reachability scan: records are unclassified\n"
 	"      --error-exitcode N  exit N when lost blocks were found\n"
-	"      --suppressions FILE  leak:GLOB and fd:GLOB lines: records to leave out\n"
+	"      --suppressions FILE  leak:GLOB and fd:GLOB lines, or valgrind's\n"
+	"                      suppressions: records to leave out (repeatable)\n"
 	"  -q, --quiet         nothing on stderr but the report\n"
 	"  -h, --help          this help\n"
-	"      --version       version\n"
+	"      --version       version and engines\n"
 	"\n"
 	"SIGUSR1 to ptleak makes a report at any time.\n"
 	"\n"
 	"Exit status: PROGRAM's own, 128+N if it died of signal N (0 after a\n"
-	"detach); 1 when ptleak itself fails, 64 for a usage error.\n";
+	"detach); 1 when ptleak itself fails, 64 for a usage error.\n"
+	"\n";
 
-static int usage_error(const char *fmt, const char *arg)
+int usage_error(const char *fmt, const char *arg)
 {
 	char *hold;
 
@@ -184,7 +190,11 @@ int options_parse(struct options *o, int argc, char **argv)
 			o->error_exitcode = (int)v;
 			break;
 		case OPT_SUPPRESSIONS:
-			o->suppressions = optarg;
+			vgopt_add_suppressions(o, optarg);
+			break;
+		case VGOPT_FIRST ... VGOPT_LAST:
+			if (vgopt_apply(o, c, optarg))
+				return EXIT_USAGE;
 			break;
 		case 'p':
 			if (parse_number(optarg, 1, INT_MAX, &v))
@@ -230,9 +240,10 @@ int options_parse(struct options *o, int argc, char **argv)
 			break;
 		case 'h':
 			fputs(usage, stdout);
+			fputs(vgopt_usage, stdout);
 			return 1;
 		case OPT_VERSION:
-			printf("ptleak %s\n", PTLEAK_VERSION);
+			printf("ptleak %s\nengines: %s\n", PTLEAK_VERSION, PTLEAK_ENGINES);
 			return 1;
 		case ':':
 			/* a long option's optopt is its value, not a letter */
@@ -242,6 +253,13 @@ int options_parse(struct options *o, int argc, char **argv)
 			return usage_error("option '%s' needs an argument",
 					   argv[optind - 1]);
 		default:
+			c = vgopt_other(o, argv[optind - 1],
+					optopt > 0 && optopt < 128 ? optopt : 0);
+			if (c >= 0) {
+				if (c)
+					return c;
+				break;
+			}
 			if (optopt > 0 && optopt < 128)
 				return usage_error("unrecognized option '-%s'",
 						   (char[]){ (char)optopt, 0 });
@@ -249,6 +267,8 @@ int options_parse(struct options *o, int argc, char **argv)
 					   argv[optind - 1]);
 		}
 	}
+	if (vgopt_finish(o))
+		return EXIT_USAGE;
 	if (o->fd_only && o->heap_only)
 		return usage_error("%s", "--fd-only and --heap-only exclude each other");
 	if (o->pid) {

@@ -14,6 +14,82 @@
 /* Links followed at most (the kernel's own limit). */
 #define MAX_LINKS 40
 
+static pid_t name_pid;	/* outfile_set_pid */
+
+/* Append N bytes of S to the malloc'd *BUF of *LEN bytes (NUL kept). */
+static void append(char **buf, size_t *len, const char *s, size_t n)
+{
+	*buf = xrealloc(*buf, *len + n + 1);
+	memcpy(*buf + *len, s, n);
+	*len += n;
+	(*buf)[*len] = '\0';
+}
+
+char *outfile_expand(const char *tmpl, pid_t pid)
+{
+	char *out = xstrdup(""), num[24], *hold = NULL;
+	size_t len = 0;
+	const char *p = tmpl;
+
+	while (*p) {
+		const char *pct = strchr(p, '%'), *end, *val;
+		char var[256];
+
+		if (!pct) {
+			append(&out, &len, p, strlen(p));
+			break;
+		}
+		append(&out, &len, p, (size_t)(pct - p));
+		p = pct + 2;
+		if (pct[1] == '%') {
+			append(&out, &len, "%", 1);
+		} else if (pct[1] == 'p') {
+			snprintf(num, sizeof(num), "%d", (int)pid);
+			append(&out, &len, num, strlen(num));
+		} else if (pct[1] == 'q' && pct[2] == '{' &&
+			   (end = strchr(pct + 3, '}')) && end > pct + 3 &&
+			   (size_t)(end - pct - 3) < sizeof(var)) {
+			memcpy(var, pct + 3, (size_t)(end - pct - 3));
+			var[end - pct - 3] = '\0';
+			val = getenv(var);
+			if (!val) {
+				error("%s: %%q{%s}: environment variable %s is not set",
+				      text_safe(tmpl, &hold), var, var);
+				goto fail;
+			}
+			append(&out, &len, val, strlen(val));
+			p = end + 1;
+		} else {
+			error("%s: '%%' must be followed by p, q{VAR} or %%",
+			      text_safe(tmpl, &hold));
+			goto fail;
+		}
+	}
+	return out;
+fail:
+	free(hold);
+	free(out);
+	return NULL;
+}
+
+void outfile_set_pid(pid_t pid)
+{
+	name_pid = pid;
+}
+
+int outfile_has_pid(const char *name)
+{
+	const char *p;
+
+	for (p = name; (p = strchr(p, '%')); p += 2) {
+		if (p[1] == 'p')
+			return 1;
+		if (!p[1])
+			break;
+	}
+	return 0;
+}
+
 /*
  * PATH with its symbolic links followed, as far as they lead: the file a
  * write through PATH would reach, which need not exist yet.  Malloc'd;
@@ -70,7 +146,8 @@ int outfile_check_name(const char *path)
 	return 0;
 }
 
-int outfile_check(const char *path)
+/* outfile_check of PATH, named SHOWN in messages */
+static int check_expanded(const char *path, const char *shown)
 {
 	struct outfile of;
 	int fd;
@@ -79,12 +156,12 @@ int outfile_check(const char *path)
 		return -1;
 	/* in place: permission is enough (a FIFO's reader may come later) */
 	if (in_place(path))
-		return access(path, W_OK) ? error("cannot write %s: %s", path,
+		return access(path, W_OK) ? error("cannot write %s: %s", shown,
 						   strerror(errno)) : 0;
 	memset(&of, 0, sizeof(of));
 	of.dest = follow_links(path);
 	if (!of.dest)
-		return error("cannot write %s: %s", path, strerror(errno));
+		return error("cannot write %s: %s", shown, strerror(errno));
 	if (asprintf(&of.tmp, "%s.tmp", of.dest) < 0)
 		die("out of memory");
 	fd = open(of.tmp, O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
@@ -92,11 +169,21 @@ int outfile_check(const char *path)
 		close(fd);
 		unlink(of.tmp);
 	} else {
-		error("cannot write %s: %s", path, strerror(errno));
+		error("cannot write %s: %s", shown, strerror(errno));
 	}
 	free(of.tmp);
 	free(of.dest);
 	return fd >= 0 ? 0 : -1;
+}
+
+int outfile_check(const char *name)
+{
+	char *path = outfile_expand(name, name_pid);
+	/* the pid not known yet: the name as given, not "...0" */
+	int ret = path ? check_expanded(path, name_pid ? path : name) : -1;
+
+	free(path);
+	return ret;
 }
 
 /*
@@ -125,17 +212,29 @@ static FILE *open_in_place(const char *path)
 	return f;
 }
 
-int outfile_open(struct outfile *of, const char *path)
+int outfile_open(struct outfile *of, const char *name)
 {
+	char *path = outfile_expand(name, name_pid);
+
 	memset(of, 0, sizeof(*of));
+	if (!path)
+		return -1;
 	of->path = path;
 	if (in_place(path)) {
 		of->f = open_in_place(path);
+		if (!of->f) {
+			free(path);
+			of->path = NULL;
+		}
 		return of->f ? 0 : -1;
 	}
 	of->dest = follow_links(path);
-	if (!of->dest)
-		return error("cannot write %s: %s", path, strerror(errno));
+	if (!of->dest) {
+		error("cannot write %s: %s", path, strerror(errno));
+		free(path);
+		of->path = NULL;
+		return -1;
+	}
 	if (asprintf(&of->tmp, "%s.tmp", of->dest) < 0)
 		die("out of memory");
 	of->f = fopen(of->tmp, "we");
@@ -143,6 +242,8 @@ int outfile_open(struct outfile *of, const char *path)
 		error("cannot write %s: %s", path, strerror(errno));
 		free(of->tmp);
 		free(of->dest);
+		free(path);
+		of->path = NULL;
 		return -1;
 	}
 	return 0;
@@ -165,6 +266,8 @@ int outfile_commit(struct outfile *of)
 	free(of->dest);
 	of->f = NULL;
 	if (err)
-		return error("cannot write %s: %s", of->path, strerror(err));
-	return 0;
+		error("cannot write %s: %s", of->path, strerror(err));
+	free(of->path);
+	of->path = NULL;
+	return err ? -1 : 0;
 }

@@ -34,6 +34,7 @@
 #include "stacks.h"
 #include "suppress.h"
 #include "util.h"
+#include "vgsupp.h"
 
 #define GROUP_MIN_SLOTS 1024	/* power of two */
 #define LABEL_WIDTH 18		/* "  total heap usage" */
@@ -215,11 +216,25 @@ static void collect_records(struct rep *r)
 	r->nrecs = g.nrecs;
 }
 
+/* The kinds listed, or counted as errors: MASK, 0 for the default. */
+static unsigned kinds_of(const struct report_input *in, unsigned mask)
+{
+	if (!mask)
+		mask = REPORT_KIND(SCAN_DEFINITELY_LOST) |
+		       REPORT_KIND(SCAN_INDIRECTLY_LOST) |
+		       REPORT_KIND(SCAN_POSSIBLY_LOST);
+	return mask;
+}
+
 /* Is REC written out (text and JSON)? */
 static int listed(const struct rep *r, const struct record *rec)
 {
-	return !rec->suppressed &&
-	       (rec->cls != SCAN_STILL_REACHABLE || r->in->show_reachable);
+	unsigned shown = kinds_of(r->in, r->in->show_kinds);
+
+	if (r->in->show_reachable)
+		shown |= REPORT_KIND(SCAN_STILL_REACHABLE);
+	return !rec->suppressed && r->in->leak_check == LEAK_CHECK_FULL &&
+	       (rec->cls == CLS_UNCLASSIFIED || (shown & REPORT_KIND(rec->cls)));
 }
 
 /* ---- frames ---- */
@@ -260,7 +275,7 @@ static unsigned name_frames(struct rep *r, const struct record *rec)
 			const char *a = alloc_fn_name((enum alloc_fn)rec->fn);
 
 			if (a)
-				fi->function = a;
+				fi->function = fi->symbol = a;
 		}
 		if (fi->function && !strcmp(fi->function, "main"))
 			return i + 1;
@@ -288,7 +303,8 @@ static void suppress_and_sum(struct rep *r)
 
 		if (supp && supp->n) {
 			unsigned n = name_frames(r, rec);
-			int m = supp_match(supp, SUPP_LEAK, r->frames, n);
+			int m = supp_match_leak(supp, rec->cls == CLS_UNCLASSIFIED ?
+						-1 : rec->cls, r->frames, n);
 
 			if (m >= 0) {
 				rec->suppressed = 1;
@@ -500,11 +516,14 @@ static void text_record(struct rep *r, size_t k, const struct record *rec,
 	for (i = 0; i < nframes; i++)
 		text_frame(r, i, &r->frames[i]);
 	blank(r);
+	if (r->in->gen_suppressions)
+		vgsupp_print(r->text, rec->cls == CLS_UNCLASSIFIED ? -1 : rec->cls,
+			     r->frames, nframes);
 }
 
 static void text_tail(struct rep *r)
 {
-	if (!r->nrecs)
+	if (!r->nrecs || r->in->leak_check == LEAK_CHECK_NO)
 		return;
 	struct suppressions *supp = r->in->supp;
 	int c;
@@ -762,6 +781,19 @@ static void json_tail(struct rep *r)
 
 /* ---- driver ---- */
 
+static void sink_record(struct rep *r, size_t k, const struct record *rec,
+			unsigned nframes)
+{
+	struct report_record rr = {
+		.cls = rec->cls == CLS_UNCLASSIFIED ? -1 : rec->cls,
+		.bytes = rec->bytes, .indirect = rec->indirect,
+		.blocks = rec->blocks, .number = k + 1, .total = r->nrecs,
+		.frames = r->frames, .nframes = nframes,
+	};
+
+	r->in->sink->record(r->in->sink->ctx, &rr);
+}
+
 int report_write(const struct report_input *in, FILE *text,
 		 const char *json_path, struct report_result *res)
 {
@@ -786,12 +818,16 @@ int report_write(const struct report_input *in, FILE *text,
 		suppress_and_sum(&r);
 	}
 	if (res) {
-		res->lost_bytes = r.cls_bytes[SCAN_DEFINITELY_LOST] +
-				  r.cls_bytes[SCAN_INDIRECTLY_LOST] +
-				  r.cls_bytes[SCAN_POSSIBLY_LOST];
-		res->lost_blocks = r.cls_blocks[SCAN_DEFINITELY_LOST] +
-				   r.cls_blocks[SCAN_INDIRECTLY_LOST] +
-				   r.cls_blocks[SCAN_POSSIBLY_LOST];
+		unsigned errs = kinds_of(in, in->error_kinds);
+		int c;
+
+		res->lost_bytes = res->lost_blocks = 0;
+		for (c = SCAN_DEFINITELY_LOST; c <= SCAN_STILL_REACHABLE; c++) {
+			if (!(errs & REPORT_KIND(c)))
+				continue;
+			res->lost_bytes += r.cls_bytes[c];
+			res->lost_blocks += r.cls_blocks[c];
+		}
 	}
 	if (in->fds) {
 		fdrep_collect(&r.fds, in);
@@ -815,7 +851,7 @@ int report_write(const struct report_input *in, FILE *text,
 		text_banner(&r);
 	if (r.text && in->heap)
 		text_head(&r);
-	for (k = 0; k < r.nrecs && (r.text || r.jf); k++) {
+	for (k = 0; k < r.nrecs && (r.text || r.jf || in->sink); k++) {
 		unsigned n;
 
 		if (!listed(&r, &r.recs[k]))
@@ -826,6 +862,8 @@ int report_write(const struct report_input *in, FILE *text,
 			text_record(&r, k, &r.recs[k], n);
 		if (r.jf)
 			json_record(&r, &r.recs[k], n);
+		if (in->sink)
+			sink_record(&r, k, &r.recs[k], n);
 	}
 	if (r.text && in->heap)
 		text_tail(&r);

@@ -12,6 +12,8 @@
 #include "arch.h"
 #include "fdprobe.h"
 #include "memio.h"
+#include "pprof.h"
+#include "report_xml.h"
 #include "roots.h"
 #include "session.h"
 #include "symbols.h"
@@ -72,6 +74,37 @@ static void coverage_view(struct session *S, pid_t via, int fd_err,
 	    mem_read_all(via, P->bps.trampoline, &w, sizeof(w)))
 		v->mem_err = errno;
 	v->fd_err = fd_err;
+}
+
+/*
+ * The report IN in every form asked for: text, JSON, and valgrind's world
+ * (vgopts.h): its choices of what is listed, XML, pprof.  0 or -1.
+ */
+static int report_write_all(struct session *S, struct report_input *in,
+			    struct symbolizer *sym, struct report_result *res)
+{
+	const struct options *o = S->o;
+	struct vgxml *x = NULL;
+	int ret = 0;
+
+	in->show_kinds = o->show_kinds;
+	in->error_kinds = o->error_kinds;
+	in->leak_check = o->leak_check;
+	in->gen_suppressions = o->gen_suppressions;
+	if (o->xml) {	/* --fd-only too: no error, the rest */
+		x = vgxml_open(o->xml_file, in, o->gen_suppressions);
+		if (!x)
+			ret = -1;
+		else
+			in->sink = vgxml_sink(x);
+	}
+	if (report_write(in, S->text, o->json, res))
+		ret = -1;
+	if (x && vgxml_close(x, in->supp))
+		ret = -1;
+	if (o->pprof && in->heap && pprof_write(o->pprof, in, sym))
+		ret = -1;
+	return ret;
 }
 
 /*
@@ -170,7 +203,7 @@ int report_make(struct session *S, enum report_reason reason, pid_t via,
 		die("debug: a fatal error in the report (PTLEAK_DEBUG=die-on-report)");
 	if (S->o->html)
 		html_sample(S, &in, &html, &series, &hres);
-	ret = report_write(&in, S->text, S->o->json, &res);
+	ret = report_write_all(S, &in, s, &res);
 	if (ret)
 		S->report_failed = 1;
 	S->lost_bytes = res.lost_bytes;

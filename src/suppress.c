@@ -1,5 +1,6 @@
 /*
- * suppress.c - LSan-style suppressions (suppress.h).
+ * suppress.c - suppressions files (suppress.h): LSan-style lines here,
+ * valgrind's blocks handed to vgsupp.c, line by line.
  *
  * A file is read line by line: trailing whitespace (and a CR) and, as
  * LSan does, leading blanks are stripped; blank lines and lines starting with '#' are skipped, every
@@ -16,9 +17,14 @@
 
 #include "suppress.h"
 #include "util.h"
+#include "vgsupp.h"
 
-static int parse_line(struct suppressions *s, size_t *alloc, char *text,
-		      const char *path, int lineno)
+/* A file's format: not known before its first line that says. */
+enum format { FMT_UNKNOWN, FMT_LSAN, FMT_VALGRIND };
+
+static int parse_line(struct suppressions *s, enum format *fmt,
+		      struct vgparse *vg, char *text, const char *path,
+		      int lineno)
 {
 	size_t len = strlen(text);
 	enum supp_kind kind;
@@ -29,6 +35,10 @@ static int parse_line(struct suppressions *s, size_t *alloc, char *text,
 		text[--len] = '\0';
 	while (*text == ' ' || *text == '\t')	/* as LSan */
 		text++, len--;
+	if (*fmt == FMT_UNKNOWN && len && text[0] != '#')
+		*fmt = vgsupp_is_start(text) ? FMT_VALGRIND : FMT_LSAN;
+	if (*fmt == FMT_VALGRIND)
+		return vgsupp_line(vg, s, text, path, lineno);
 	if (!len || text[0] == '#')
 		return 0;
 	if (!strncmp(text, "leak:", 5)) {
@@ -43,7 +53,7 @@ static int parse_line(struct suppressions *s, size_t *alloc, char *text,
 	if (!glob || !*glob)
 		return error("%s:%d: expected leak:GLOB or fd:GLOB, got '%s'",
 			     path, lineno, text);
-	grow_array((void **)&s->p, alloc, (size_t)s->n + 1, sizeof(*s->p));
+	grow_array((void **)&s->p, &s->alloc, (size_t)s->n + 1, sizeof(*s->p));
 	p = &s->p[s->n++];
 	memset(p, 0, sizeof(*p));
 	p->kind = kind;
@@ -83,40 +93,58 @@ static int read_line(FILE *f, char *buf, size_t *total, const char *path,
 	return c == EOF && !n ? 0 : 1;
 }
 
-struct suppressions *supp_load(const char *path)
+/* Load PATH into S: 0, or -1 (message). */
+static int load_into(struct suppressions *s, const char *path)
 {
-	struct suppressions *s;
-	size_t alloc = 0, total = 0;
+	enum format fmt = FMT_UNKNOWN;
+	struct vgparse vg;
+	size_t total = 0;
 	char *buf;
 	int lineno = 0, err, got;
 	FILE *f;
 
 	f = fopen(path, "r");
-	if (!f) {
-		error("cannot read %s: %s", path, strerror(errno));
-		return NULL;
-	}
-	s = xcalloc(1, sizeof(*s));
+	if (!f)
+		return error("cannot read %s: %s", path, strerror(errno));
+	memset(&vg, 0, sizeof(vg));
 	buf = xmalloc(SUPP_MAX_LINE + 1);
 	errno = 0;
 	while ((got = read_line(f, buf, &total, path, ++lineno)) > 0) {
-		if (parse_line(s, &alloc, buf, path, lineno))
+		if (parse_line(s, &fmt, &vg, buf, path, lineno))
 			break;
 		errno = 0;
 	}
 	err = ferror(f) ? (errno ? errno : EIO) : 0;
 	free(buf);
 	fclose(f);
-	if (got) {
-		supp_free(s);
-		return NULL;
-	}
-	if (err) {
-		error("cannot read %s: %s", path, strerror(err));
-		supp_free(s);
-		return NULL;
+	if (!got && !err && vgsupp_end(&vg, path, lineno - 1))
+		got = -1;
+	vgsupp_free(vg.cur);
+	if (got)
+		return -1;
+	if (err)
+		return error("cannot read %s: %s", path, strerror(err));
+	return 0;
+}
+
+struct suppressions *supp_load_all(const char *const *paths)
+{
+	struct suppressions *s = xcalloc(1, sizeof(*s));
+
+	for (; *paths; paths++) {
+		if (load_into(s, *paths)) {
+			supp_free(s);
+			return NULL;
+		}
 	}
 	return s;
+}
+
+struct suppressions *supp_load(const char *path)
+{
+	const char *const paths[] = { path, NULL };
+
+	return supp_load_all(paths);
 }
 
 void supp_free(struct suppressions *s)
@@ -125,8 +153,10 @@ void supp_free(struct suppressions *s)
 
 	if (!s)
 		return;
-	for (i = 0; i < s->n; i++)
+	for (i = 0; i < s->n; i++) {
 		free(s->p[i].glob);
+		vgsupp_free(s->p[i].vg);
+	}
 	free(s->p);
 	free(s);
 }
@@ -150,19 +180,41 @@ static int frame_match(const char *glob, const struct frame_info *fi)
 	return base && glob_match(glob, base + 1);
 }
 
+/* Does pattern P of kind KIND match the leak of class CLS or the
+ * descriptor at FRAMES[0..N-1]? */
+static int pattern_match(const struct supp_pattern *p, enum supp_kind kind,
+			 int cls, const struct frame_info *frames, unsigned n)
+{
+	unsigned k;
+
+	if (p->kind != kind)
+		return 0;
+	if (p->vg)
+		return kind == SUPP_LEAK && vgsupp_match(p->vg, cls, frames, n);
+	for (k = 0; k < n; k++)
+		if (frame_match(p->glob, &frames[k]))
+			return 1;
+	return 0;
+}
+
 int supp_match(const struct suppressions *s, enum supp_kind kind,
 	       const struct frame_info *frames, unsigned n)
 {
-	unsigned i, k;
+	unsigned i;
 
-	if (!s)
-		return -1;
-	for (i = 0; i < s->n; i++) {
-		if (s->p[i].kind != kind)
-			continue;
-		for (k = 0; k < n; k++)
-			if (frame_match(s->p[i].glob, &frames[k]))
-				return (int)i;
-	}
+	for (i = 0; s && i < s->n; i++)
+		if (!s->p[i].vg && pattern_match(&s->p[i], kind, -1, frames, n))
+			return (int)i;
+	return -1;
+}
+
+int supp_match_leak(const struct suppressions *s, int cls,
+		    const struct frame_info *frames, unsigned n)
+{
+	unsigned i;
+
+	for (i = 0; s && i < s->n; i++)
+		if (pattern_match(&s->p[i], SUPP_LEAK, cls, frames, n))
+			return (int)i;
 	return -1;
 }

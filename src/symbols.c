@@ -321,7 +321,9 @@ static size_t underscores(const char *name)
 /*
  * Among the global names of the function at START, the one a person
  * writes: fewest leading underscores, then the shortest (printf rather
- * than _IO_printf, strdup rather than __strdup).  NAME if none is better.
+ * than _IO_printf, strdup rather than __strdup), then the first in
+ * strcmp order (a C++ constructor's C1 rather than its C2 alias, as
+ * valgrind names it in suppressions).  NAME if none is better.
  */
 static const char *best_alias(struct symbolizer *s, Dwfl_Module *mod,
 			      uint64_t start, const char *name)
@@ -344,7 +346,9 @@ static const char *best_alias(struct symbolizer *s, Dwfl_Module *mod,
 		if (strchr(c, '@'))
 			continue;
 		if (underscores(c) < underscores(best) ||
-		    (underscores(c) == underscores(best) && strlen(c) < strlen(best)))
+		    (underscores(c) == underscores(best) &&
+		     (strlen(c) < strlen(best) ||
+		      (strlen(c) == strlen(best) && strcmp(c, best) < 0))))
 			best = c;
 	}
 	return best;
@@ -434,6 +438,8 @@ void sym_lookup(struct symbolizer *s, uint64_t pc, int caller,
 				plain[strcspn(plain, "@")] = '\0';
 				out->function = keep(s, plain);
 			}
+			/* valgrind's suppressions name functions so */
+			out->symbol = status == 0 && dem ? name : out->function;
 			if (status != 0)
 				free(dem);
 		}

@@ -35,15 +35,40 @@
 int debug_events, debug_stops, debug_stats;
 int debug_die_on_report;
 
+/* -o FILE (%p, %q{VAR} expanded: outfile.h) opened: 0, or -1 (message). */
+static int open_text(struct session *S)
+{
+	char *path;
+
+	if (!S->o->output || S->text != stderr)
+		return 0;
+	path = outfile_expand(S->o->output, S->o->pid ? S->o->pid : S->proc.pid);
+	if (!path || outfile_check_name(path)) {
+		free(path);
+		return -1;
+	}
+	S->text = fopen(path, "we");	/* not the target's */
+	if (!S->text) {
+		S->text = stderr;
+		error("cannot write %s: %s", path, strerror(errno));
+		free(path);
+		return -1;
+	}
+	free(path);
+	return 0;
+}
+
 /*
- * Open -o FILE now, and make sure the JSON report can be created where it
- * goes, so that an unwritable output fails before the target runs.
+ * Open -o FILE now (or, named after a pid yet unknown, check it), and make
+ * sure the JSON report can be created where it goes, so that an unwritable
+ * output fails before the target runs.
  */
 static int open_outputs(struct session *S)
 {
 	S->text = stderr;
+	outfile_set_pid(S->o->pid);
 	if (S->o->suppressions) {
-		S->supp = supp_load(S->o->suppressions);
+		S->supp = supp_load_all(S->o->suppressions);
 		if (!S->supp)
 			return -1;
 	}
@@ -51,14 +76,12 @@ static int open_outputs(struct session *S)
 		return -1;
 	if (S->o->html && outfile_check(S->o->html))
 		return -1;
-	if (S->o->output) {
-		if (outfile_check_name(S->o->output))
-			return -1;
-		S->text = fopen(S->o->output, "we");	/* not the target's */
-		if (!S->text)
-			return error("cannot write %s: %s", S->o->output, strerror(errno));
-	}
-	return 0;
+	if ((S->o->xml && outfile_check(S->o->xml_file)) ||
+	    (S->o->pprof && outfile_check(S->o->pprof)))
+		return -1;
+	if (S->o->output && outfile_has_pid(S->o->output) && !S->o->pid)
+		return outfile_check(S->o->output);	/* opened at launch */
+	return open_text(S);
 }
 
 static void session_free(struct session *S)
@@ -130,6 +153,12 @@ static int start(struct session *S)
 	P->pid = pid;
 	P->mem_pid = pid;
 	P->argv = o->argv;
+	outfile_set_pid(pid);
+	if (open_text(S)) {	/* -o named after the pid: it is stopped at exec */
+		kill(pid, SIGKILL);
+		waitpid(pid, &status, __WALL);
+		return -1;
+	}
 	P->unw = unwinder_new(pid);
 	t = task_new(S, pid, ROLE_THREAD);
 	t->started = 1;

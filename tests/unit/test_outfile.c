@@ -179,12 +179,81 @@ static void test_in_place(void **state)
 	assert_int_equal(access(in_dir("null.tmp"), F_OK), -1);
 }
 
+/* TMPL expanded with pid 1234 is WANT (NULL: refused with message ERR). */
+static void check_expand(const char *tmpl, const char *want, const char *err)
+{
+	struct cap c;
+	char *got, *msg;
+
+	cap_begin(&c);
+	got = outfile_expand(tmpl, 1234);
+	msg = cap_end(&c);
+	if (want) {
+		assert_non_null(got);
+		assert_string_equal(got, want);
+		assert_string_equal(msg, "");
+	} else {
+		assert_null(got);
+		assert_string_equal(msg, err);
+	}
+	free(got);
+	free(msg);
+}
+
+/* %p, %q{VAR} and %% as valgrind's --log-file; the rest refused */
+static void test_expand(void **state)
+{
+	setenv("PTLEAK_T_VAR", "val/x", 1);
+	unsetenv("PTLEAK_T_NONE");
+	check_expand("plain.txt", "plain.txt", NULL);
+	check_expand("", "", NULL);
+	check_expand("vg.%p.log", "vg.1234.log", NULL);
+	check_expand("%p%p", "12341234", NULL);
+	check_expand("a/%q{PTLEAK_T_VAR}.%p", "a/val/x.1234", NULL);
+	check_expand("100%%", "100%", NULL);
+	check_expand("x%q{PTLEAK_T_NONE}", NULL,
+		     "ptleak: x%q{PTLEAK_T_NONE}: %q{PTLEAK_T_NONE}: environment "
+		     "variable PTLEAK_T_NONE is not set\n");
+	check_expand("x%n", NULL,
+		     "ptleak: x%n: '%' must be followed by p, q{VAR} or %\n");
+	check_expand("x%", NULL,
+		     "ptleak: x%: '%' must be followed by p, q{VAR} or %\n");
+	check_expand("x%q{}", NULL,
+		     "ptleak: x%q{}: '%' must be followed by p, q{VAR} or %\n");
+	check_expand("x%q{A", NULL,
+		     "ptleak: x%q{A: '%' must be followed by p, q{VAR} or %\n");
+	assert_int_equal(outfile_has_pid("a%pb"), 1);
+	assert_int_equal(outfile_has_pid("a%%pb"), 0);
+	assert_int_equal(outfile_has_pid("a%"), 0);
+}
+
+/* outfile_open expands the name with outfile_set_pid's pid */
+static void test_open_expands(void **state)
+{
+	struct outfile of;
+	char name[160];
+	FILE *f;
+
+	snprintf(name, sizeof(name), "%s/r.%%p.txt", dir);
+	outfile_set_pid(77);
+	assert_int_equal(outfile_check(name), 0);
+	assert_int_equal(outfile_open(&of, name), 0);
+	fputs("x\n", of.f);
+	assert_int_equal(outfile_commit(&of), 0);
+	outfile_set_pid(0);
+	f = fopen(in_dir("r.77.txt"), "r");
+	assert_non_null(f);
+	fclose(f);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_check, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_regular_and_link, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_in_place, setup, teardown),
+		cmocka_unit_test(test_expand),
+		cmocka_unit_test_setup_teardown(test_open_expands, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
