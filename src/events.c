@@ -258,11 +258,16 @@ int events_wait_one(struct session *S)
 
 	for (;;) {
 		recs_waiting(1);
-		tid = drain_due ? (errno = EINTR, -1) : waitpid(-1, &status, __WALL);
+		sampler_waiting(1);
+		tid = drain_due || sample_due ? (errno = EINTR, -1) :
+		      waitpid(-1, &status, __WALL);
+		sampler_waiting(0);
 		recs_waiting(0);
 		if (tid >= 0)
 			break;
 		if (errno == EINTR) {
+			if (sample_due)
+				sampler_tick(S);
 			if (!drain_due)
 				continue;
 			/* the recorder's timer: the ring drained, and the

@@ -74,6 +74,8 @@ int report_make(struct session *S, enum report_reason reason, pid_t via,
 		recs_drain_final(S);
 	else
 		recs_drain(S);
+	/* the timeline's last row equals the report's figures */
+	sampler_report(S, reason != REPORT_SIGNAL);
 
 	memset(&in, 0, sizeof(in));
 	in.pid = P->pid;

@@ -49,6 +49,8 @@ static int open_outputs(struct session *S)
 	}
 	if (S->o->json && outfile_check(S->o->json))
 		return -1;
+	if (sampler_open(S))
+		return -1;
 	if (S->o->output) {
 		if (outfile_check_name(S->o->output))
 			return -1;
@@ -74,6 +76,7 @@ static void session_free(struct session *S)
 	heap_delete(P->heap);
 	rec_delete(P->rec);
 	fdprobe_delete(P->fdp);
+	sampler_free(S);
 	free(P->dead);
 	for (i = 0; S->cmdline && S->cmdline[i]; i++)
 		free(S->cmdline[i]);
@@ -187,6 +190,7 @@ int tracer_run(const struct options *o)
 		session_free(S);
 		return -1;
 	}
+	sampler_start(S);
 
 	/*
 	 * After the target, its children still traced (a fork child not yet
