@@ -29,6 +29,7 @@
 #include "outfile.h"
 #include "report.h"
 #include "report_fds.h"
+#include "report_threads.h"
 #include "scan.h"
 #include "stacks.h"
 #include "suppress.h"
@@ -389,6 +390,7 @@ static void text_head(struct rep *r)
 	     fmt_thousands(b1, st->allocs), fmt_thousands(b2, st->frees),
 	     fmt_thousands(b3, st->bytes_allocated));
 	line(r, "  peak: %s bytes in use", fmt_thousands(b1, st->peak_bytes));
+	rresources_text(r->in, r->text);
 	blank(r);
 	/* never "no leaks are possible" about what could not be seen */
 	if (r->in->heap_untracked) {
@@ -628,6 +630,8 @@ static void json_head(struct rep *r)
 		}
 		json_object_end(j);
 	}
+	json_key(j, "resources");
+	rresources_json(in, j);
 	json_object_end(j);
 
 	json_key(j, "heap");
@@ -756,6 +760,8 @@ static void json_tail(struct rep *r)
 		fdrep_json(&r->fds, j);
 	else
 		json_null(j);
+	json_key(j, "threads");
+	rthreads_json(r->in, j);
 	json_object_end(j);
 }
 
@@ -821,6 +827,10 @@ int report_write(const struct report_input *in, FILE *text,
 	}
 	if (r.text && in->heap)
 		text_tail(&r);
+	if (r.text && in->heap && in->threads)
+		rthreads_text(in, r.text);
+	if (r.text && !in->heap)
+		rresources_text(in, r.text);
 	if (r.text && in->fds) {
 		if (in->heap)
 			blank(&r);

@@ -12,6 +12,7 @@
 #include "arch.h"
 #include "fdprobe.h"
 #include "memio.h"
+#include "procstat.h"
 #include "roots.h"
 #include "session.h"
 #include "symbols.h"
@@ -64,6 +65,7 @@ int report_make(struct session *S, enum report_reason reason, pid_t via,
 	struct scan_block *classes = NULL;
 	struct report_result res = { 0 };
 	struct report_input in;
+	struct proc_resources rsc;
 	char hwhy[512], fwhy[512];
 	struct cov_view cv;
 	size_t nclasses = 0;
@@ -90,6 +92,9 @@ int report_make(struct session *S, enum report_reason reason, pid_t via,
 	in.exit_code = P->exit_code;
 	in.exit_signal = P->exit_signal;
 	in.heap = P->no_heap ? NULL : P->heap;
+	in.threads = 1;
+	if (!procstat_resources(P->pid, via, (double)in.elapsed_ns / 1e9, &rsc))
+		in.resources = &rsc;
 	if (P->fdp) {
 		if (fdprobe_sync(P->fdp, via))
 			fd_err = errno;
