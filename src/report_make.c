@@ -10,7 +10,9 @@
 #include <time.h>
 
 #include "arch.h"
+#include "events_log.h"
 #include "fdprobe.h"
+#include "folded.h"
 #include "memio.h"
 #include "procstat.h"
 #include "roots.h"
@@ -147,6 +149,13 @@ int report_make(struct session *S, enum report_reason reason, pid_t via,
 	if (debug_die_on_report)
 		die("debug: a fatal error in the report (PTLEAK_DEBUG=die-on-report)");
 	ret = report_write(&in, S->text, S->o->json, &res);
+	if (in.heap && S->o->folded &&
+	    folded_write(S->o->folded, P->heap, P->stacks, S->o->depth, namer, s))
+		ret = -1;
+	/* the last report: every event is in the log, the maps still there */
+	if (S->evlog && reason != REPORT_SIGNAL &&
+	    evlog_finish(S->evlog, namer, s))
+		ret = -1;
 	if (ret)
 		S->report_failed = 1;
 	S->lost_bytes = res.lost_bytes;

@@ -145,6 +145,7 @@ struct session {
 	unsigned nreports;
 	uint64_t start_ns;	/* when tracing started (now_ns()) */
 	struct sampler *smp;	/* memory over time (sampler.c) */
+	struct evlog *evlog;	/* --events (events_log.h), NULL: none */
 };
 
 /* Every task T of session S (I: the bucket); none may be deleted meanwhile. */
