@@ -6,7 +6,8 @@
  *                      bytes in use (then bytes allocated), one line for
  *                      the rest
  *   rthreads_json      the value of the "threads" key: every thread
- *   rresources_text    "  resources: ..." (a line of the summary)
+ *   rresources_text    a blank line and "RESOURCES: ...", the report's
+ *                      last line
  *   rresources_json    the value of "target"'s "resources" key
  */
 #ifndef PTLEAK_REPORT_THREADS_H

@@ -390,7 +390,6 @@ static void text_head(struct rep *r)
 	     fmt_thousands(b1, st->allocs), fmt_thousands(b2, st->frees),
 	     fmt_thousands(b3, st->bytes_allocated));
 	line(r, "  peak: %s bytes in use", fmt_thousands(b1, st->peak_bytes));
-	rresources_text(r->in, r->text);
 	blank(r);
 	/* never "no leaks are possible" about what could not be seen */
 	if (r->in->heap_untracked) {
@@ -829,8 +828,6 @@ int report_write(const struct report_input *in, FILE *text,
 		text_tail(&r);
 	if (r.text && in->heap && in->threads)
 		rthreads_text(in, r.text);
-	if (r.text && !in->heap)
-		rresources_text(in, r.text);
 	if (r.text && in->fds) {
 		if (in->heap)
 			blank(&r);
@@ -838,6 +835,8 @@ int report_write(const struct report_input *in, FILE *text,
 	}
 	if (r.text)
 		text_suppressions_used(&r);
+	if (r.text)
+		rresources_text(in, r.text);
 	if (r.jf) {
 		json_tail(&r);
 		if (outfile_commit(&jout))

@@ -132,8 +132,8 @@ void rresources_text(const struct report_input *in, FILE *text)
 
 	if (!r || !r->known)
 		return;
-	fprintf(text, "ptleak[%d]:   resources: %.2f s user, %.2f s system, "
-		"%.2f s wall, max RSS %s KiB\n", (int)in->pid, r->user_s,
+	fprintf(text, "ptleak[%d]:\nptleak[%d]: RESOURCES: %.2f s user, %.2f s system, "
+		"%.2f s wall, max RSS %s KiB\n", (int)in->pid, (int)in->pid, r->user_s,
 		r->sys_s, r->wall_s, fmt_thousands(b, r->max_rss_kb));
 }
 

@@ -174,10 +174,10 @@ def t_tl_launch():
                                            x[3] == "100"), {tids.get("tl-worker0")})
         tl_check_folded(ck, fo, rep, TL_NAME)
         tl_check_resources(ck, rep, 0.36)
-        ck.true("no resources line in the summary",
-                any(re.fullmatch(r"  resources: \d+\.\d\d s user, \d+\.\d\d s system, "
-                                 r"\d+\.\d\d s wall, max RSS [\d,]+ KiB", l)
-                    for _, l in report_lines(r.text)))
+        res = rep["target"]["resources"]
+        ck.eq("the text's last lines", [l for _, l in report_lines(r.text)][-2:],
+              ["", "RESOURCES: %.2f s user, %.2f s system, %.2f s wall, max RSS %s KiB" % (
+                  res["user_s"], res["sys_s"], res["wall_s"], fmt(res["max_rss_kb"]))])
         ck.eq("no temporary file left", sorted(os.listdir(d)), ["e.csv", "f.folded", "t.csv"])
     ck.done()
 
