@@ -70,8 +70,11 @@ void heap_alloc(struct heap *h, const struct heap_block *b);
 void heap_prefetch(const struct heap *h, uint64_t addr);
 
 /* free(ADDR).  Returns 1 if ADDR was live, 0 if unknown, -1 for ADDR 0
- * (nothing counted). */
+ * (nothing counted).  The free is thread 0's (heap_free_by). */
 int heap_free(struct heap *h, uint64_t addr);
+/* free(ADDR) called by thread TID at TIME_NS (now_ns()): as heap_free,
+ * the free counted to TID (heap_threads) and told to the observer. */
+int heap_free_by(struct heap *h, uint64_t addr, int32_t tid, uint64_t time_ns);
 
 /*
  * realloc(OLD, SIZE), entry: take OLD out of the live table without
@@ -111,5 +114,60 @@ const struct heap_block *heap_lookup(const struct heap *h, uint64_t addr);
  * returns FN's value if non-zero. */
 int heap_foreach(const struct heap *h,
 		 int (*fn)(const struct heap_block *b, void *ctx), void *ctx);
+
+/*
+ * Per allocation stack: the bytes of the live blocks allocated there,
+ * kept up to date at every event (a sample or the folded output reads
+ * them without walking the blocks).  0 for an unknown stack.
+ */
+uint64_t heap_stack_bytes(const struct heap *h, uint32_t stack);
+/* The highest stack id that ever had a block (ids 1..this). */
+uint32_t heap_stack_max(const struct heap *h);
+/* The N (at most) stacks with the most bytes in use, largest first:
+ * IDS[i], BYTES[i].  Returns how many (stacks with bytes in use only). */
+unsigned heap_stack_top(const struct heap *h, unsigned n, uint32_t *ids,
+			uint64_t *bytes);
+
+/*
+ * Per thread: what it allocated and freed (a free is the freeing
+ * thread's, a block's bytes in use its allocating thread's), so that the
+ * threads' figures add up to the process's.  Threads that exited keep
+ * their entry.  At most HEAP_MAX_THREADS entries: later threads share
+ * the entry of tid 0, as do frees told without a thread (heap_free).
+ */
+#define HEAP_MAX_THREADS 4096
+
+struct heap_thread {
+	int32_t tid;		/* 0: the threads beyond the table, together */
+	char name[16];		/* /proc/PID/task/TID/comm ("" unknown) */
+	uint64_t allocs, frees, bytes_allocated, in_use_bytes;
+};
+
+/* The threads' entries (in the order first seen) into *OUT; their count. */
+size_t heap_threads(const struct heap *h, const struct heap_thread **out);
+/* Thread TID (known to the table) is called NAME. */
+void heap_thread_name(struct heap *h, int32_t tid, const char *name);
+
+/*
+ * Every event, as the table counted it, to an observer (the --events
+ * log): an allocation (HEV_ALLOC), a free of a live block (HEV_FREE, its
+ * size, STACK 0), a free of an address not in the table (HEV_UNKNOWN_FREE,
+ * not counted in frees), a realloc's new block (HEV_REALLOC, OLD its old
+ * address; the release of a live old block comes first as a HEV_FREE with
+ * the realloc's FN, TID and STACK).
+ */
+enum heap_ev_type { HEV_ALLOC, HEV_FREE, HEV_UNKNOWN_FREE, HEV_REALLOC };
+
+struct heap_event {
+	uint8_t type;		/* enum heap_ev_type */
+	uint8_t fn;		/* enum alloc_fn (AF_FREE for a free) */
+	int32_t tid;
+	uint32_t stack;		/* the caller's stack, 0: none */
+	uint64_t time_ns, size, addr, old;
+};
+
+typedef void (*heap_observer)(void *ctx, const struct heap_event *e);
+/* FN (NULL: none) is called at every event with CTX. */
+void heap_observe(struct heap *h, heap_observer fn, void *ctx);
 
 #endif

@@ -37,6 +37,12 @@ struct options {
 	const char *xml_file;	/* --xml-file FILE */
 	int gen_suppressions;	/* --gen-suppressions=all */
 	const char *pprof;	/* --pprof FILE */
+	/* memory over time (docs/usage.md) */
+	const char *timeline;	/* --timeline FILE: the samples as CSV */
+	unsigned interval_ms;	/* --interval MS between samples (default 100) */
+	const char *events;	/* --events FILE: every heap event as CSV */
+	int live;		/* --live: a status line on stderr */
+	const char *folded;	/* --folded FILE: in-use bytes as collapsed stacks */
 	char **argv;		/* PROGRAM ARGS..., NULL-terminated */
 	int argc;
 };

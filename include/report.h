@@ -15,6 +15,7 @@
 
 #include "fds.h"
 #include "heap.h"
+#include "procstat.h"
 #include "scan.h"
 #include "stacks.h"
 #include "suppress.h"
@@ -74,6 +75,12 @@ struct report_input {
 	 * "heap NOT tracked: WHY"; JSON: "tracked": false, "why") */
 	const char *heap_untracked;
 	const char *fds_untracked;
+	/* per thread (report_threads.h): the heap table's threads in a
+	 * THREADS section and "threads" (0: none, "threads": []) */
+	int threads;
+	/* the process's CPU times, wall time, peak RSS (procstat.h); NULL:
+	 * not known ("resources": null) */
+	const struct proc_resources *resources;
 	/* --html: its file and data (report_html.h); NULL: none */
 	const struct html_input *html;
 	/* valgrind's choices (vgopts.h); 0: ptleak's defaults */

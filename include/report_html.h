@@ -78,29 +78,29 @@ struct html_input {
 };
 
 /*
- * The samples ptleak takes itself until the timeline sampler feeds
- * html_series: one per report.  At most HTML_POINTS_MAX: when full, every
- * other one is dropped (the last always kept).
+ * The timeline's samples (timeline.h) as a series: every sample kept,
+ * and the HTML_FEED_STACKS stacks whose in-use bytes were the largest in
+ * some sample, followed over time (a stack at a sample where it was not
+ * among that sample's TL_TOP largest counts 0 there); RSS unknown at a
+ * sample (the process gone) is the last known.  F holds the arrays S
+ * points into until html_feed_free(F).  TL may be NULL (no samples).
  */
-#define HTML_POINTS_MAX 4096
+#define HTML_FEED_STACKS 8
 
-struct html_points {
-	size_t n;
-	uint64_t ms[HTML_POINTS_MAX];
-	uint64_t heap_bytes[HTML_POINTS_MAX];
-	uint64_t heap_blocks[HTML_POINTS_MAX];
-	uint64_t rss_kb[HTML_POINTS_MAX];
+struct html_feed_stack {
+	uint32_t id;
+	uint64_t max;
 };
 
-void html_points_add(struct html_points *p, uint64_t ms, uint64_t heap_bytes,
-		     uint64_t heap_blocks, uint64_t rss_kb);
-/* P as a series in *S (S points into P). */
-void html_points_series(const struct html_points *p, struct html_series *s);
+struct html_feed {
+	uint64_t *ms, *heap_bytes, *heap_blocks, *rss_kb, *stack_bytes;
+	uint32_t ids[HTML_FEED_STACKS];
+};
 
-/* PID's CPU time and peak RSS (/proc/PID/stat, /proc/PID/status) into
- * *RES, and its RSS now into *RSS_KB: 0, or -1 (RES->known 0). */
-int html_proc_resources(pid_t pid, struct html_resources *res,
-			uint64_t *rss_kb);
+struct timeline;
+int html_feed_series(const struct timeline *tl, struct html_series *s,
+		     struct html_feed *f);
+void html_feed_free(struct html_feed *f);
 
 /* Where report_write's JSON goes (see above). */
 struct html_sink {

@@ -319,7 +319,10 @@ int events_wait_one(struct session *S)
 
 	while (!qlen) {
 		recs_waiting(1);
-		tid = drain_due ? (errno = EINTR, -1) : waitpid(-1, &status, __WALL);
+		sampler_waiting(1);
+		tid = drain_due || sample_due ? (errno = EINTR, -1) :
+		      waitpid(-1, &status, __WALL);
+		sampler_waiting(0);
 		recs_waiting(0);
 		if (tid >= 0) {
 			queue_push(tid, status);
@@ -329,6 +332,8 @@ int events_wait_one(struct session *S)
 			break;
 		}
 		if (errno == EINTR) {
+			if (sample_due)
+				sampler_tick(S);
 			if (!drain_due)
 				continue;
 			/* the recorder's timer: the ring drained, and the

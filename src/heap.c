@@ -9,8 +9,11 @@
  *
  * Invariant: stats.in_use_bytes / in_use_blocks are always the sum / count
  * of the blocks in the table.  A block held by heap_realloc_begin is out of
- * the table and so out of in_use until heap_realloc_end decides.
+ * the table and so out of in_use until heap_realloc_end decides.  The
+ * per-stack and per-thread figures change with in_use, in the same two
+ * places (in_use_add, in_use_sub), so they add up to it.
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -31,7 +34,19 @@ struct heap {
 	 * (pprof's alloc_space): 16 bytes per stack, as the stack table */
 	struct heap_stack_total *per_stack;
 	size_t nper_stack;
+	uint64_t *stack_bytes;	/* [stack id]: bytes in use */
+	size_t nstack_bytes;
+	uint32_t stack_max;
+	struct heap_thread *threads;	/* [0] is tid 0's */
+	size_t nthreads, athreads;
+	uint32_t *thread_slots;	/* index + 1 into threads, 0 = empty */
+	int32_t last_tid;	/* the thread of the last event ... */
+	size_t last_thread;	/* ... and its index: most events are a run */
+	heap_observer observer;
+	void *observer_ctx;
 };
+
+#define THREAD_SLOTS (2 * HEAP_MAX_THREADS)	/* power of two */
 
 static const char *const fn_names[AF_COUNT] = {
 	[AF_MALLOC] = "malloc",
@@ -151,18 +166,102 @@ static void table_remove_at(struct heap *h, size_t i)
 	h->count--;
 }
 
-static inline void in_use_add(struct heap *h, uint64_t size)
+/* The slot of thread TID (> 0) in thread_slots, or the empty one where
+ * it would go. */
+static size_t thread_slot(const struct heap *h, int32_t tid)
 {
-	h->st.in_use_bytes += size;
+	size_t i;
+
+	for (i = hash64((uint64_t)tid) & (THREAD_SLOTS - 1); h->thread_slots[i];
+	     i = (i + 1) & (THREAD_SLOTS - 1))
+		if (h->threads[h->thread_slots[i] - 1].tid == tid)
+			break;
+	return i;
+}
+
+/* Thread TID's entry: a new one if there is room, else tid 0's. */
+static struct heap_thread *thread_of(struct heap *h, int32_t tid)
+{
+	size_t i;
+
+	if (!h->threads) {
+		h->thread_slots = xcalloc(THREAD_SLOTS, sizeof(*h->thread_slots));
+		h->athreads = 64;
+		h->threads = xcalloc(h->athreads, sizeof(*h->threads));
+		h->nthreads = 1;	/* tid 0 */
+	}
+	if (tid <= 0)
+		return &h->threads[0];
+	if (tid == h->last_tid)
+		return &h->threads[h->last_thread];
+	i = thread_slot(h, tid);
+	if (h->thread_slots[i]) {
+		h->last_tid = tid;
+		h->last_thread = h->thread_slots[i] - 1;
+		return &h->threads[h->last_thread];
+	}
+	if (h->nthreads > HEAP_MAX_THREADS)
+		return &h->threads[0];
+	if (h->nthreads == h->athreads) {
+		h->athreads *= 2;
+		h->threads = xrealloc(h->threads, h->athreads * sizeof(*h->threads));
+	}
+	memset(&h->threads[h->nthreads], 0, sizeof(*h->threads));
+	h->threads[h->nthreads].tid = tid;
+	h->thread_slots[i] = (uint32_t)++h->nthreads;
+	return &h->threads[h->nthreads - 1];
+}
+
+static void stack_add(struct heap *h, uint32_t stack, int64_t bytes)
+{
+	if (stack >= h->nstack_bytes) {
+		size_t n = h->nstack_bytes ? h->nstack_bytes : 1024;
+
+		while (n <= stack)
+			n *= 2;
+		h->stack_bytes = xrealloc(h->stack_bytes, n * sizeof(uint64_t));
+		memset(h->stack_bytes + h->nstack_bytes, 0,
+		       (n - h->nstack_bytes) * sizeof(uint64_t));
+		h->nstack_bytes = n;
+	}
+	if (stack > h->stack_max)
+		h->stack_max = stack;
+	h->stack_bytes[stack] += (uint64_t)bytes;
+}
+
+static inline void in_use_add(struct heap *h, const struct heap_block *b)
+{
+	h->st.in_use_bytes += b->size;
 	h->st.in_use_blocks++;
 	if (h->st.in_use_bytes > h->st.peak_bytes)
 		h->st.peak_bytes = h->st.in_use_bytes;
+	stack_add(h, b->stack, (int64_t)b->size);
+	thread_of(h, b->tid)->in_use_bytes += b->size;
 }
 
-static inline void in_use_sub(struct heap *h, uint64_t size)
+static inline void in_use_sub(struct heap *h, const struct heap_block *b)
 {
-	h->st.in_use_bytes -= size;
+	h->st.in_use_bytes -= b->size;
 	h->st.in_use_blocks--;
+	stack_add(h, b->stack, -(int64_t)b->size);
+	thread_of(h, b->tid)->in_use_bytes -= b->size;
+}
+
+/* A free counted to thread TID. */
+static inline void count_free(struct heap *h, int32_t tid)
+{
+	h->st.frees++;
+	thread_of(h, tid)->frees++;
+}
+
+static inline void tell(struct heap *h, uint8_t type, uint8_t fn, int32_t tid,
+			uint32_t stack, uint64_t time_ns, uint64_t size,
+			uint64_t addr, uint64_t old)
+{
+	struct heap_event e = { type, fn, tid, stack, time_ns, size, addr, old };
+
+	if (h->observer)
+		h->observer(h->observer_ctx, &e);
 }
 
 /*
@@ -177,13 +276,13 @@ static void put_live(struct heap *h, const struct heap_block *b)
 		table_grow(h);
 	i = find_slot(h, b->addr);
 	if (h->slots[i].addr) {
-		in_use_sub(h, h->slots[i].size);
-		h->st.frees++;
+		in_use_sub(h, &h->slots[i]);
+		count_free(h, b->tid);
 	} else {
 		h->count++;
 	}
 	h->slots[i] = *b;
-	in_use_add(h, b->size);
+	in_use_add(h, b);
 }
 
 struct heap *heap_new(void)
@@ -200,6 +299,9 @@ void heap_delete(struct heap *h)
 		return;
 	slots_free(h->slots, h->cap);
 	free(h->per_stack);
+	free(h->stack_bytes);
+	free(h->threads);
+	free(h->thread_slots);
 	free(h);
 }
 
@@ -209,6 +311,15 @@ void heap_reset(struct heap *h)
 	table_init(h, HEAP_MIN_CAP);
 	memset(&h->st, 0, sizeof(h->st));
 	memset(h->per_stack, 0, h->nper_stack * sizeof(*h->per_stack));
+	free(h->stack_bytes);
+	free(h->threads);
+	free(h->thread_slots);
+	h->stack_bytes = NULL;
+	h->nstack_bytes = h->stack_max = 0;
+	h->threads = NULL;
+	h->thread_slots = NULL;
+	h->nthreads = h->athreads = 0;
+	h->last_tid = 0;
 }
 
 void heap_prefetch(const struct heap *h, uint64_t addr)
@@ -229,17 +340,29 @@ static void per_stack_grow(struct heap *h, uint32_t stack)
 	h->nper_stack = n;
 }
 
-void heap_alloc(struct heap *h, const struct heap_block *b)
+/* B allocated (counted), told to the observer by the caller. */
+static void count_alloc(struct heap *h, const struct heap_block *b)
 {
-	if (!b->addr)
-		return;
+	struct heap_thread *t = thread_of(h, b->tid);
+
 	h->st.allocs++;
 	h->st.bytes_allocated += b->size;
+	t->allocs++;
+	t->bytes_allocated += b->size;
 	if (b->stack >= h->nper_stack)
 		per_stack_grow(h, b->stack);
 	h->per_stack[b->stack].allocs++;
 	h->per_stack[b->stack].bytes += b->size;
 	put_live(h, b);
+}
+
+void heap_alloc(struct heap *h, const struct heap_block *b)
+{
+	if (!b->addr)
+		return;
+	count_alloc(h, b);
+	tell(h, HEV_ALLOC, b->fn, b->tid, b->stack, b->time_ns, b->size,
+	     b->addr, 0);
 }
 
 const struct heap_stack_total *heap_stack_totals(const struct heap *h,
@@ -249,8 +372,9 @@ const struct heap_stack_total *heap_stack_totals(const struct heap *h,
 	return h->per_stack;
 }
 
-int heap_free(struct heap *h, uint64_t addr)
+int heap_free_by(struct heap *h, uint64_t addr, int32_t tid, uint64_t time_ns)
 {
+	uint64_t size;
 	size_t i;
 
 	if (!addr)
@@ -258,12 +382,20 @@ int heap_free(struct heap *h, uint64_t addr)
 	i = find_slot(h, addr);
 	if (!h->slots[i].addr) {
 		h->st.unknown_frees++;
+		tell(h, HEV_UNKNOWN_FREE, AF_FREE, tid, 0, time_ns, 0, addr, 0);
 		return 0;
 	}
-	h->st.frees++;
-	in_use_sub(h, h->slots[i].size);
+	count_free(h, tid);
+	size = h->slots[i].size;
+	in_use_sub(h, &h->slots[i]);
 	table_remove_at(h, i);
+	tell(h, HEV_FREE, AF_FREE, tid, 0, time_ns, size, addr, 0);
 	return 1;
+}
+
+int heap_free(struct heap *h, uint64_t addr)
+{
+	return heap_free_by(h, addr, 0, 0);
 }
 
 int heap_realloc_begin(struct heap *h, uint64_t old, struct heap_block *held)
@@ -277,7 +409,7 @@ int heap_realloc_begin(struct heap *h, uint64_t old, struct heap_block *held)
 	if (!h->slots[i].addr)
 		return 0;
 	*held = h->slots[i];
-	in_use_sub(h, held->size);
+	in_use_sub(h, held);
 	table_remove_at(h, i);
 	return 1;
 }
@@ -286,20 +418,28 @@ void heap_realloc_end(struct heap *h, uint64_t old, int was_live,
 		      const struct heap_block *held, uint64_t size,
 		      const struct heap_block *newb)
 {
+	static const struct heap_block none;
 	uint64_t result = newb ? newb->addr : 0;
 
+	if (!newb)
+		newb = &none;
 	if (result || (size == 0 && old)) {
 		/* OLD was released (its bytes already left in_use at begin;
 		 * its address may be live again, handed to another thread). */
-		if (old && was_live)
-			h->st.frees++;
-		else if (old)
+		if (old && was_live) {
+			count_free(h, newb->tid);
+			tell(h, HEV_FREE, newb->fn, newb->tid, newb->stack,
+			     newb->time_ns, held ? held->size : 0, old, 0);
+		} else if (old) {
 			h->st.unknown_frees++;
+		}
 		if (result) {
 			struct heap_block b = *newb;
 
 			b.size = size;
-			heap_alloc(h, &b);
+			count_alloc(h, &b);
+			tell(h, HEV_REALLOC, b.fn, b.tid, b.stack, b.time_ns,
+			     size, result, old);
 		}
 		return;
 	}
@@ -334,4 +474,62 @@ int heap_foreach(const struct heap *h,
 			return r;
 	}
 	return 0;
+}
+
+uint64_t heap_stack_bytes(const struct heap *h, uint32_t stack)
+{
+	return stack < h->nstack_bytes ? h->stack_bytes[stack] : 0;
+}
+
+uint32_t heap_stack_max(const struct heap *h)
+{
+	return h->stack_max;
+}
+
+unsigned heap_stack_top(const struct heap *h, unsigned n, uint32_t *ids,
+			uint64_t *bytes)
+{
+	unsigned k = 0, j;
+	uint32_t s;
+
+	/* insertion into a short sorted list; most stacks fall below its
+	 * last entry at the first comparison */
+	for (s = 1; s <= h->stack_max && n; s++) {
+		uint64_t v = h->stack_bytes[s];
+
+		if (!v || (k == n && v <= bytes[k - 1]))
+			continue;
+		j = k < n ? k++ : n - 1;
+		for (; j > 0 && bytes[j - 1] < v; j--) {
+			bytes[j] = bytes[j - 1];
+			ids[j] = ids[j - 1];
+		}
+		bytes[j] = v;
+		ids[j] = s;
+	}
+	return k;
+}
+
+size_t heap_threads(const struct heap *h, const struct heap_thread **out)
+{
+	*out = h->threads;
+	return h->nthreads;
+}
+
+void heap_thread_name(struct heap *h, int32_t tid, const char *name)
+{
+	size_t i;
+
+	if (tid <= 0 || !h->threads)
+		return;
+	i = thread_slot(h, tid);
+	if (h->thread_slots[i])
+		snprintf(h->threads[h->thread_slots[i] - 1].name,
+			 sizeof(h->threads[0].name), "%s", name);
+}
+
+void heap_observe(struct heap *h, heap_observer fn, void *ctx)
+{
+	h->observer = fn;
+	h->observer_ctx = ctx;
 }

@@ -145,7 +145,7 @@ void heapprobe_entry(struct session *S, struct task *t,
 			fprintf(stderr, "ptleak-debug: %d free(%#llx)\n", (int)t->tid,
 				(unsigned long long)arch_arg(r, 0));
 		if (arch_arg(r, 0))
-			heap_free(P->heap, arch_arg(r, 0));
+			heap_free_by(P->heap, arch_arg(r, 0), t->tid, now_ns());
 		return;
 	}
 	for (i = t->npend; i > 0 && nfix < ARRAY_SIZE(fixes); i--) {

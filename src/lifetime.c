@@ -47,6 +47,7 @@ void lifetime_exit(struct session *S, struct task *t)
 	 * (dead stacks are roots for older blocks only) */
 	recs_drain(S);
 	recs_thread_exit(S, t->tid);
+	sampler_thread_exit(S, t->tid);
 	if (P->reported)
 		return;
 	if (t->tid == P->mem_pid && P->nalive)

@@ -19,6 +19,8 @@
 enum { OPT_JSON = 256, OPT_DEPTH, OPT_VERSION, OPT_SHOW_REACHABLE, OPT_NO_SCAN,
        OPT_ERROR_EXITCODE, OPT_SUPPRESSIONS, OPT_REPORT_ON_SIGNAL, OPT_MIN_AGE,
        OPT_DURATION, OPT_FD_ONLY, OPT_HEAP_ONLY, OPT_ENGINE, OPT_HTML };
+/* memory over time */
+enum { OPT_TIMELINE = 1024, OPT_INTERVAL, OPT_EVENTS, OPT_LIVE, OPT_FOLDED };
 
 static const struct option longopts[] = {
 	{ "output", required_argument, NULL, 'o' },
@@ -37,6 +39,11 @@ static const struct option longopts[] = {
 	{ "fd-only", no_argument, NULL, OPT_FD_ONLY },
 	{ "heap-only", no_argument, NULL, OPT_HEAP_ONLY },
 	{ "engine", required_argument, NULL, OPT_ENGINE },
+	{ "timeline", required_argument, NULL, OPT_TIMELINE },
+	{ "interval", required_argument, NULL, OPT_INTERVAL },
+	{ "events", required_argument, NULL, OPT_EVENTS },
+	{ "live", no_argument, NULL, OPT_LIVE },
+	{ "folded", required_argument, NULL, OPT_FOLDED },
 	{ "help", no_argument, NULL, 'h' },
 	{ "version", no_argument, NULL, OPT_VERSION },
 	VGOPT_LONGOPTS,
@@ -71,6 +78,11 @@ static const char usage[] =
 	"      --error-exitcode N  exit N when lost blocks were found\n"
 	"      --suppressions FILE  leak:GLOB and fd:GLOB lines, or valgrind's\n"
 	"                      suppressions: records to leave out (repeatable)\n"
+	"      --timeline FILE  heap, RSS, fds and threads over time as CSV\n"
+	"      --interval MS   time between samples (default 100)\n"
+	"      --events FILE   every heap event as CSV\n"
+	"      --live          a status line on stderr every interval (250 ms at least)\n"
+	"      --folded FILE   in-use bytes by stack, collapsed (flame graphs)\n"
 	"  -q, --quiet         nothing on stderr but the report\n"
 	"  -h, --help          this help\n"
 	"      --version       version and engines\n"
@@ -153,6 +165,7 @@ int options_parse(struct options *o, int argc, char **argv)
 
 	memset(o, 0, sizeof(*o));
 	o->depth = 16;
+	o->interval_ms = 100;
 	opterr = 0;
 	/* '+': options stop at PROGRAM, whose own options are its own */
 	while ((c = getopt_long(argc, argv, "+:o:p:qh", longopts, NULL)) != -1) {
@@ -237,6 +250,24 @@ int options_parse(struct options *o, int argc, char **argv)
 			else
 				return usage_error("--engine wants auto, recorder or "
 						   "breakpoints, not '%s'", optarg);
+			break;
+		case OPT_TIMELINE:
+			o->timeline = optarg;
+			break;
+		case OPT_INTERVAL:
+			if (parse_number(optarg, 10, 3600000, &v))
+				return usage_error("--interval wants milliseconds from 10 "
+						   "to 3600000, not '%s'", optarg);
+			o->interval_ms = (unsigned)v;
+			break;
+		case OPT_EVENTS:
+			o->events = optarg;
+			break;
+		case OPT_LIVE:
+			o->live = 1;
+			break;
+		case OPT_FOLDED:
+			o->folded = optarg;
 			break;
 		case 'h':
 			fputs(usage, stdout);

@@ -207,7 +207,7 @@ static void flush(struct drain *d)
 
 		switch (o->type) {
 		case REC_FREE:
-			heap_free(d->h, o->addr);
+			heap_free_by(d->h, o->addr, (int32_t)o->tid, o->b.time_ns);
 			break;
 		case REC_REALLOC_BEGIN:
 			/* a begin left by longjmp for the same block: back live */

@@ -30,6 +30,7 @@
 #include "report.h"
 #include "report_fds.h"
 #include "report_html.h"
+#include "report_threads.h"
 #include "scan.h"
 #include "stacks.h"
 #include "suppress.h"
@@ -648,6 +649,8 @@ static void json_head(struct rep *r)
 		}
 		json_object_end(j);
 	}
+	json_key(j, "resources");
+	rresources_json(in, j);
 	json_object_end(j);
 
 	json_key(j, "heap");
@@ -776,6 +779,8 @@ static void json_tail(struct rep *r)
 		fdrep_json(&r->fds, j);
 	else
 		json_null(j);
+	json_key(j, "threads");
+	rthreads_json(r->in, j);
 	json_object_end(j);
 }
 
@@ -867,6 +872,8 @@ int report_write(const struct report_input *in, FILE *text,
 	}
 	if (r.text && in->heap)
 		text_tail(&r);
+	if (r.text && in->heap && in->threads)
+		rthreads_text(in, r.text);
 	if (r.text && in->fds) {
 		if (in->heap)
 			blank(&r);
@@ -874,6 +881,8 @@ int report_write(const struct report_input *in, FILE *text,
 	}
 	if (r.text)
 		text_suppressions_used(&r);
+	if (r.text)
+		rresources_text(in, r.text);
 	if (r.jf) {
 		json_tail(&r);
 		if (html_sink_commit(&jout, in))

@@ -13,78 +13,110 @@
 
 #include "report.h"
 #include "report_html.h"
+#include "timeline.h"
 #include "report_html_priv.h"
 #include "util.h"
 
-/* ---- samples ---- */
+/* ---- samples: the timeline's (timeline.h) ---- */
 
-void html_points_add(struct html_points *p, uint64_t ms, uint64_t heap_bytes,
-		     uint64_t heap_blocks, uint64_t rss_kb)
+static int by_bytes_desc(const void *x, const void *y)
 {
-	if (p->n == HTML_POINTS_MAX) {
-		size_t i, k = 0;
+	const struct html_feed_stack *a = x, *b = y;
 
-		/* every other one, the last kept: bounded whatever the rate */
-		for (i = 1; i < p->n; i += 2, k++) {
-			p->ms[k] = p->ms[i];
-			p->heap_bytes[k] = p->heap_bytes[i];
-			p->heap_blocks[k] = p->heap_blocks[i];
-			p->rss_kb[k] = p->rss_kb[i];
+	return a->max < b->max ? 1 : a->max > b->max ? -1 :
+	       a->id < b->id ? -1 : a->id > b->id;
+}
+
+/* The HTML_FEED_STACKS stacks whose largest in-use bytes in any sample
+ * were the largest, into F->ids; their count. */
+static size_t pick_stacks(const struct timeline *tl, size_t n,
+			  struct html_feed *f)
+{
+	struct html_feed_stack *c = xcalloc(n * TL_TOP + 1, sizeof(*c));
+	size_t nc = 0, i, k, j;
+
+	for (i = 0; i < n; i++) {
+		const struct tl_sample *sm = timeline_get(tl, i);
+
+		for (k = 0; k < sm->ntop && k < TL_TOP; k++) {
+			for (j = 0; j < nc && c[j].id != sm->top_stack[k]; j++)
+				;
+			if (j == nc)
+				c[nc++].id = sm->top_stack[k];
+			if (sm->top_bytes[k] > c[j].max)
+				c[j].max = sm->top_bytes[k];
 		}
-		p->n = k;
 	}
-	p->ms[p->n] = ms;
-	p->heap_bytes[p->n] = heap_bytes;
-	p->heap_blocks[p->n] = heap_blocks;
-	p->rss_kb[p->n] = rss_kb;
-	p->n++;
+	qsort(c, nc, sizeof(*c), by_bytes_desc);
+	for (j = 0; j < nc && j < HTML_FEED_STACKS; j++)
+		f->ids[j] = c[j].id;
+	free(c);
+	return j;
 }
 
-void html_points_series(const struct html_points *p, struct html_series *s)
+int html_feed_series(const struct timeline *tl, struct html_series *s,
+		     struct html_feed *f)
 {
+	size_t n = tl ? timeline_count(tl) : 0, i, k, m;
+	const struct tl_peak *pk = tl ? timeline_peak(tl) : NULL;
+	uint64_t rss = 0;
+	int heap = 1;
+
 	memset(s, 0, sizeof(*s));
-	s->n = p->n;
-	s->ms = p->ms;
-	s->heap_bytes = p->heap_bytes;
-	s->heap_blocks = p->heap_blocks;
-	s->rss_kb = p->rss_kb;
+	memset(f, 0, sizeof(*f));
+	if (!n)
+		return 0;
+	f->ms = xcalloc(n, sizeof(*f->ms));
+	f->heap_bytes = xcalloc(n, sizeof(*f->heap_bytes));
+	f->heap_blocks = xcalloc(n, sizeof(*f->heap_blocks));
+	f->rss_kb = xcalloc(n, sizeof(*f->rss_kb));
+	m = pick_stacks(tl, n, f);
+	f->stack_bytes = xcalloc(n * (m ? m : 1), sizeof(*f->stack_bytes));
+	for (i = 0; i < n; i++) {
+		const struct tl_sample *sm = timeline_get(tl, i);
+
+		f->ms[i] = sm->ms;
+		if (sm->heap_bytes == TL_UNKNOWN)
+			heap = 0;
+		f->heap_bytes[i] = sm->heap_bytes;
+		f->heap_blocks[i] = sm->heap_blocks;
+		/* the process gone (its last sample): its last RSS known */
+		if (sm->rss_kb != TL_UNKNOWN)
+			rss = sm->rss_kb;
+		f->rss_kb[i] = rss;
+		for (k = 0; k < m; k++) {
+			unsigned j;
+
+			for (j = 0; j < sm->ntop && j < TL_TOP; j++)
+				if (sm->top_stack[j] == f->ids[k])
+					f->stack_bytes[i * m + k] = sm->top_bytes[j];
+		}
+	}
+	s->n = n;
+	s->ms = f->ms;
+	s->heap_bytes = heap ? f->heap_bytes : NULL;
+	s->heap_blocks = heap ? f->heap_blocks : NULL;
+	s->rss_kb = f->rss_kb;
+	s->nstacks = heap ? m : 0;
+	s->stack_ids = f->ids;
+	s->stack_bytes = f->stack_bytes;
+	if (heap && pk && pk->n) {
+		s->npeak = pk->n;
+		s->peak_ms = pk->ms;
+		s->peak_ids = pk->stack;
+		s->peak_bytes = pk->bytes;
+	}
+	return 0;
 }
 
-/* ---- resources ---- */
-
-int html_proc_resources(pid_t pid, struct html_resources *res,
-			uint64_t *rss_kb)
+void html_feed_free(struct html_feed *f)
 {
-	unsigned long long hwm = 0, utime, stime, rss;
-	long tick = sysconf(_SC_CLK_TCK), page = sysconf(_SC_PAGESIZE);
-	char path[64], buf[1024], *p;
-	size_t n;
-	FILE *f;
-	int ok;
-
-	memset(res, 0, sizeof(*res));
-	*rss_kb = 0;
-	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
-	f = fopen(path, "re");
-	if (!f)
-		return -1;
-	n = fread(buf, 1, sizeof(buf) - 1, f);
-	fclose(f);
-	buf[n] = '\0';
-	/* after "pid (comm) ": comm may hold spaces and parentheses */
-	p = strrchr(buf, ')');
-	ok = p && sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u "
-			 "%llu %llu %*d %*d %*d %*d %*d %*d %*u %*u %llu",
-			 &utime, &stime, &rss) == 3;
-	if (!ok || tick <= 0)
-		return -1;
-	proc_status_field(pid, "VmHWM:", 10, &hwm);
-	res->known = 1;
-	res->user_s = (double)utime / (double)tick;
-	res->sys_s = (double)stime / (double)tick;
-	res->max_rss_kb = hwm;
-	*rss_kb = rss * (unsigned long long)page / 1024;
-	return 0;
+	free(f->ms);
+	free(f->heap_bytes);
+	free(f->heap_blocks);
+	free(f->rss_kb);
+	free(f->stack_bytes);
+	memset(f, 0, sizeof(*f));
 }
 
 /* ---- the locations named ---- */

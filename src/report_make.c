@@ -10,10 +10,13 @@
 #include <time.h>
 
 #include "arch.h"
+#include "events_log.h"
 #include "fdprobe.h"
+#include "folded.h"
 #include "memio.h"
 #include "pprof.h"
 #include "report_xml.h"
+#include "procstat.h"
 #include "roots.h"
 #include "session.h"
 #include "symbols.h"
@@ -30,25 +33,21 @@ static void namer(void *ctx, uint64_t pc, int caller, struct frame_info *out)
 }
 
 /*
- * --html: this report's sample (until the timeline's samples feed the
- * chart) and the process's resources, into IN->html.
+ * --html: the run's samples (the timeline's, this report's last) and the
+ * process's resources, into IN->html; F holds the series' arrays.
  */
 static void html_sample(struct session *S, struct report_input *in,
 			struct html_input *html, struct html_series *series,
-			struct html_resources *res)
+			struct html_feed *f, struct html_resources *res)
 {
-	const struct heap_stats *st = in->heap ? heap_stats(in->heap) : NULL;
-	uint64_t rss_kb = 0;
-
-	if (!S->points)
-		S->points = xcalloc(1, sizeof(*S->points));
-	html_proc_resources(S->proc.pid, res, &rss_kb);
-	html_points_add(S->points, in->elapsed_ns / 1000000,
-			st ? st->in_use_bytes : 0, st ? st->in_use_blocks : 0,
-			rss_kb);
-	html_points_series(S->points, series);
-	if (!st)
-		series->heap_bytes = series->heap_blocks = NULL;
+	memset(res, 0, sizeof(*res));
+	if (in->resources) {
+		res->known = in->resources->known;
+		res->user_s = in->resources->user_s;
+		res->sys_s = in->resources->sys_s;
+		res->max_rss_kb = in->resources->max_rss_kb;
+	}
+	html_feed_series(sampler_timeline(S), series, f);
 	html->path = S->o->html;
 	html->series = series;
 	html->res = res;
@@ -123,9 +122,11 @@ int report_make(struct session *S, enum report_reason reason, pid_t via,
 	struct scan_block *classes = NULL;
 	struct report_result res = { 0 };
 	struct report_input in;
+	struct proc_resources rsc;
 	char hwhy[512], fwhy[512];
 	struct html_resources hres;
 	struct html_series series;
+	struct html_feed feed = { 0 };
 	struct html_input html;
 	struct cov_view cv;
 	size_t nclasses = 0;
@@ -136,6 +137,8 @@ int report_make(struct session *S, enum report_reason reason, pid_t via,
 		recs_drain_final(S);
 	else
 		recs_drain(S);
+	/* the timeline's last row equals the report's figures */
+	sampler_report(S, reason != REPORT_SIGNAL);
 
 	memset(&in, 0, sizeof(in));
 	in.pid = P->pid;
@@ -150,6 +153,9 @@ int report_make(struct session *S, enum report_reason reason, pid_t via,
 	in.exit_code = P->exit_code;
 	in.exit_signal = P->exit_signal;
 	in.heap = P->no_heap ? NULL : P->heap;
+	in.threads = 1;
+	if (!procstat_resources(P->pid, via, (double)in.elapsed_ns / 1e9, &rsc))
+		in.resources = &rsc;
 	if (P->fdp) {
 		if (fdprobe_sync(P->fdp, via))
 			fd_err = errno;
@@ -202,13 +208,21 @@ int report_make(struct session *S, enum report_reason reason, pid_t via,
 	if (debug_die_on_report)
 		die("debug: a fatal error in the report (PTLEAK_DEBUG=die-on-report)");
 	if (S->o->html)
-		html_sample(S, &in, &html, &series, &hres);
+		html_sample(S, &in, &html, &series, &feed, &hres);
 	ret = report_write_all(S, &in, s, &res);
+	if (in.heap && S->o->folded &&
+	    folded_write(S->o->folded, P->heap, P->stacks, S->o->depth, namer, s))
+		ret = -1;
+	/* the last report: every event is in the log, the maps still there */
+	if (S->evlog && reason != REPORT_SIGNAL &&
+	    evlog_finish(S->evlog, namer, s))
+		ret = -1;
 	if (ret)
 		S->report_failed = 1;
 	S->lost_bytes = res.lost_bytes;
 	S->leaked_fds = res.leaked_fds;
 	S->untracked = res.untracked;
+	html_feed_free(&feed);
 	free(classes);
 	sym_close(s);
 	return ret;

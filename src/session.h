@@ -144,8 +144,9 @@ struct session {
 	int untraceable;
 	char **cmdline;		/* -p: the target's argv, from /proc */
 	unsigned nreports;
-	struct html_points *points;	/* --html: one sample per report */
 	uint64_t start_ns;	/* when tracing started (now_ns()) */
+	struct sampler *smp;	/* memory over time (sampler.c) */
+	struct evlog *evlog;	/* --events (events_log.h), NULL: none */
 };
 
 /* Every task T of session S (I: the bucket); none may be deleted meanwhile. */
@@ -329,6 +330,29 @@ void recs_forget(struct session *S);
 /* Detach, every thread held: drain, stop recording, restore the
  * entries, move threads out of relocated prologues.  0 or -1. */
 int recs_detach(struct session *S);
+
+/* ---- sampler.c ------------------------------------------------------ */
+
+/* Set by the sample timer: the loop takes a sample (sampler_tick). */
+extern volatile sig_atomic_t sample_due;
+/* The sample store, --timeline's CSV (checked, opened and its header
+ * written before the target runs), --live.  0, or -1 (message). */
+int sampler_open(struct session *S);
+/* The timer, every --interval from now on. */
+void sampler_start(struct session *S);
+/* The sample timer may interrupt (WAITING: waitpid is next) or not. */
+void sampler_waiting(int waiting);
+/* The timer's sample: the store, the CSV, the live line. */
+void sampler_tick(struct session *S);
+/* A report is being made: the live line erased, the threads named, a
+ * sample taken (FINAL: the last one, always kept). */
+void sampler_report(struct session *S, int final);
+/* Thread TID is exiting: its name as it is now. */
+void sampler_thread_exit(struct session *S, pid_t tid);
+/* The samples so far (for the HTML report), NULL without a sampler. */
+const struct timeline *sampler_timeline(const struct session *S);
+/* Timer stopped, CSV closed, the store freed. */
+void sampler_free(struct session *S);
 
 /* ---- launch.c --------------------------------------------------------- */
 

@@ -21,6 +21,7 @@
 #include <sys/ptrace.h>
 #include <sys/wait.h>
 
+#include "events_log.h"
 #include "fdprobe.h"
 #include "guard.h"
 #include "outfile.h"
@@ -74,6 +75,12 @@ static int open_outputs(struct session *S)
 	}
 	if (S->o->json && outfile_check(S->o->json))
 		return -1;
+	if (S->o->folded && outfile_check(S->o->folded))
+		return -1;
+	if (sampler_open(S))
+		return -1;
+	if (S->o->events && !(S->evlog = evlog_open(S->o->events)))
+		return -1;
 	if (S->o->html && outfile_check(S->o->html))
 		return -1;
 	if ((S->o->xml && outfile_check(S->o->xml_file)) ||
@@ -99,6 +106,8 @@ static void session_free(struct session *S)
 	heap_delete(P->heap);
 	rec_delete(P->rec);
 	fdprobe_delete(P->fdp);
+	sampler_free(S);
+	evlog_close(S->evlog);
 	free(P->dead);
 	for (i = 0; S->cmdline && S->cmdline[i]; i++)
 		free(S->cmdline[i]);
@@ -106,7 +115,6 @@ static void session_free(struct session *S)
 	if (S->text && S->text != stderr)
 		fclose(S->text);
 	supp_free(S->supp);
-	free(S->points);
 	free(S);
 }
 
@@ -221,6 +229,9 @@ int tracer_run(const struct options *o)
 		session_free(S);
 		return -1;
 	}
+	sampler_start(S);
+	if (S->evlog)
+		evlog_attach(S->evlog, P->heap, P->stacks, S->start_ns);
 
 	/*
 	 * After the target, its children still traced (a fork child not yet

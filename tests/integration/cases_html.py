@@ -66,8 +66,9 @@ def check_html_source(ck, name, extra, marker):
 @case("html_launch", engines=True)
 def t_html_launch():
     """--html with --json on h_basic: the page holds the JSON report as
-    written to --json, one sample (the report's: its in-use bytes and
-    blocks, an RSS), the resources, the five stacks holding memory largest
+    written to --json, the timeline's samples (the last is the report's:
+    its in-use bytes and blocks, an RSS) with the stacks over time and at
+    the peak sample, the resources, the five stacks holding memory largest
     first with their frames, and the lines around every frame's file:line
     read from the source; nothing in it is fetched."""
     name = "h_basic"
@@ -84,14 +85,23 @@ def t_html_launch():
     html_self_contained(ck, text)
     ck.true("title", "<title>ptleak: h_basic (pid %d)</title>" % rep["target"]["pid"] in text)
     se = extra["series"]
-    ck.eq("one sample: heap bytes, blocks", (len(se["ms"]), se["heap_bytes"], se["heap_blocks"]),
-          (1, [1652], [6]))
-    ck.true("the sample's time is the report's (%s ms, %s s)" % (se["ms"], rep["report"]["elapsed_s"]),
-            abs(se["ms"][0] / 1000 - rep["report"]["elapsed_s"]) < 0.002)
-    ck.true("an RSS was measured (%s KiB)" % se["rss_kb"], se["rss_kb"][0] > 0)
-    ck.eq("no stacks over time", (se["stacks"], se["stack_bytes"], extra["peak"]), ([], [], None))
+    ck.eq("last sample: heap bytes, blocks", (se["heap_bytes"][-1], se["heap_blocks"][-1]),
+          (1652, 6))
+    ck.true("the last sample's time is the report's (%s ms, %s s)" % (se["ms"], rep["report"]["elapsed_s"]),
+            abs(se["ms"][-1] / 1000 - rep["report"]["elapsed_s"]) < 0.002)
+    ck.eq("samples in time order", se["ms"], sorted(se["ms"]))
+    ck.true("an RSS was measured (%s KiB)" % se["rss_kb"], se["rss_kb"][-1] > 0)
+    # the stacks over time: at the last sample, each stack of the report's
+    # top holds what the report says
+    last = dict(zip(se["stacks"], se["stack_bytes"][-1]))
+    ck.eq("the report's top stacks at the last sample",
+          [last.get(t["id"]) for t in extra["top"]], [t["bytes"] for t in extra["top"]])
+    pk = extra["peak"]
+    ck.true("the peak is a sample's (%s ms)" % pk["ms"], pk["ms"] in se["ms"])
+    ck.eq("the stacks at the peak add up to its heap", sum(t["bytes"] for t in pk["stacks"]),
+          se["heap_bytes"][se["ms"].index(pk["ms"])])
     res = extra["resources"]
-    ck.true("resources: peak RSS >= RSS", res and res["max_rss_kb"] >= se["rss_kb"][0])
+    ck.true("resources: peak RSS >= RSS", res and res["max_rss_kb"] >= se["rss_kb"][-1])
     ck.eq("top stacks at the report: bytes, blocks",
           [(t["bytes"], t["blocks"]) for t in extra["top"]],
           [(1000, 1), (300, 1), (200, 1), (128, 2), (24, 1)])
@@ -131,7 +141,7 @@ def t_html_fd_only():
     se = extra["series"]
     ck.eq("heap samples, top, stacks", (se["heap_bytes"], se["heap_blocks"], extra["top"],
                                         extra["stacks"]), (None, None, [], {}))
-    ck.true("an RSS: %s" % se["rss_kb"], len(se["rss_kb"]) == 1 and se["rss_kb"][0] > 0)
+    ck.true("an RSS: %s" % se["rss_kb"], se["rss_kb"] and se["rss_kb"][-1] > 0)
     ck.eq("fd records", [f["fd"] for f in hrep["fds"]["records"]], [3, 4, 5, 6])
     for m in ("open_leak", "pipe"):
         check_html_source(ck, name, extra, m)
@@ -141,8 +151,9 @@ def t_html_fd_only():
 @case("html_every_report", engines=True)
 def t_html_every_report():
     """h_report_signal: SIGUSR1 to ptleak, then the exit.  The page is
-    written at each report: the first has one sample (100 bytes and
-    stdout's 4,096), the last two, in time order (4,196 then 4,246)."""
+    written at each report: the first ends with its report's sample (100
+    bytes and stdout's 4,096), the last has it too and ends with 4,246;
+    samples in time order."""
     name = "h_report_signal"
     tgt = need_target(name)
     need_ptleak()
@@ -160,8 +171,10 @@ def t_html_every_report():
                     break
                 time.sleep(0.01)
             _, live, extra = html_data(hp)
-            ck.eq("first page: reason, samples", (live["reason"], extra["series"]["heap_bytes"]),
-                  ("signal", [4196]))
+            ck.eq("first page: reason, last sample", (live["reason"],
+                                                     extra["series"]["heap_bytes"][-1]),
+                  ("signal", 4196))
+            first_ms = extra["series"]["ms"][-1]
             open(go, "w").close()
             p.communicate(timeout=60)
         finally:
@@ -173,9 +186,11 @@ def t_html_every_report():
     se = extra["series"]
     ck.eq("last page: reason, report number", (final["reason"], final["report"]["number"]),
           ("exit", 2))
-    ck.eq("samples: heap bytes, blocks", (se["heap_bytes"], se["heap_blocks"]),
-          ([4196, 4246], [2, 3]))
-    ck.true("samples in time order: %s" % se["ms"], se["ms"][0] <= se["ms"][1])
+    ck.eq("last sample: heap bytes, blocks", (se["heap_bytes"][-1], se["heap_blocks"][-1]),
+          (4246, 3))
+    ck.true("the first report's sample is there (%s ms)" % first_ms,
+            first_ms in se["ms"] and se["heap_bytes"][se["ms"].index(first_ms)] == 4196)
+    ck.eq("samples in time order", se["ms"], sorted(se["ms"]))
     check_html_source(ck, name, extra, "second")
     ck.done()
 
@@ -183,8 +198,9 @@ def t_html_every_report():
 @case("html_attach")
 def t_html_attach():
     """-p on h_sleeper: SIGUSR1 then SIGINT to ptleak.  The page of the
-    detach report has both samples; the blocks allocated before the
-    attach are not in them (nothing in use was seen allocated)."""
+    detach report has the samples of both reports (and the timeline's);
+    the blocks allocated before the attach are not in them (nothing in
+    use was seen allocated)."""
     tgt = need_target("h_sleeper")
     ck = Check()
     p = subprocess.Popen([tgt, "30"], stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
@@ -204,9 +220,10 @@ def t_html_attach():
         ck.eq("the page's report is the last JSON report", hrep, rep)
         ck.eq("reason", hrep["reason"], "detach")
         se = extra["series"]
-        ck.eq("samples: heap bytes, blocks", (se["heap_bytes"], se["heap_blocks"]),
-              ([0, 0], [0, 0]))
-        ck.true("two RSS measured: %s" % se["rss_kb"], all(v > 0 for v in se["rss_kb"]))
+        ck.true("two samples at least: %s" % se["ms"], len(se["ms"]) >= 2)
+        ck.eq("samples: heap bytes, blocks", (set(se["heap_bytes"]), set(se["heap_blocks"])),
+              ({0}, {0}))
+        ck.true("RSS measured: %s" % se["rss_kb"], all(v > 0 for v in se["rss_kb"]))
         ck.true("target still running", p.poll() is None)
         shutil.rmtree(d)
     finally:
@@ -322,7 +339,7 @@ def t_html_browser():
     se = extra["series"]
     ck.true("the sample's values said where it is drawn",
             "<title>t = %.3f s\nheap: 472 bytes in 1 block\nRSS: %s bytes (%.2f MiB)</title>"
-            % (se["ms"][0] / 1000, fmt(se["rss_kb"][0] * 1024), se["rss_kb"][0] / 1024) in dom)
+            % (se["ms"][-1] / 1000, fmt(se["rss_kb"][-1] * 1024), se["rss_kb"][-1] / 1024) in dom)
     _, console = browse(page, os.path.join(out, "f_basic-narrow.png"), width=380)
     ck.eq("narrow: console messages", console, [])
 

@@ -413,7 +413,7 @@ static void test_json_full(void **state)
 	got = json_of(fx);
 	assert_string_equal(got,
 "{\"version\":1,\"tool\":\"ptleak\",\"reason\":\"exit\","
-"\"target\":{\"pid\":1234,\"argv\":[\"./h_basic\",\"a \\\"b\\\"\"],\"exit\":{\"code\":0}},"
+"\"target\":{\"pid\":1234,\"argv\":[\"./h_basic\",\"a \\\"b\\\"\"],\"exit\":{\"code\":0},\"resources\":null},"
 "\"heap\":{\"in_use\":{\"bytes\":3400,\"blocks\":4},"
 "\"totals\":{\"allocs\":5,\"frees\":1,\"bytes_allocated\":1003400,\"unknown_frees\":0},"
 "\"peak\":{\"bytes\":1000000},"
@@ -432,7 +432,7 @@ static void test_json_full(void **state)
 "\"allocator\":\"realloc\",\"stack\":["
 "{\"pc\":\"0x55d0c0a01183\",\"function\":\"grow_buffer\",\"file\":\"h_basic.c\",\"line\":14,\"module\":\"" EXE "\"},"
 "{\"pc\":\"0x55d0c0a010b4\",\"function\":\"main\",\"file\":\"h_basic.c\",\"line\":36,\"module\":\"" EXE "\"}]}"
-"],\"tracked\":true,\"why\":null},\"fds\":null}\n");
+"],\"tracked\":true,\"why\":null},\"fds\":null,\"threads\":[]}\n");
 	free(got);
 }
 
@@ -783,12 +783,12 @@ static void test_all_freed(void **state)
 	t = json_of(fx);
 	assert_string_equal(t,
 "{\"version\":1,\"tool\":\"ptleak\",\"reason\":\"exit\","
-"\"target\":{\"pid\":1234,\"argv\":[\"./h_basic\",\"a \\\"b\\\"\"],\"exit\":null},"
+"\"target\":{\"pid\":1234,\"argv\":[\"./h_basic\",\"a \\\"b\\\"\"],\"exit\":null,\"resources\":null},"
 "\"heap\":{\"in_use\":{\"bytes\":0,\"blocks\":0},"
 "\"totals\":{\"allocs\":2,\"frees\":2,\"bytes_allocated\":1600,\"unknown_frees\":0},"
 "\"peak\":{\"bytes\":1600},"
 "\"summary\":{" ZERO_SUMMARY ",\"unclassified\":" ZERO "},"
-"\"records\":[],\"tracked\":true,\"why\":null},\"fds\":null}\n");
+"\"records\":[],\"tracked\":true,\"why\":null},\"fds\":null,\"threads\":[]}\n");
 	free(t);
 }
 
@@ -815,7 +815,7 @@ static void test_untracked(void **state)
 	t = json_of(fx);
 	assert_non_null(strstr(t, "\"records\":[],\"tracked\":false,\"why\":"
 		"\"no allocator function found in ./s (stripped static executable?)\"},"
-		"\"fds\":null}\n"));
+		"\"fds\":null,\"threads\":[]}\n"));
 	free(t);
 
 	/* some calls seen, some not: the records, and the line first */
@@ -884,7 +884,7 @@ static void test_reason_labels(void **state)
 "ptleak[1234]:   total heap usage:"));
 	free(t);
 	t = json_of(fx);
-	assert_non_null(strstr(t, "{\"version\":1,\"tool\":\"ptleak\",\"reason\":\"signal\",\"target\":{\"pid\":1234,\"argv\":[\"./h_basic\",\"a \\\"b\\\"\"],\"exit\":null},\"heap\":{"));
+	assert_non_null(strstr(t, "{\"version\":1,\"tool\":\"ptleak\",\"reason\":\"signal\",\"target\":{\"pid\":1234,\"argv\":[\"./h_basic\",\"a \\\"b\\\"\"],\"exit\":null,\"resources\":null},\"heap\":{"));
 	free(t);
 
 	fx->in.reason = REPORT_DETACH;
@@ -906,12 +906,12 @@ static void test_reason_labels(void **state)
 	fx->in.pid = 42;
 	fx->in.argv = NULL;
 	t = json_of(fx);
-	assert_non_null(strstr(t, "{\"version\":1,\"tool\":\"ptleak\",\"reason\":\"exit\",\"target\":{\"pid\":42,\"argv\":[],\"exit\":{\"signal\":11}},\"heap\":{"));
+	assert_non_null(strstr(t, "{\"version\":1,\"tool\":\"ptleak\",\"reason\":\"exit\",\"target\":{\"pid\":42,\"argv\":[],\"exit\":{\"signal\":11},\"resources\":null},\"heap\":{"));
 	free(t);
 	fx->in.exit_signal = 0;
 	fx->in.exit_code = 3;
 	t = json_of(fx);
-	assert_non_null(strstr(t, "\"exit\":{\"code\":3}},\"heap\":{"));
+	assert_non_null(strstr(t, "\"exit\":{\"code\":3},\"resources\":null},\"heap\":{"));
 	free(t);
 	t = text_of(fx);
 	assert_non_null(strstr(t, "ptleak[42]:     in use at exit: 1 bytes in 1 block\n"));
@@ -931,8 +931,8 @@ static void test_heap_null(void **state)
 	t = json_of(fx);
 	assert_string_equal(t,
 "{\"version\":1,\"tool\":\"ptleak\",\"reason\":\"exit\","
-"\"target\":{\"pid\":1234,\"argv\":[\"./h_basic\",\"a \\\"b\\\"\"],\"exit\":{\"code\":0}},"
-"\"heap\":null,\"fds\":null}\n");
+"\"target\":{\"pid\":1234,\"argv\":[\"./h_basic\",\"a \\\"b\\\"\"],\"exit\":{\"code\":0},\"resources\":null},"
+"\"heap\":null,\"fds\":null,\"threads\":[]}\n");
 	free(t);
 }
 
@@ -958,7 +958,7 @@ static void test_atomic_write(void **state)
 	assert_int_equal(errno, ENOENT);
 	t = read_all(path);
 	assert_true(!strncmp(t, "{\"version\":1,", 13));
-	assert_true(strlen(t) > 100 && !strcmp(t + strlen(t) - 12, "\"fds\":null}\n"));
+	assert_true(strlen(t) > 100 && !strcmp(t + strlen(t) - 25, "\"fds\":null,\"threads\":[]}\n"));
 	free(t);
 
 	/* a directory that does not exist: -1, a message, no file */
@@ -1241,7 +1241,7 @@ static void test_scanned_json(void **state)
 	assert_non_null(strstr(t,
 "{\"kind\":\"definitely_lost\",\"bytes\":30,\"blocks\":1,\"direct_bytes\":30,\"indirect_bytes\":0,"
 "\"allocator\":\"calloc\",\"stack\":["));
-	assert_non_null(strstr(t, "\"module\":null}]}],\"tracked\":true,\"why\":null},\"fds\":null}\n"));
+	assert_non_null(strstr(t, "\"module\":null}]}],\"tracked\":true,\"why\":null},\"fds\":null,\"threads\":[]}\n"));
 	assert_null(strstr(t, "still_reachable\",\"bytes"));
 	assert_null(strstr(t, "\"kind\":\"unclassified\""));
 	free(t);
@@ -1259,7 +1259,7 @@ static void test_scanned_json(void **state)
 "\"allocator\":\"malloc\",\"stack\":["
 "{\"pc\":\"0x55d0c0a01183\",\"function\":\"grow_buffer\",\"file\":\"h_basic.c\",\"line\":14,\"module\":\"" EXE "\"},"
 "{\"pc\":\"0x55d0c0a010b4\",\"function\":\"main\",\"file\":\"h_basic.c\",\"line\":36,\"module\":\"" EXE "\"}]}"
-"],\"tracked\":true,\"why\":null},\"fds\":null}\n"));
+"],\"tracked\":true,\"why\":null},\"fds\":null,\"threads\":[]}\n"));
 	free(t);
 }
 

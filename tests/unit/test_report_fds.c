@@ -251,7 +251,7 @@ static void test_untracked(void **state)
 	free(t);
 	t = json_of(fx);
 	assert_non_null(strstr(t, "\"records\":[],\"tracked\":false,\"why\":"
-		"\"no descriptor function found in ./f\"}}"));
+		"\"no descriptor function found in ./f\"},\"threads\":[]}"));
 	free(t);
 }
 
@@ -271,11 +271,11 @@ static void test_json(void **state)
 		"{\"pc\":\"0x55d0c0a010b4\",\"function\":\"main\",\"file\":\"f.c\","
 		"\"line\":20,\"module\":\"/work/f_basic\"}]},"
 		"{\"fd\":4,\"type\":\"anon\",\"target\":\"anon_inode:[eventfd]\","
-		"\"opened_by\":\"unknown\",\"stack\":[]}],\"tracked\":true,\"why\":null}}"));
+		"\"opened_by\":\"unknown\",\"stack\":[]}],\"tracked\":true,\"why\":null},\"threads\":[]}"));
 	free(j);
 	fx->in.fds = NULL;
 	j = json_of(fx);
-	assert_non_null(strstr(j, "\"fds\":null}"));
+	assert_non_null(strstr(j, "\"fds\":null,\"threads\":[]}"));
 	free(j);
 }
 

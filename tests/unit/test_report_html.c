@@ -20,6 +20,7 @@
 #include "heap.h"
 #include "report.h"
 #include "report_html.h"
+#include "timeline.h"
 #include "stacks.h"
 #include "symbols.h"
 
@@ -467,29 +468,69 @@ static void test_no_samples(void **state)
 	free(doc);
 }
 
-/* The samples ptleak keeps itself stay bounded: every other one dropped
- * when full, the last kept. */
-static void test_points_bounded(void **state)
+/* The timeline's samples as the chart's series: the stacks largest in
+ * some sample followed over time (0 where a sample did not list them),
+ * the heap unknown (--fd-only) leaves the heap out, an unknown RSS is the
+ * last known. */
+static void test_feed(void **state)
 {
-	struct html_points *p = calloc(1, sizeof(*p));
+	struct timeline *tl = timeline_new();
+	struct tl_sample sm;
 	struct html_series se;
-	size_t i;
+	struct html_feed f;
+	uint32_t pk_ids[2] = { 7, 9 };
+	uint64_t pk_bytes[2] = { 500, 100 };
 
 	(void)state;
-	assert_non_null(p);
-	for (i = 0; i <= HTML_POINTS_MAX; i++)
-		html_points_add(p, i, 2 * i, 3 * i, 4 * i);
-	assert_int_equal(p->n, HTML_POINTS_MAX / 2 + 1);
-	assert_int_equal(p->ms[0], 1);
-	assert_int_equal(p->ms[1], 3);
-	assert_int_equal(p->ms[HTML_POINTS_MAX / 2 - 1], HTML_POINTS_MAX - 1);
-	assert_int_equal(p->ms[HTML_POINTS_MAX / 2], HTML_POINTS_MAX);
-	assert_int_equal(p->rss_kb[HTML_POINTS_MAX / 2], 4 * HTML_POINTS_MAX);
-	html_points_series(p, &se);
-	assert_int_equal(se.n, HTML_POINTS_MAX / 2 + 1);
-	assert_ptr_equal(se.heap_blocks, p->heap_blocks);
+	memset(&sm, 0, sizeof(sm));
+	sm.ms = 100; sm.heap_bytes = 600; sm.heap_blocks = 2; sm.rss_kb = 1000;
+	sm.ntop = 2; sm.top_stack[0] = 7; sm.top_bytes[0] = 500;
+	sm.top_stack[1] = 9; sm.top_bytes[1] = 100;
+	timeline_add(tl, &sm, 0);
+	timeline_set_peak(tl, 100, 600, pk_ids, pk_bytes, 2);
+	sm.ms = 200; sm.heap_bytes = 300; sm.heap_blocks = 1; sm.rss_kb = TL_UNKNOWN;
+	sm.ntop = 1; sm.top_stack[0] = 9; sm.top_bytes[0] = 300;
+	timeline_add(tl, &sm, 1);
+
+	assert_int_equal(html_feed_series(tl, &se, &f), 0);
+	assert_int_equal(se.n, 2);
+	assert_int_equal(se.ms[0], 100);
+	assert_int_equal(se.ms[1], 200);
+	assert_int_equal(se.heap_bytes[1], 300);
+	assert_int_equal(se.heap_blocks[0], 2);
+	assert_int_equal(se.rss_kb[0], 1000);
+	assert_int_equal(se.rss_kb[1], 1000);
+	/* 7 peaked at 500, 9 at 300: in that order */
+	assert_int_equal(se.nstacks, 2);
+	assert_int_equal(se.stack_ids[0], 7);
+	assert_int_equal(se.stack_ids[1], 9);
+	assert_int_equal(se.stack_bytes[0 * 2 + 0], 500);
+	assert_int_equal(se.stack_bytes[0 * 2 + 1], 100);
+	assert_int_equal(se.stack_bytes[1 * 2 + 0], 0);
+	assert_int_equal(se.stack_bytes[1 * 2 + 1], 300);
+	assert_int_equal(se.npeak, 2);
+	assert_int_equal(se.peak_ms, 100);
+	assert_int_equal(se.peak_ids[0], 7);
+	assert_int_equal(se.peak_bytes[1], 100);
+	html_feed_free(&f);
+
+	/* --fd-only: no heap figures, no stacks */
+	timeline_reset(tl);
+	memset(&sm, 0, sizeof(sm));
+	sm.ms = 50; sm.heap_bytes = sm.heap_blocks = TL_UNKNOWN; sm.rss_kb = 10;
+	timeline_add(tl, &sm, 1);
+	assert_int_equal(html_feed_series(tl, &se, &f), 0);
+	assert_int_equal(se.n, 1);
+	assert_null(se.heap_bytes);
+	assert_null(se.heap_blocks);
 	assert_int_equal(se.nstacks, 0);
-	free(p);
+	assert_int_equal(se.rss_kb[0], 10);
+	html_feed_free(&f);
+
+	assert_int_equal(html_feed_series(NULL, &se, &f), 0);
+	assert_int_equal(se.n, 0);
+	html_feed_free(&f);
+	timeline_delete(tl);
 }
 
 /* An unwritable --html: -1 with a message, the --json still written. */
@@ -512,7 +553,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_sources, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_escaping, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_no_samples, setup, teardown),
-		cmocka_unit_test(test_points_bounded),
+		cmocka_unit_test(test_feed),
 		cmocka_unit_test_setup_teardown(test_unwritable, setup, teardown),
 	};
 
