@@ -1,0 +1,105 @@
+# Every output at once (issue 11: "each option works ... together with the
+# others"): one run of t_timeline with -o, --json, --html, --timeline,
+# --events, --folded, --live, --pprof and --xml, launched and attached.
+# Exec'd in run.py's namespace; uses the checks of cases_timeline.py,
+# cases_html.py and cases_vgcompat.py.
+
+import gzip
+
+
+def all_outputs(d):
+    """The option list writing every output into directory D, and the
+    paths by name."""
+    p = {n: os.path.join(d, f) for n, f in (
+        ("html", "r.html"), ("timeline", "t.csv"), ("events", "e.csv"),
+        ("folded", "f.folded"), ("pprof", "p.pb.gz"), ("xml", "r.xml"))}
+    opts = ["--html", p["html"], "--timeline", p["timeline"], "--interval", "50",
+            "--events", p["events"], "--folded", p["folded"], "--live",
+            "--pprof", p["pprof"], "--xml=yes", "--xml-file=" + p["xml"]]
+    return opts, p
+
+
+def check_all_outputs(ck, p, rep, min_rows):
+    """Every file at P agrees with JSON report REP."""
+    tl_check_timeline(ck, tl_rows(p["timeline"]), rep, min_rows)
+    tl_check_events(ck, p["events"], rep, TL_NAME)
+    tl_check_folded(ck, p["folded"], rep, TL_NAME)
+    tl_check_threads(ck, rep, TL_NAME)
+    _, hrep, extra = html_data(p["html"])
+    ck.eq("the page's report is the JSON report", hrep, rep)
+    se = extra["series"]
+    ck.eq("the page's last sample: heap bytes, blocks",
+          (se["heap_bytes"][-1], se["heap_blocks"][-1]),
+          (rep["heap"]["in_use"]["bytes"], rep["heap"]["in_use"]["blocks"]))
+    ck.eq("the page's samples are the timeline's last ones",
+          se["heap_bytes"][-3:], [r[1] for r in tl_rows(p["timeline"])][-3:])
+    _, errs = vg_xml_errors(p["xml"])
+    kinds = {"definitely_lost": "Leak_DefinitelyLost", "indirectly_lost": "Leak_IndirectlyLost",
+             "possibly_lost": "Leak_PossiblyLost", "still_reachable": "Leak_StillReachable"}
+    # (the harness gives --show-reachable: still reachable records listed)
+    ck.eq("the XML's errors are the JSON's records (kind, bytes, blocks)",
+          sorted((k, b, n) for k, b, n, _, _ in errs),
+          sorted((kinds[r["kind"]], r["bytes"], r["blocks"]) for r in rep["heap"]["records"]
+                 if r["kind"] in kinds))
+    with open(p["pprof"], "rb") as f:
+        raw = gzip.decompress(f.read())
+    ck.true("the pprof file is a gzip'd profile (%d bytes)" % len(raw), len(raw) > 100)
+
+
+@case("together_launch", engines=True)
+def t_together_launch():
+    """t_timeline launched with every output: each file agrees with the
+    JSON report, --live's lines on stderr only, the text report in -o."""
+    tgt = need_target(TL_NAME)
+    ck = Check()
+    with tempfile.TemporaryDirectory() as d:
+        opts, p = all_outputs(d)
+        r = ptleak([tgt], opts=opts, want_text=True)
+        ck.eq("exit status", r.rc, 0)
+        ck.eq("stdout", r.stdout, "done\n")
+        ck.true("stderr: --live's lines only: %s" % short(r.stderr),
+                all(l.startswith("ptleak: ") and " heap " in l
+                    for l in r.stderr.splitlines()))
+        rep = need_json(r)
+        check_all_outputs(ck, p, rep, 6)
+        ck.true("the text report's LEAK SUMMARY", "LEAK SUMMARY:" in r.text)
+        ck.eq("files left", sorted(os.listdir(d)),
+              ["e.csv", "f.folded", "p.pb.gz", "r.html", "r.xml", "t.csv"])
+    ck.done()
+
+
+@case("together_attach", engines=True)
+def t_together_attach():
+    """t_timeline attached (it waits for a line on stdin before working)
+    with every output: at the detach, each file agrees with the JSON."""
+    tgt = need_target(TL_NAME)
+    ck = Check()
+    d = tempfile.mkdtemp(prefix="ptleak-all.")
+    p = subprocess.Popen([tgt, "wait"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE, env=target_env(), start_new_session=True,
+                         preexec_fn=_child_setup)
+    out = Lines(p.stdout)
+    at = None
+    try:
+        out.expect("ready")
+        opts, paths = all_outputs(d)
+        at = Attached(p.pid, opts, d=d)
+        p.stdin.write(b"go\n")
+        p.stdin.flush()
+        out.expect("done", 30)
+        at.signal(signal.SIGINT)
+        ck.eq("ptleak's exit status", at.wait(), 0)
+        rep = at.report(1)
+        ck.eq("reason", rep["reason"], "detach")
+        check_all_outputs(ck, paths, rep, 6)
+        p.stdin.write(b"quit\n")
+        p.stdin.flush()
+        ck.eq("target's exit status", p.wait(timeout=20), 0)
+    finally:
+        if at:
+            at.kill()
+        if p.poll() is None:
+            _kill_group(p.pid)
+            p.wait()
+        shutil.rmtree(d, ignore_errors=True)
+    ck.done()
