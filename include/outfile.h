@@ -15,6 +15,7 @@
 #define PTLEAK_OUTFILE_H
 
 #include <stdio.h>
+#include <sys/types.h>
 
 /*
  * Is PATH a name to write to?  Refuses an empty name, a name ending in
@@ -45,5 +46,12 @@ int outfile_open(struct outfile *of, const char *path);
 /* Close OF and, unless in place, rename it onto its destination: 0, or -1
  * (message, the temporary file removed). */
 int outfile_commit(struct outfile *of);
+
+/*
+ * The file name of process PID's report for NAME (-o, --json): every
+ * "%p" replaced by PID; with none, a CHILD process (-f) gets NAME.PID.
+ * Allocated (the caller frees it).
+ */
+char *outfile_pid_name(const char *name, pid_t pid, int child);
 
 #endif

@@ -20,7 +20,7 @@
 #include "suppress.h"
 #include "symbols.h"
 
-enum report_reason { REPORT_EXIT, REPORT_SIGNAL, REPORT_DETACH };
+enum report_reason { REPORT_EXIT, REPORT_SIGNAL, REPORT_DETACH, REPORT_EXEC };
 
 /* When the counts of a report hold: "now", "at detach", "at exit"
  * ("in use now", "open at exit"). */

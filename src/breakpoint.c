@@ -93,6 +93,27 @@ static void insert(struct bpset *s, struct bp *bp)
 	s->count++;
 }
 
+int bpset_clone(struct bpset *dst, const struct bpset *src, pid_t pid)
+{
+	unsigned i;
+
+	if (bpset_init(dst, pid))
+		return -1;
+	memcpy(dst->pages, src->pages, sizeof(dst->pages));
+	dst->npages = src->npages;
+	dst->trampoline = src->trampoline;
+	for (i = 0; i < src->cap; i++) {
+		struct bp *bp;
+
+		if (!src->tab[i])
+			continue;
+		bp = xmalloc(sizeof(*bp));
+		*bp = *src->tab[i];
+		insert(dst, bp);
+	}
+	return 0;
+}
+
 static void map_args(uint64_t *args, uint64_t hint)
 {
 	args[0] = hint;

@@ -168,3 +168,37 @@ int outfile_commit(struct outfile *of)
 		return error("cannot write %s: %s", of->path, strerror(err));
 	return 0;
 }
+
+/*
+ * -f's file names: every "%p" of NAME is PID, as valgrind's --log-file;
+ * without one, CHILD (not the first process) appends ".PID", so that no
+ * two processes write one file.  (The valgrind option's %q{VAR} is
+ * another helper's.)
+ */
+char *outfile_pid_name(const char *name, pid_t pid, int child)
+{
+	char num[16], *out, *o;
+	const char *p;
+	size_t n = 0;
+	int subst = 0;
+
+	snprintf(num, sizeof(num), "%d", (int)pid);
+	for (p = name; *p; p++)
+		if (p[0] == '%' && p[1] == 'p')
+			subst++;
+	out = o = xmalloc(strlen(name) + (subst + 1) * (strlen(num) + 1) + 1);
+	for (p = name; *p; p++) {
+		if (p[0] == '%' && p[1] == 'p') {
+			n = strlen(num);
+			memcpy(o, num, n);
+			o += n;
+			p++;
+			continue;
+		}
+		*o++ = *p;
+	}
+	*o = '\0';
+	if (!subst && child)
+		sprintf(o, ".%s", num);
+	return out;
+}

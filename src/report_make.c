@@ -12,6 +12,7 @@
 #include "arch.h"
 #include "fdprobe.h"
 #include "memio.h"
+#include "proctree.h"
 #include "roots.h"
 #include "session.h"
 #include "symbols.h"
@@ -32,7 +33,7 @@ static void namer(void *ctx, uint64_t pc, int caller, struct frame_info *out)
 static void coverage_view(struct session *S, pid_t via, int fd_err,
 			  struct cov_view *v)
 {
-	struct proc *P = &S->proc;
+	struct proc *P = S->proc;
 	uint64_t w;
 
 	memset(v, 0, sizeof(*v));
@@ -59,7 +60,7 @@ static void coverage_view(struct session *S, pid_t via, int fd_err,
 int report_make(struct session *S, enum report_reason reason, pid_t via,
 		const struct arch_regs *regs, unsigned nregs, int reg_roots)
 {
-	struct proc *P = &S->proc;
+	struct proc *P = S->proc;
 	struct symbolizer *s = sym_open(via);
 	struct scan_block *classes = NULL;
 	struct report_result res = { 0 };
@@ -95,9 +96,9 @@ int report_make(struct session *S, enum report_reason reason, pid_t via,
 	}
 	coverage_view(S, via, fd_err, &cv);
 	if (in.heap)
-		in.heap_untracked = cov_heap_why(&S->cov, &cv, hwhy, sizeof(hwhy));
+		in.heap_untracked = cov_heap_why(&S->proc->cov, &cv, hwhy, sizeof(hwhy));
 	if (in.fds)
-		in.fds_untracked = cov_fds_why(&S->cov, &cv, fwhy, sizeof(fwhy));
+		in.fds_untracked = cov_fds_why(&S->proc->cov, &cv, fwhy, sizeof(fwhy));
 	in.stacks = P->stacks;
 	in.depth = S->o->depth;
 	in.namer = namer;
@@ -139,12 +140,23 @@ int report_make(struct session *S, enum report_reason reason, pid_t via,
 		warning("stacks are shown as addresses only");
 	if (debug_die_on_report)
 		die("debug: a fatal error in the report (PTLEAK_DEBUG=die-on-report)");
-	ret = report_write(&in, S->text, S->o->json, &res);
+	ret = report_write(&in, P->text, P->json, &res);
 	if (ret)
 		S->report_failed = 1;
-	S->lost_bytes = res.lost_bytes;
-	S->leaked_fds = res.leaked_fds;
-	S->untracked = res.untracked;
+	if (reason == REPORT_EXEC) {
+		/* the old image's, for good */
+		P->exec_lost_bytes += res.lost_bytes;
+		P->exec_leaked_fds += res.leaked_fds;
+		P->lost_bytes = P->leaked_fds = 0;
+		S->untracked_any |= res.untracked;
+	} else {
+		P->lost_bytes = res.lost_bytes;
+		P->leaked_fds = res.leaked_fds;
+		P->untracked = res.untracked;
+	}
+	if (S->tree)
+		proctree_leaks(S->tree, P->row, P->lost_bytes + P->exec_lost_bytes,
+			       P->leaked_fds + P->exec_leaked_fds);
 	free(classes);
 	sym_close(s);
 	return ret;
@@ -156,7 +168,7 @@ int report_make_exit(struct session *S, const struct task *thread)
 	struct arch_regs r;
 
 	if (!thread || arch_get_regs(thread->tid, &r))
-		return report_make(S, REPORT_EXIT, S->proc.mem_pid, NULL, 0, 0);
+		return report_make(S, REPORT_EXIT, S->proc->mem_pid, NULL, 0, 0);
 	return report_make(S, REPORT_EXIT, thread->tid, &r, 1, 0);
 }
 
@@ -169,11 +181,11 @@ int report_make_live(struct session *S, enum report_reason reason)
 	int ret;
 
 	recs_settle(S);		/* no record half written */
-	for_each_task(S, i, t)
+	for_each_proc_task(S, i, t)
 		if (t->role == ROLE_THREAD && t->held &&
 		    !arch_get_regs(t->tid, &regs[n]))
 			n++;
-	ret = report_make(S, reason, S->proc.mem_pid, regs, n, 1);
+	ret = report_make(S, reason, S->proc->mem_pid, regs, n, 1);
 	free(regs);
 	return ret;
 }
