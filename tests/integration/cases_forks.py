@@ -1,0 +1,410 @@
+# Process trees (-f, --follow-forks): every child traced from its first
+# instruction with its own report, the tree summary, %p and .PID file
+# names, exec reports, the exit status over every process.  Exec'd in
+# run.py's namespace.  The target is p_tree (tests/targets/p_tree.c):
+# every process leaks a known number of bytes through leak() (@leak).
+
+
+class Tree:
+    """ptleak -f [OPTS] ARGS with -o DIR/r.txt and --json DIR/r.json
+    (names given by TEXT and JSON, %p allowed): the text and JSON reports
+    of every process by pid, the first process's pid."""
+
+    def __init__(self, args, opts=(), text="r.txt", json_name="r.json", env=None,
+                 timeout=None):
+        need_ptleak()
+        self.d = tempfile.mkdtemp(prefix="ptleak-ff.")
+        cmd = ptleak_cmd() + ["-f"] + list(opts) + [
+            "-o", os.path.join(self.d, text), "--json", os.path.join(self.d, json_name)] + list(args)
+        self.rc, self.stdout, self.stderr = run_cmd(cmd, timeout, env)
+        self.texts, self.jsons = {}, {}
+
+        def pattern(name):
+            return re.escape(name).replace("%p", r"\d+") + r"(\.\d+)?"
+        for f in os.listdir(self.d):
+            path = os.path.join(self.d, f)
+            with open(path, encoding="utf-8", errors="replace") as fh:
+                data = fh.read()
+            if re.fullmatch(pattern(text), f):
+                self.texts[f] = data
+            elif not re.fullmatch(pattern(json_name), f):
+                raise Fail("unexpected file %s" % f)
+            else:
+                try:
+                    self.jsons[f] = check_shape(json.loads(data))
+                except ValueError as e:
+                    raise Fail("%s is not JSON: %s" % (f, e))
+        shutil.rmtree(self.d, ignore_errors=True)
+
+    def by_pid(self):
+        """{pid: JSON report} (the last report of each process)."""
+        return {rep["target"]["pid"]: rep for rep in self.jsons.values()}
+
+    def first_text(self, name="r.txt"):
+        if name not in self.texts:
+            raise Fail("no text report %s (files: %s; stderr: %s)" % (
+                name, sorted(self.texts), short(self.stderr)))
+        return self.texts[name]
+
+
+def lost(rep):
+    s = rep["heap"]["summary"]
+    return s["definitely_lost"]["bytes"]
+
+
+def tree_rows(text):
+    """[(depth, pid, command, status, lost bytes, fds)] of the tree summary."""
+    rows, inside = [], False
+    for pid, c in report_lines(text):
+        if re.match(r"PROCESS TREE: \d+ process", c):
+            inside = True
+            continue
+        if not inside:
+            continue
+        m = re.match(r"  ( *)(\d+) (.*): (exit \d+|killed by signal \d+|running|let go), "
+                     r"lost ([\d,]+) bytes, (\d+) fds?$", c)
+        if not m:
+            continue
+        rows.append((len(m.group(1)) // 2, int(m.group(2)), m.group(3), m.group(4),
+                     int(m.group(5).replace(",", "")), int(m.group(6))))
+    return rows
+
+
+def check_leak_record(ck, pid, rep, nbytes):
+    """REP's one record: NBYTES definitely lost, allocated by malloc in leak()."""
+    recs = rep["heap"]["records"]
+    lostrecs = [r for r in recs if r["kind"] == "definitely_lost"]
+    ck.eq("process %d: definitely lost records (bytes, blocks)" % pid,
+          [(r["bytes"], r["blocks"]) for r in lostrecs], [(nbytes, 1)] if nbytes else [])
+    for r in lostrecs:
+        ck.eq("process %d: allocator" % pid, r["allocator"], "malloc")
+        fr = r["stack"][0] if r["stack"] else {}
+        ck.eq("process %d: first frame" % pid, (fr.get("function"), fr.get("file"), fr.get("line")),
+              ("leak", "p_tree.c", line("p_tree", "leak")))
+
+
+@case("forks_tree", engines=True)
+def t_forks_tree():
+    """fork, vfork + exec, posix_spawn and system(): 5 processes, each
+    with its own text and JSON report (NAME.PID for the children), each
+    leak exact and named; the children's fd leak; the tree summary at the
+    end of the first process's text report lists all five with their
+    command line, exit status and leaks; the output is the native one."""
+    tgt = need_target("p_tree")
+    t = Tree([tgt, "tree"])
+    ck = Check()
+    nrc, nout, _ = native("p_tree", ["tree"])
+    ck.eq("stdout (vs native)", t.stdout, nout)
+    ck.eq("exit status", t.rc, 0)
+    reps = t.by_pid()
+    ck.eq("JSON reports", len(reps), 5)
+    first = t.jsons.get("r.json")
+    if not first:
+        raise Fail("no r.json: %s" % sorted(t.jsons))
+    fpid = first["target"]["pid"]
+    ck.eq("files", sorted(t.jsons), sorted(["r.json"] + ["r.json.%d" % p for p in reps if p != fpid]))
+    ck.eq("text files", sorted(t.texts), sorted(["r.txt"] + ["r.txt.%d" % p for p in reps if p != fpid]))
+    want = {  # argv -> (lost, exit)
+        (tgt, "tree"): None,
+        ("p_tree", "leaf", "300", "3"): (300, {"code": 3}),
+        ("p_tree", "leaf", "400", "0"): (400, {"code": 0}),
+        (tgt, "leaf", "500", "0"): (500, {"code": 0}),
+    }
+    got_argv = sorted(tuple(r["target"]["argv"]) for r in reps.values())
+    ck.eq("argv of the processes", got_argv,
+          sorted([(tgt, "tree"), (tgt, "tree"), ("p_tree", "leaf", "300", "3"),
+                  ("p_tree", "leaf", "400", "0"), (tgt, "leaf", "500", "0")]))
+    for pid, rep in reps.items():
+        argv = tuple(rep["target"]["argv"])
+        ck.eq("process %d: reason" % pid, rep["reason"], "exit")
+        if pid == fpid:
+            check_leak_record(ck, pid, rep, 100)
+            ck.eq("first process's fds", rep["fds"]["records"], [])
+        elif argv == (tgt, "tree"):
+            # the fork child: 200 bytes, fd 3 on /dev/null
+            check_leak_record(ck, pid, rep, 200)
+            ck.eq("fork child: exit", rep["target"]["exit"], {"code": 0})
+            fds = [(f["fd"], f["target"], f["opened_by"],
+                    f["stack"][0]["function"] if f["stack"] else None,
+                    f["stack"][0]["line"] if f["stack"] else None)
+                   for f in rep["fds"]["records"]]
+            ck.eq("fork child: fds", fds, [(3, "/dev/null", "open", "tree", line("p_tree", "child_fd"))])
+        elif argv in want and want[argv]:
+            check_leak_record(ck, pid, rep, want[argv][0])
+            ck.eq("process %d: exit" % pid, rep["target"]["exit"], want[argv][1])
+            ck.eq("process %d: fds" % pid, rep["fds"]["records"], [])
+    text = t.first_text()
+    rows = tree_rows(text)
+    bypid = {r[1]: r for r in rows}
+    ck.eq("tree: pids", sorted(bypid), sorted(reps))
+    ck.true("tree summary is the text's end: %s" % short(text[-300:]),
+            re.search(r"PROCESS TREE: 5 processes\n(ptleak\[\d+\]:   .*\n){5}$", text))
+    for pid, rep in reps.items():
+        if pid not in bypid:
+            continue
+        depth, _, cmd, status, lb, fds = bypid[pid]
+        ck.eq("tree row %d: depth" % pid, depth, 0 if pid == fpid else 1)
+        ck.eq("tree row %d: command" % pid, cmd, " ".join(rep["target"]["argv"]))
+        ex = rep["target"]["exit"]
+        ck.eq("tree row %d: status" % pid, status, "exit %d" % ex["code"])
+        ck.eq("tree row %d: lost" % pid, lb, lost(rep))
+        ck.eq("tree row %d: fds" % pid, fds, len(rep["fds"]["records"]))
+    # system(): sh execs p_tree; the sh image is reported first
+    sys_pid = [p for p, r in reps.items() if tuple(r["target"]["argv"]) == (tgt, "leaf", "500", "0")]
+    if sys_pid:
+        st = t.texts.get("r.txt.%d" % sys_pid[0], "")
+        ck.eq("system() child: its reports", re.findall(r"report \d+ at (\w+),", st), ["exec", "exit"])
+    ck.done()
+
+
+@case("forks_pid_names")
+def t_forks_pid_names():
+    """%p in -o and --json is each process's pid, the first one's too;
+    no file without it."""
+    tgt = need_target("p_tree")
+    t = Tree([tgt, "killed"], text="t.%p.txt", json_name="j.%p.json")
+    ck = Check()
+    reps = t.by_pid()
+    ck.eq("processes", len(reps), 2)
+    ck.eq("JSON files", sorted(t.jsons), sorted("j.%d.json" % p for p in reps))
+    ck.eq("text files", sorted(t.texts), sorted("t.%d.txt" % p for p in reps))
+    ck.done()
+
+
+@case("forks_killed_child", engines=True)
+def t_forks_killed_child():
+    """A child killed by a signal (SIGSEGV's default action): its report
+    with its 700 bytes and exit {"signal": 11}; the tree says so; the
+    parent leaks nothing, yet --error-exitcode counts the child's leak."""
+    tgt = need_target("p_tree")
+    t = Tree([tgt, "killed"], opts=["--error-exitcode=9"])
+    ck = Check()
+    ck.eq("stdout", t.stdout, "child: signal 11\n")
+    ck.eq("exit status (--error-exitcode: the child's leak)", t.rc, 9)
+    reps = t.by_pid()
+    fpid = t.jsons["r.json"]["target"]["pid"] if "r.json" in t.jsons else None
+    ck.eq("processes", len(reps), 2)
+    for pid, rep in reps.items():
+        if pid == fpid:
+            check_leak_record(ck, pid, rep, 0)
+            ck.eq("parent exit", rep["target"]["exit"], {"code": 0})
+        else:
+            check_leak_record(ck, pid, rep, 700)
+            ck.eq("child exit", rep["target"]["exit"], {"signal": 11})
+    rows = tree_rows(t.first_text())
+    ck.eq("tree", [(d, s, lb) for d, _, _, s, lb, _ in rows],
+          [(0, "exit 0", 0), (1, "killed by signal 11", 700)])
+    ck.done()
+
+
+@case("forks_error_exitcode_without_f")
+def t_forks_error_exitcode_without_f():
+    """Without -f the child is not traced: its leak does not count, the
+    parent leaks nothing, the status is the target's (0), one report."""
+    tgt = need_target("p_tree")
+    r = ptleak([tgt, "killed"], opts=["--error-exitcode=9"], want_text=True)
+    ck = Check()
+    ck.eq("exit status", r.rc, 0)
+    ck.eq("reports", len(re.findall(r"report \d+ at", r.text or "")), 1)
+    ck.true("no tree summary", "PROCESS TREE" not in (r.text or ""))
+    ck.done()
+
+
+@case("forks_orphan", engines=True)
+def t_forks_orphan():
+    """A child that outlives its parent: ptleak reports the parent at its
+    exit, goes on tracing the child, reports its 600 bytes when it exits,
+    then the tree; the status is the parent's."""
+    tgt = need_target("p_tree")
+    t = Tree([tgt, "orphan"])
+    ck = Check()
+    ck.eq("exit status", t.rc, 0)
+    reps = t.by_pid()
+    ck.eq("processes", len(reps), 2)
+    fpid = t.jsons["r.json"]["target"]["pid"]
+    for pid, rep in reps.items():
+        check_leak_record(ck, pid, rep, 100 if pid == fpid else 600)
+    rows = tree_rows(t.first_text())
+    ck.eq("tree", [(d, s, lb) for d, _, _, s, lb, _ in rows],
+          [(0, "exit 0", 100), (1, "exit 0", 600)])
+    ck.done()
+
+
+@case("forks_daemon", engines=True)
+def t_forks_daemon():
+    """Double fork + setsid: the daemon (grandchild) is traced to its end
+    and reported (800 bytes); ptleak exits after it, nothing left traced."""
+    tgt = need_target("p_tree")
+    with tempfile.TemporaryDirectory(prefix="ptleak-ff.") as d:
+        out = os.path.join(d, "out")
+        env = dict(target_env(), P_TREE_OUT=out)
+        t = Tree([tgt, "daemon"], env=env)
+        ck = Check()
+        ck.eq("exit status", t.rc, 0)
+        ck.true("the daemon finished before ptleak exited", os.path.exists(out))
+    reps = t.by_pid()
+    ck.eq("processes", len(reps), 3)
+    rows = tree_rows(t.first_text())
+    ck.eq("tree", [(d, s, lb) for d, _, _, s, lb, _ in rows],
+          [(0, "exit 0", 0), (1, "exit 0", 0), (2, "exit 0", 800)])
+    ck.done()
+
+
+def bomb_expect(n, depth=0):
+    """[(depth, lost)] of p_tree bomb N, in the tree's order."""
+    left = (n - 1) // 2
+    right = n - 1 - left
+    out = [(depth, 10 * (depth + 1))]
+    if left > 0:
+        out += bomb_expect(left, depth + 1)
+    if right > 0:
+        out += bomb_expect(right, depth + 1)
+    return out
+
+
+@case("forks_bomb", engines=True)
+def t_forks_bomb():
+    """A fork bomb bounded at 200 processes (a binary tree, up to 8
+    deep), each leaking 10 x (its depth + 1) bytes: 200 reports, each
+    exact, the tree summary in order with every process's leak."""
+    tgt = need_target("p_tree")
+    t = Tree([tgt, "bomb", "200"], opts=["-q"], timeout=max(TIMEOUT, 240))
+    ck = Check()
+    ck.eq("exit status", t.rc, 0)
+    reps = t.by_pid()
+    ck.eq("reports", len(reps), 200)
+    rows = tree_rows(t.first_text())
+    want = bomb_expect(200)
+    ck.eq("tree (depth, lost)", [(d, lb) for d, _, _, _, lb, _ in rows], want)
+    ck.eq("total lost", sum(lost(r) for r in reps.values()), sum(lb for _, lb in want))
+    bad = [p for p, r in reps.items() if [x["bytes"] for x in r["heap"]["records"]
+                                          if x["kind"] == "definitely_lost"] != [lost(r)]]
+    ck.eq("processes whose leak is not one record", bad, [])
+    ck.done()
+
+
+@case("forks_busy_thread", engines=True)
+def t_forks_busy_thread():
+    """A thread allocates without pause while the main thread forks 20
+    children (a fork may come while that thread is inside malloc): every
+    child reports exactly its 64 bytes, the parent nothing lost."""
+    tgt = need_target("p_tree")
+    t = Tree([tgt, "busyfork"])
+    ck = Check()
+    ck.eq("exit status", t.rc, 0)
+    ck.eq("stdout", t.stdout, "busyfork: 0\n")
+    reps = t.by_pid()
+    ck.eq("processes", len(reps), 21)
+    fpid = t.jsons["r.json"]["target"]["pid"]
+    for pid, rep in reps.items():
+        check_leak_record(ck, pid, rep, 0 if pid == fpid else 64)
+    ck.done()
+
+
+@case("forks_pipeline")
+def t_forks_pipeline():
+    """sh -c 'a | b | c' under -f: the output is the native one, every
+    process of the pipeline is in the tree."""
+    ck = Check()
+    script = "printf 'pear\\napple\\nfig\\n' | sort | tr a-z A-Z"
+    t = Tree(["/bin/sh", "-c", script], opts=["-q"])
+    nrc, nout, _ = run_cmd(["/bin/sh", "-c", script])
+    ck.eq("stdout (vs native)", t.stdout, nout)
+    ck.eq("exit status", t.rc, nrc)
+    rows = tree_rows(t.first_text())
+    cmds = sorted(c for _, _, c, _, _, _ in rows)
+    ck.true("tree has sort and tr: %s" % cmds,
+            any(c.startswith("sort") for c in cmds) and any(c.startswith("tr ") for c in cmds))
+    ck.eq("every process exited 0", [s for _, _, _, s, _, _ in rows], ["exit 0"] * len(rows))
+    ck.done()
+
+
+@case("forks_make")
+def t_forks_make():
+    """make -j2 on a small project under -f: the same output and files as
+    without ptleak."""
+    ck = Check()
+    mk = ("all: a.out b.out c.out\n\t@cat a.out b.out c.out\n"
+          "%.out: %.in\n\t@tr a-z A-Z < $< > $@\n")
+
+    def project(d):
+        with open(os.path.join(d, "Makefile"), "w") as f:
+            f.write(mk)
+        for n in "abc":
+            with open(os.path.join(d, n + ".in"), "w") as f:
+                f.write("file %s\n" % n)
+
+    with tempfile.TemporaryDirectory(prefix="ptleak-ff.") as d1, \
+            tempfile.TemporaryDirectory(prefix="ptleak-ff.") as d2:
+        project(d1)
+        project(d2)
+        rc, out, err = run_cmd(ptleak_cmd() + ["-f", "-q", "-o", os.path.join(d1, "r.txt"),
+                                               "make", "-s", "-j2", "-C", d1])
+        nrc, nout, _ = run_cmd(["make", "-s", "-j2", "-C", d2])
+        ck.eq("exit status", rc, nrc)
+        ck.eq("stdout (vs native)", out.replace(d1, "D"), nout.replace(d2, "D"))
+        for n in "abc":
+            with open(os.path.join(d1, n + ".out")) as f:
+                ck.eq(n + ".out", f.read(), "FILE %s\n" % n.upper())
+        with open(os.path.join(d1, "r.txt")) as f:
+            rows = tree_rows(f.read())
+        ck.true("make and its 4 shells (or commands) in the tree: %d rows" % len(rows),
+                len(rows) >= 5)
+    ck.done()
+
+
+@case("exec_report")
+def t_exec_report():
+    """Without -f, the launched program execs: its image is reported
+    first (reason exec, scanned: its 100 bytes definitely lost, named),
+    then the new image's at exit (900 bytes) under the same pid."""
+    tgt = need_target("p_tree")
+    r = ptleak([tgt, "execself"], want_text=True)
+    ck = Check()
+    ck.eq("exit status", r.rc, 0)
+    rep = need_json(r)
+    ck.eq("JSON: the last report's reason", rep["reason"], "exit")
+    ck.eq("JSON: argv", rep["target"]["argv"], ["p_tree", "leaf", "900", "0"])
+    check_leak_record(ck, rep["target"]["pid"], rep, 900)
+    text = r.text or ""
+    ck.eq("reports", re.findall(r"report \d+ at (\w+),", text), ["exec", "exit"])
+    first = text[:text.index("report 2 at exit")] if "report 2 at exit" in text else text
+    ck.true("exec report: 100 bytes definitely lost in leak(): %s" % short(first),
+            re.search(r"100 bytes in 1 block are definitely lost in loss record 1 of \d+"
+                      r"( \(age [^)]*\))?\nptleak\[\d+\]:    at 0x[0-9a-f]+: malloc .*\n"
+                      r"ptleak\[\d+\]:    by 0x[0-9a-f]+: leak \(p_tree.c:%d\)" % line("p_tree", "leak"),
+                      first))
+    ck.done()
+
+
+@case("forks_attach", engines=["breakpoints"])
+def t_forks_attach():
+    """-p PID -f: a child forked after the attach is followed (its 250
+    bytes reported in r.json.PID); the tree lists both."""
+    tgt = need_target("p_tree")
+    p = subprocess.Popen([tgt, "attachfork"], stdin=subprocess.DEVNULL,
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=target_env())
+    ck = Check()
+    try:
+        out = Lines(p.stdout)
+        out.expect("ready", 20)
+        a = Attached(p.pid, ["-f"])
+        p.send_signal(signal.SIGUSR2)
+        ck.eq("ptleak's exit status", a.wait(60), 0)
+        p.wait(20)
+        files = sorted(os.listdir(a.d))
+        kids = [f for f in files if re.fullmatch(r"r\.json\.\d+", f)]
+        ck.eq("one child's JSON report: %s" % files, len(kids), 1)
+        for f in kids:
+            with open(os.path.join(a.d, f)) as fh:
+                rep = check_shape(json.load(fh))
+            check_leak_record(ck, rep["target"]["pid"], rep, 250)
+        with open(a.txt) as fh:
+            rows = tree_rows(fh.read())
+        ck.eq("tree (depth, status, lost)", [(d, s, lb) for d, _, _, s, lb, _ in rows],
+              [(0, "exit 0", 0), (1, "exit 0", 250)])
+    finally:
+        if p.poll() is None:
+            p.kill()
+            p.wait()
+    ck.done()
