@@ -408,3 +408,43 @@ def t_forks_attach():
             p.kill()
             p.wait()
     ck.done()
+
+
+@case("forks_sigterm_detach", engines=True)
+def t_forks_sigterm_detach():
+    """SIGTERM to ptleak -f while three children run (allocating): every
+    process gets its report (reason detach) and is let go: no child is
+    left traced or stopped after ptleak exits, all finish normally."""
+    tgt = need_target("p_tree")
+    need_ptleak()
+    d = tempfile.mkdtemp(prefix="ptleak-ff.")
+    cmd = ptleak_cmd() + ["-f", "-q", "-o", os.path.join(d, "r.txt"), tgt, "sleepers"]
+    p = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE, env=target_env(), start_new_session=True)
+    ck = Check()
+    try:
+        out = Lines(p.stdout)
+        out.expect("started", 20)
+        kids = [int(l.split()[1]) for l in out.seen if l.startswith("child ")]
+        ck.eq("children", len(kids), 3)
+        p.send_signal(signal.SIGTERM)
+        ck.eq("ptleak's exit status", p.wait(30), 0)
+        for k in kids:
+            try:
+                with open("/proc/%d/status" % k) as f:
+                    st = dict(l.split(":", 1) for l in f.read().splitlines() if ":" in l)
+            except FileNotFoundError:
+                continue	# finished already
+            ck.eq("child %d: TracerPid" % k, st["TracerPid"].strip(), "0")
+            ck.true("child %d stopped: %s" % (k, st["State"]), st["State"].split()[0] not in "tT")
+        out.expect("children: 0 failed", 20)
+        reasons = []
+        for f in sorted(os.listdir(d)):
+            with open(os.path.join(d, f)) as fh:
+                reasons += re.findall(r"report \d+ (at \w+)", fh.read())
+        ck.eq("reports", reasons, ["at detach"] * 4)
+    finally:
+        _kill_group(p.pid)
+        p.wait()
+        shutil.rmtree(d, ignore_errors=True)
+    ck.done()

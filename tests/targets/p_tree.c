@@ -20,6 +20,9 @@
  *                    thread forks 20 children, each leaking 64 and
  *                    exiting; the parent leaks nothing
  *   p_tree execself  leaks 100, then execs "p_tree leaf 900 0"
+ *   p_tree sleepers  forks 3 children that print their pid, sleep 0.5 s
+ *                    (allocating meanwhile), leak 64 and exit 0; says
+ *                    "started" once all are, then "children: N failed"
  *   p_tree attachfork  says "ready", waits for SIGUSR2, then forks a child
  *                    that leaks 250; says "forked" and exits 0
  */
@@ -30,7 +33,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <stdint.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 extern char **environ;
@@ -52,6 +57,14 @@ static __attribute__((noinline)) void scrub(void)
 	volatile char buf[4096];
 
 	memset((char *)buf, 0, sizeof(buf));
+}
+
+static uint64_t now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
 }
 
 static int wait_status(pid_t pid)
@@ -233,6 +246,43 @@ static int busyfork(void)
 	return bad;
 }
 
+static int sleepers(void)
+{
+	pid_t pids[3];
+	int i, bad = 0, ready[2];
+	char c;
+
+	if (pipe(ready))
+		return 2;
+	for (i = 0; i < 3; i++) {
+		pids[i] = fork();
+		if (pids[i] == 0) {
+			uint64_t t0 = now_ms();
+
+			printf("child %d\n", (int)getpid());
+			fflush(stdout);
+			if (write(ready[1], "r", 1) != 1)
+				_exit(1);
+			while (now_ms() - t0 < 500) {
+				free(malloc(32));
+				usleep(1000);
+			}
+			leak(64);
+			_exit(0);
+		}
+	}
+	/* every child has said its pid */
+	for (i = 0; i < 3; i++)
+		if (read(ready[0], &c, 1) != 1)
+			return 3;
+	printf("started\n");
+	fflush(stdout);
+	for (i = 0; i < 3; i++)
+		bad += wait_status(pids[i]) != 0;
+	printf("children: %d failed\n", bad);
+	return 0;
+}
+
 static int attachfork(void)
 {
 	sigset_t set;
@@ -278,6 +328,8 @@ int main(int argc, char **argv)
 		return bomb(0, atoi(argv[2]));
 	if (!strcmp(argv[1], "busyfork"))
 		return busyfork();
+	if (!strcmp(argv[1], "sleepers"))
+		return sleepers();
 	if (!strcmp(argv[1], "attachfork"))
 		return attachfork();
 	if (!strcmp(argv[1], "execself")) {
