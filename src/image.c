@@ -161,6 +161,7 @@ int image_rendezvous(struct session *S, pid_t tid)
 	    mem_read_all(tid, P->r_debug + R_DEBUG_MAP, &map, sizeof(map)))
 		return error("cannot read the dynamic linker's r_debug in process %d",
 			     (int)P->pid);
+	unloaded_rendezvous(S, tid, state, map);
 	if (state != RT_CONSISTENT)
 		return 0;
 	unwinder_flush(P->unw);
@@ -288,6 +289,7 @@ int image_exec(struct session *S, struct task *t)
 		fdprobe_exec(P->fdp, P->pid);
 	memset(P->bound, 0, sizeof(P->bound));
 	P->r_debug = 0;
+	unloaded_free(P);
 	unwinder_flush(P->unw);
 	tasks_forget_threads(S, t);
 	/* the exec'ing thread is the only one left, with the leader's tid */

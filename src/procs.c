@@ -112,6 +112,7 @@ void proc_free(struct session *S, struct proc *P)
 	rec_delete(P->rec);
 	fdprobe_delete(P->fdp);
 	free(P->dead);
+	unloaded_free(P);
 	for (i = 0; P->own_argv && P->own_argv[i]; i++)
 		free(P->own_argv[i]);
 	free(P->own_argv);

@@ -70,6 +70,8 @@ int report_make(struct session *S, enum report_reason reason, pid_t via,
 	size_t nclasses = 0;
 	int ret, fd_err = 0;
 
+	if (s)
+		unloaded_name(P, s);
 	/* exact up to now */
 	if (reason == REPORT_EXIT)
 		recs_drain_final(S);

@@ -138,6 +138,7 @@ struct proc {
 	uint64_t exec_lost_bytes, exec_leaked_fds;
 	int untracked;
 	struct coverage cov;	/* calls not recorded */
+	struct unloaded *unloaded;	/* objects dlclose'd (unloaded.c) */
 };
 
 struct session {
@@ -251,6 +252,18 @@ void proc_free(struct session *S, struct proc *P);
 void proc_gone(struct session *S, struct proc *P, int status);
 /* Count the leaks of every process still listed (at the end). */
 void procs_count_all(struct session *S);
+
+/* ---- unloaded.c ------------------------------------------------------ */
+
+struct symbolizer;
+/* The rendezvous (thread TID stopped) in STATE (RT_ADD 1, RT_DELETE 2,
+ * RT_CONSISTENT 0), the link map at MAP: objects unloaded noted. */
+void unloaded_rendezvous(struct session *S, pid_t tid, int32_t state,
+			 uint64_t map);
+/* Tell symbolizer S the objects P unloaded, to name frames in them. */
+void unloaded_name(const struct proc *P, struct symbolizer *s);
+/* Forget them (P's exec, P freed). */
+void unloaded_free(struct proc *P);
 
 /* ---- wbuf.c ----------------------------------------------------------- */
 

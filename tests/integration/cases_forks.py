@@ -448,3 +448,23 @@ def t_forks_sigterm_detach():
         p.wait()
         shutil.rmtree(d, ignore_errors=True)
     ck.done()
+
+
+@case("dlclose_names", engines=True)
+def t_dlclose_names():
+    """A block allocated in a library dlclose'd before the report: its
+    frame keeps its function, file and line, its module says
+    '(unloaded)' (it used to be a bare pc)."""
+    r = ptleak([need_target("r_procs")])
+    ck = Check()
+    rep = need_json(r)
+    lib = os.path.join(os.path.dirname(need_target("r_procs")), "r_dlib.so")
+    recs = [x for x in rep["heap"]["records"] if x["bytes"] == 77]
+    ck.eq("records of 77 bytes", len(recs), 1)
+    for x in recs:
+        fr = x["stack"][0]
+        ck.eq("frame in the unloaded library",
+              (fr["function"], fr["file"], fr["line"], fr["module"]),
+              ("r_dlib_work", "r_dlib.c", line("lib/r_dlib", "dlib_keep"),
+               os.path.realpath(lib) + " (unloaded)"))
+    ck.done()

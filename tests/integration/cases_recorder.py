@@ -119,15 +119,17 @@ def t_alrm_threads():
 # bytes); ld.so keeps one, _dl_find_object's 2,304-byte segment.
 # massif: peak 4,028.
 def procs_records():
-    # the frame in r_dlib.so: the library is gone at the report (dlclose):
-    # its frame has a pc only, as in valgrind without --keep-debuginfo
+    # the frame in r_dlib.so: the library is gone at the report (dlclose),
+    # its frame is named all the same (its module "PATH (unloaded)":
+    # dlclose_names)
     return [
         Rec("dl_find_object", 2304, 1, "malloc", POS,
             [L("_dl_find_object_update", os.path.realpath("/lib64/ld-linux-x86-64.so.2"))],
             tail=[T("use_library", "dlopen"), T("main", "call_use_library")]),
         Rec("main_keep", 111, 1, "malloc", REACH, [T("main", "main_keep")], exact=True),
         Rec("lib_keep", 77, 1, "malloc", REACH,
-            [L(None), T("use_library", "call_work"), T("main", "call_use_library")], exact=True),
+            [L("r_dlib_work"), T("use_library", "call_work"), T("main", "call_use_library")],
+            exact=True),
     ]
 
 
