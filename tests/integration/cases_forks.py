@@ -468,3 +468,96 @@ def t_dlclose_names():
               ("r_dlib_work", "r_dlib.c", line("lib/r_dlib", "dlib_keep"),
                os.path.realpath(lib) + " (unloaded)"))
     ck.done()
+
+
+def pty_job(cmdline):
+    """CMDLINE as a job of an interactive bash on a pty: a line typed to
+    it (read by cat), ^Z, the shell's jobs, fg, another line, ^D, the
+    job's status.  The transcript (CMDLINE replaced by CMD), or a Fail."""
+    import pty
+    import select
+    pid, fd = pty.fork()
+    if pid == 0:
+        try:
+            os.execve("/bin/bash", ["bash", "--norc", "--noprofile", "-i"],
+                      {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "PS1": "PROMPT$ ",
+                       "TERM": "dumb"})
+        finally:
+            os._exit(127)
+    buf = [b""]
+    out = []
+
+    def expect(pat, timeout=20.0):
+        end = time.time() + timeout
+        while True:
+            m = re.search(pat.encode(), buf[0])
+            if m:
+                out.append(buf[0][:m.end()].decode("utf-8", "replace"))
+                buf[0] = buf[0][m.end():]
+                return
+            r, _, _ = select.select([fd], [], [], max(0, end - time.time()))
+            data = b""
+            if r:
+                try:
+                    data = os.read(fd, 4096)
+                except OSError:
+                    pass
+            if not data:
+                raise Fail("pty: no /%s/ (got %r)" % (pat, buf[0][-300:]))
+            buf[0] += data
+
+    try:
+        expect(r"PROMPT\$ ")
+        os.write(fd, (cmdline + "\n").encode())
+        expect(r"\n")
+        time.sleep(0.5)		# the job reads the terminal
+        os.write(fd, b"hello\n")
+        expect(r"hello\r\nhello\r\n")
+        os.write(fd, b"\x1a")	# ^Z
+        expect(r"Stopped[^\r]*\r\nPROMPT\$ ")
+        os.write(fd, b"jobs\n")
+        expect(r"PROMPT\$ ")
+        os.write(fd, b"fg\n")
+        expect(r"fg\r\n[^\r]*\r\n")
+        time.sleep(0.5)
+        os.write(fd, b"world\n")
+        expect(r"world\r\nworld\r\n")
+        os.write(fd, b"\x04")	# ^D: cat ends
+        expect(r"PROMPT\$ ")
+        os.write(fd, b"echo status $?\n")
+        expect(r"status \d+\r\n")
+        os.write(fd, b"exit\n")
+    finally:
+        try:
+            os.waitpid(pid, 0)
+        except ChildProcessError:
+            pass
+        os.close(fd)
+    return [o.replace(cmdline, "CMD") for o in out]
+
+
+def t_job_control_pty(cmd, opts):
+    need_ptleak()
+    ck = Check()
+    native_run = pty_job(cmd)
+    traced = pty_job(" ".join([PTLEAK] + opts + ["-q", "-o", os.devnull, cmd]))
+    ck.true("native transcript: %s" % short(native_run),
+            any("Stopped" in o for o in native_run) and native_run[-1] == "echo status $?\r\nstatus 0\r\n")
+    ck.eq("transcript under ptleak", traced, native_run)
+    ck.done()
+
+
+@case("job_control_pty")
+def t_job_control_pty_alone():
+    """An interactive program (cat) launched under ptleak from an
+    interactive bash on a pty: ^Z stops the job (bash says Stopped), fg
+    continues it, it reads the terminal again, ^D ends it with status 0:
+    the transcript is the one without ptleak."""
+    t_job_control_pty("cat", [])
+
+
+@case("job_control_pty_forks")
+def t_job_control_pty_forks():
+    """The same with -f and a pipeline of two cats under sh: every process
+    of the job stops at ^Z and goes on at fg."""
+    t_job_control_pty("sh -c 'cat | cat'", ["-f"])
