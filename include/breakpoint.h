@@ -41,6 +41,8 @@ struct bp {
 				 * fails (0: none, e.g. for a ret) */
 };
 
+struct guard;
+
 struct scratch_page {
 	uint64_t addr, size, used;
 };
@@ -97,6 +99,10 @@ struct bp *bp_find(const struct bpset *s, uint64_t addr);
  * No guardian.  0 or -1 (message).
  */
 int bpset_clone(struct bpset *dst, const struct bpset *src, pid_t pid);
+
+/* Guardian G (guard.h, may be NULL) is told every breakpoint of S, and
+ * of every one planted or removed from now on. */
+void bpset_guard(struct bpset *s, struct guard *g);
 
 /*
  * Write the original bytes of every breakpoint into the memory of process

@@ -114,6 +114,16 @@ int bpset_clone(struct bpset *dst, const struct bpset *src, pid_t pid)
 	return 0;
 }
 
+void bpset_guard(struct bpset *s, struct guard *g)
+{
+	unsigned i;
+
+	s->guard = g;
+	for (i = 0; g && i < s->cap; i++)
+		if (s->tab[i] && s->tab[i]->kind != BP_TRAMPOLINE)
+			guard_code(g, s->tab[i]->addr, s->tab[i]->orig, ARCH_BP_LEN);
+}
+
 static void map_args(uint64_t *args, uint64_t hint)
 {
 	args[0] = hint;

@@ -15,6 +15,7 @@
 
 #include "arch.h"
 #include "fdprobe.h"
+#include "guard.h"
 #include "memio.h"
 #include "proctree.h"
 #include "recorder.h"
@@ -227,6 +228,9 @@ static int follow_fork_child(struct session *S, struct task *c)
 		S->proc = Pp;
 		return -1;
 	}
+	/* attached: if ptleak dies, its copy of the int3s goes too */
+	if (S->attached)
+		bpset_guard(&P->bps, guard_start(c->tid));
 	P->r_debug = Pp->r_debug;
 	P->glibc = Pp->glibc;
 	if (P->fdp)
@@ -383,6 +387,8 @@ static struct proc *follow_vfork_child(struct session *S, struct task *t)
 		proc_gone(S, P, -1);
 		return NULL;
 	}
+	if (S->attached)
+		P->bps.guard = guard_start(t->tid);
 	t->proc = P;
 	t->role = ROLE_THREAD;
 	S->proc = P;

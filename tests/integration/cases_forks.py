@@ -561,3 +561,34 @@ def t_job_control_pty_forks():
     """The same with -f and a pipeline of two cats under sh: every process
     of the job stops at ^Z and goes on at fg."""
     t_job_control_pty("sh -c 'cat | cat'", ["-f"])
+
+
+@case("forks_sigkill_attached", engines=["breakpoints"])
+def t_forks_sigkill_attached():
+    """SIGKILL to ptleak -p PID -f while a child it followed opens,
+    closes, allocates and frees: the child's own guardian puts its copy of
+    the int3s back, the child runs on and exits 0 (without one it died of
+    SIGTRAP at its next call)."""
+    tgt = need_target("p_tree")
+    p = subprocess.Popen([tgt, "fdkid"], stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                         stderr=subprocess.DEVNULL, env=target_env())
+    out = Lines(p.stdout)
+    ck = Check()
+    try:
+        out.expect("ready", 20)
+        at = Attached(p.pid, ["-f"])
+        try:
+            p.send_signal(signal.SIGUSR2)
+            out.expect("child running", 20)
+            at.p.kill()
+            at.p.wait()
+        finally:
+            at.kill()
+        m = out.expect(r"child status (-?\d+)", 30)
+        ck.eq("the child's wait status", int(m.group(1)), 0)
+        ck.eq("exit status", p.wait(timeout=10), 0)
+    finally:
+        if p.poll() is None:
+            p.kill()
+            p.wait()
+    ck.done()

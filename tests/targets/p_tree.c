@@ -23,6 +23,10 @@
  *   p_tree sleepers  forks 3 children that print their pid, sleep 0.5 s
  *                    (allocating meanwhile), leak 64 and exit 0; says
  *                    "started" once all are, then "children: N failed"
+ *   p_tree fdkid     says "ready", waits for SIGUSR2, then forks a child
+ *                    that opens, closes, allocates and frees for 1.5 s
+ *                    (saying "child running" once started) and exits 0;
+ *                    says "child status S"
  *   p_tree attachfork  says "ready", waits for SIGUSR2, then forks a child
  *                    that leaks 250; says "forked" and exits 0
  */
@@ -283,6 +287,49 @@ static int sleepers(void)
 	return 0;
 }
 
+static void wait_usr2(void)
+{
+	sigset_t set;
+	int sig;
+
+	sigemptyset(&set);
+	sigaddset(&set, SIGUSR2);
+	sigprocmask(SIG_BLOCK, &set, NULL);
+	printf("ready\n");
+	fflush(stdout);
+	sigwait(&set, &sig);
+}
+
+static int fdkid(void)
+{
+	pid_t pid;
+
+	wait_usr2();
+	pid = fork();
+	if (pid == 0) {
+		uint64_t t0 = now_ms();
+		int said = 0;
+
+		while (now_ms() - t0 < 1500) {
+			int fd = open("/dev/null", O_RDONLY);
+			char *volatile p = malloc(100);
+
+			if (fd < 0 || !p)
+				_exit(1);
+			close(fd);
+			free(p);
+			if (!said++) {
+				printf("child running\n");
+				fflush(stdout);
+			}
+			usleep(1000);
+		}
+		_exit(0);
+	}
+	printf("child status %d\n", wait_status(pid));
+	return 0;
+}
+
 static int attachfork(void)
 {
 	sigset_t set;
@@ -330,6 +377,8 @@ int main(int argc, char **argv)
 		return busyfork();
 	if (!strcmp(argv[1], "sleepers"))
 		return sleepers();
+	if (!strcmp(argv[1], "fdkid"))
+		return fdkid();
 	if (!strcmp(argv[1], "attachfork"))
 		return attachfork();
 	if (!strcmp(argv[1], "execself")) {
