@@ -565,10 +565,11 @@ def t_job_control_pty_forks():
 
 @case("forks_sigkill_attached", engines=["breakpoints"])
 def t_forks_sigkill_attached():
-    """SIGKILL to ptleak -p PID -f while a child it followed opens,
-    closes, allocates and frees: the child's own guardian puts its copy of
-    the int3s back, the child runs on and exits 0 (without one it died of
-    SIGTRAP at its next call)."""
+    """SIGKILL to ptleak -p PID -f after it followed a child (waiting, no
+    call in progress): the child's own guardian puts its copy of the int3s
+    back, and the 200 descriptor and allocator calls the child makes then
+    run as untraced: it exits 0 (without a guardian it died of SIGTRAP at
+    its next call)."""
     tgt = need_target("p_tree")
     p = subprocess.Popen([tgt, "fdkid"], stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
                          stderr=subprocess.DEVNULL, env=target_env())
@@ -576,14 +577,21 @@ def t_forks_sigkill_attached():
     ck = Check()
     try:
         out.expect("ready", 20)
+        others = set(guardians())
         at = Attached(p.pid, ["-f"])
         try:
             p.send_signal(signal.SIGUSR2)
-            out.expect("child running", 20)
+            child = int(out.expect(r"child (\d+) running", 20).group(1))
             at.p.kill()
             at.p.wait()
         finally:
             at.kill()
+        # the guardians run when ptleak's pipe closes
+        end = time.time() + 10
+        while (tracer_pid(child) or set(guardians()) - others) and time.time() < end:
+            time.sleep(0.01)
+        ck.eq("the child's TracerPid", tracer_pid(child), 0)
+        os.kill(child, signal.SIGUSR1)
         m = out.expect(r"child status (-?\d+)", 30)
         ck.eq("the child's wait status", int(m.group(1)), 0)
         ck.eq("exit status", p.wait(timeout=10), 0)

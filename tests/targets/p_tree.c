@@ -24,9 +24,9 @@
  *                    (allocating meanwhile), leak 64 and exit 0; says
  *                    "started" once all are, then "children: N failed"
  *   p_tree fdkid     says "ready", waits for SIGUSR2, then forks a child
- *                    that opens, closes, allocates and frees for 1.5 s
- *                    (saying "child running" once started) and exits 0;
- *                    says "child status S"
+ *                    that opens, closes, allocates and frees once, says
+ *                    "child PID running", waits for SIGUSR1, does it 200
+ *                    times more and exits 0; says "child status S"
  *   p_tree attachfork  says "ready", waits for SIGUSR2, then forks a child
  *                    that leaks 250; says "forked" and exits 0
  */
@@ -300,6 +300,19 @@ static void wait_usr2(void)
 	sigwait(&set, &sig);
 }
 
+/* open, close, malloc, free: calls the probes see */
+static int fd_round(void)
+{
+	int fd = open("/dev/null", O_RDONLY);
+	char *volatile p = malloc(100);
+
+	if (fd < 0 || !p)
+		return -1;
+	close(fd);
+	free(p);
+	return 0;
+}
+
 static int fdkid(void)
 {
 	pid_t pid;
@@ -307,23 +320,20 @@ static int fdkid(void)
 	wait_usr2();
 	pid = fork();
 	if (pid == 0) {
-		uint64_t t0 = now_ms();
-		int said = 0;
+		sigset_t set;
+		int i, sig;
 
-		while (now_ms() - t0 < 1500) {
-			int fd = open("/dev/null", O_RDONLY);
-			char *volatile p = malloc(100);
-
-			if (fd < 0 || !p)
+		sigemptyset(&set);
+		sigaddset(&set, SIGUSR1);
+		sigprocmask(SIG_BLOCK, &set, NULL);
+		if (fd_round())
+			_exit(1);
+		printf("child %d running\n", (int)getpid());
+		fflush(stdout);
+		sigwait(&set, &sig);
+		for (i = 0; i < 200; i++)
+			if (fd_round())
 				_exit(1);
-			close(fd);
-			free(p);
-			if (!said++) {
-				printf("child running\n");
-				fflush(stdout);
-			}
-			usleep(1000);
-		}
 		_exit(0);
 	}
 	printf("child status %d\n", wait_status(pid));
