@@ -154,6 +154,13 @@ static void on_stop(struct session *S, pid_t tid, int status)
 
 	if (t && t->proc)
 		S->proc = t->proc;
+	if (t && !t->proc && event != PTRACE_EVENT_EXEC) {
+		/* a vfork child whose parent process is gone (proc_gone):
+		 * its memory has no breakpoint left, it is let go at its
+		 * exec; meanwhile it runs as if untraced */
+		task_resume(S, t, event ? 0 : sig);
+		return;
+	}
 	if ((!t || t->role == ROLE_UNKNOWN) && event == PTRACE_EVENT_EXIT) {
 		/* a new task killed (its process dying) before its creator's
 		 * event came, if it ever comes: let it go */

@@ -141,13 +141,14 @@ void proc_gone(struct session *S, struct proc *P, int status)
 	}
 	if (S->tree)
 		proctree_exit(S->tree, P->row, status);
-	/* a vfork child of its (a parent killed while it waited): it runs
-	 * in memory nobody will report now, untraced */
+	/* a vfork child of its (the parent killed while it waited): the
+	 * memory is the child's alone now, its breakpoints go; it runs as
+	 * if untraced until its exec lets it go */
 	for_each_task(S, i, t)
 		if (t->proc == P) {
+			bpset_unplant_all(&P->bps, t->tid);
 			t->proc = NULL;
-			if (t->role == ROLE_VFORK_CHILD)
-				t->role = ROLE_FORK_CHILD;
+			t->role = ROLE_FORK_CHILD;
 		}
 	proc_free(S, P);
 }

@@ -188,7 +188,7 @@ static void reports_live(struct session *S, enum report_reason reason)
 
 	if (!events_stop_all(S)) {
 		for (P = S->procs; P; P = P->next) {
-			if (reason == REPORT_EXEC ? !P->exec_due :
+			if ((reason == REPORT_EXEC && !P->exec_due) ||
 			    P->reported || P->done)
 				continue;
 			S->proc = P;
