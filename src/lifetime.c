@@ -183,8 +183,8 @@ static int room_for_proc(struct session *S, pid_t pid)
 	if (S->nprocs < PROCS_MAX)
 		return 1;
 	if (!S->procs_full && !util_quiet)
-		fprintf(stderr, "ptleak: %u processes traced already: process %d "
-			"and the others created meanwhile run untraced\n",
+		fprintf(stderr, "ptleak: %u processes are traced: process %d runs "
+			"untraced, as will any child created until some end\n",
 			S->nprocs, (int)pid);
 	S->procs_full = 1;
 	return 0;

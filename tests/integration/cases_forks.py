@@ -600,3 +600,25 @@ def t_forks_sigkill_attached():
             p.kill()
             p.wait()
     ck.done()
+
+
+@case("forks_limit", engines=["breakpoints"])
+def t_forks_limit():
+    """300 children alive at once: 256 processes are traced (the first and
+    255 children), one notice says the others run untraced; those are
+    released clean (their copy of the int3s removed): every child exits 0.
+    256 reports, 255 of them with the child's 32 bytes."""
+    tgt = need_target("p_tree")
+    t = Tree([tgt, "wide", "300"], timeout=max(TIMEOUT, 240))
+    ck = Check()
+    ck.eq("exit status", t.rc, 0)
+    ck.eq("stdout", t.stdout, "wide: 0 failed\n")
+    notes = [l for l in t.stderr.splitlines() if l.startswith("ptleak: ")]
+    ck.eq("notices", len(notes), 1)
+    ck.true("notice: %s" % notes, notes and re.fullmatch(
+        r"ptleak: 256 processes are traced: process \d+ runs untraced, as will any child "
+        r"created until some end", notes[0]))
+    reps = t.by_pid()
+    ck.eq("reports", len(reps), 256)
+    ck.eq("children's leaks", sorted(lost(r) for r in reps.values()), [0] + [32] * 255)
+    ck.done()

@@ -27,6 +27,10 @@
  *                    that opens, closes, allocates and frees once, says
  *                    "child PID running", waits for SIGUSR1, does it 200
  *                    times more and exits 0; says "child status S"
+ *   p_tree wide N    forks N children that all live at once (each waits
+ *                    until the parent closes a pipe), each leaking 32
+ *                    (calls the breakpoints see after the wait); says
+ *                    "wide: F failed"
  *   p_tree attachfork  says "ready", waits for SIGUSR2, then forks a child
  *                    that leaks 250; says "forked" and exits 0
  */
@@ -287,6 +291,34 @@ static int sleepers(void)
 	return 0;
 }
 
+static int wide(int n)
+{
+	pid_t *pids = calloc((size_t)n, sizeof(*pids));
+	int gate[2], i, bad = 0;
+	char c;
+
+	if (!pids || pipe(gate))
+		return 2;
+	for (i = 0; i < n; i++) {
+		pids[i] = fork();
+		if (pids[i] == 0) {
+			close(gate[1]);
+			while (read(gate[0], &c, 1) > 0)
+				;
+			leak(32);
+			free(malloc(10));
+			scrub();
+			_exit(0);
+		}
+	}
+	close(gate[1]);
+	for (i = 0; i < n; i++)
+		bad += wait_status(pids[i]) != 0;
+	printf("wide: %d failed\n", bad);
+	free(pids);
+	return bad != 0;
+}
+
 static void wait_usr2(void)
 {
 	sigset_t set;
@@ -387,6 +419,8 @@ int main(int argc, char **argv)
 		return busyfork();
 	if (!strcmp(argv[1], "sleepers"))
 		return sleepers();
+	if (!strcmp(argv[1], "wide") && argc > 2)
+		return wide(atoi(argv[2]));
 	if (!strcmp(argv[1], "fdkid"))
 		return fdkid();
 	if (!strcmp(argv[1], "attachfork"))
