@@ -154,7 +154,8 @@ static void on_stop(struct session *S, pid_t tid, int status)
 
 	if (t && t->proc)
 		S->proc = t->proc;
-	if (t && !t->proc && event != PTRACE_EVENT_EXEC) {
+	if (t && !t->proc && t->role == ROLE_FORK_CHILD &&
+	    event != PTRACE_EVENT_EXEC) {
 		/* a vfork child whose parent process is gone (proc_gone):
 		 * its memory has no breakpoint left, it is let go at its
 		 * exec; meanwhile it runs as if untraced */
@@ -174,6 +175,7 @@ static void on_stop(struct session *S, pid_t tid, int status)
 	if (!t) {
 		/* a new task stopped before its creator's event: park it */
 		t = task_new(S, tid, ROLE_UNKNOWN);
+		t->proc = NULL;		/* its creator's event tells */
 		t->parked = 1;
 		t->first_group_stop = event == PTRACE_EVENT_STOP &&
 				      is_stop_signal(sig) ? sig : 0;

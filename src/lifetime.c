@@ -2,7 +2,9 @@
  * lifetime.c - where an event changes the task table: a thread, fork or
  * vfork child is created (its role told), starts, or exits (the report at
  * the process's end, a dead thread's stack kept for the scan); a fork child
- * is given back its return addresses and let go.
+ * is given back its return addresses and let go, or with -f becomes a
+ * traced process of its own; an execve is reported before it happens and
+ * an exec starts the image over (a vfork child's, with -f, as a process).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -224,7 +226,7 @@ static int follow_fork_child(struct session *S, struct task *c)
 	recs_fork_child(S, c->tid);
 	P = child_proc(S, Pp, c->tid, argv_dup(Pp->argv));
 	if (!P->unw || bpset_clone(&P->bps, &Pp->bps, c->tid)) {
-		proc_gone(S, P, -1);
+		proc_drop(S, P);
 		S->proc = Pp;
 		return -1;
 	}
@@ -384,7 +386,7 @@ static struct proc *follow_vfork_child(struct session *S, struct task *t)
 	t->vfork_parent = 0;
 	P = child_proc(S, t->proc, t->tid, attach_read_cmdline(t->tid));
 	if (!P->unw || bpset_init(&P->bps, t->tid)) {
-		proc_gone(S, P, -1);
+		proc_drop(S, P);
 		return NULL;
 	}
 	if (S->attached)

@@ -145,11 +145,18 @@ void proc_gone(struct session *S, struct proc *P, int status)
 	 * memory is the child's alone now, its breakpoints go; it runs as
 	 * if untraced until its exec lets it go */
 	for_each_task(S, i, t)
-		if (t->proc == P) {
+		if (t->proc == P && t->role == ROLE_VFORK_CHILD) {
 			bpset_unplant_all(&P->bps, t->tid);
 			t->proc = NULL;
 			t->role = ROLE_FORK_CHILD;
 		}
+	proc_free(S, P);
+}
+
+void proc_drop(struct session *S, struct proc *P)
+{
+	if (S->tree)
+		proctree_exit(S->tree, P->row, -1);
 	proc_free(S, P);
 }
 

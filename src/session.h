@@ -250,6 +250,9 @@ void proc_free(struct session *S, struct proc *P);
 /* A child process is gone with wait STATUS: its report if none was made,
  * its row's status, then forgotten. */
 void proc_gone(struct session *S, struct proc *P, int status);
+/* A child process ptleak could not trace after all (it is let go):
+ * its row says so, P forgotten. */
+void proc_drop(struct session *S, struct proc *P);
 /* Count the leaks of every process still listed (at the end). */
 void procs_count_all(struct session *S);
 
