@@ -299,7 +299,9 @@ int image_exec(struct session *S, struct task *t)
 	P->mem_pid = P->pid;
 	unwinder_set_pid(P->unw, P->pid);
 	if (!bpset_scratch_allowed(t->tid, why, sizeof(why))) {
-		S->untraceable = 1;
+		/* a child (-f) alone is let go (lifetime_exec) */
+		if (P == S->first)
+			S->untraceable = 1;
 		return error("cannot trace %s (process %d) after its exec: %s; "
 			     "it runs on untraced", P->argv && P->argv[0] ?
 			     P->argv[0] : "the program", (int)P->pid, why);

@@ -419,8 +419,21 @@ void lifetime_exec(struct session *S, struct task *t)
 	P->exec_reported = 0;
 	P->reported = 0;
 	P->exit_known = P->exit_code = P->exit_signal = 0;
-	if (image_exec(S, t) && !S->untraceable)
-		warning("process %d is no longer traced after its exec",
-			(int)P->pid);
+	if (image_exec(S, t)) {
+		if (P != S->first) {
+			/* -f: this child alone runs on untraced */
+			bpset_unplant_all(&P->bps, t->tid);
+			if (ptrace(PTRACE_DETACH, t->tid, 0,
+				   (long)tasks_take_held_sig(S)) < 0 && errno != ESRCH)
+				warning("cannot detach process %d: %s", (int)t->tid,
+					strerror(errno));
+			task_delete(S, t);
+			proc_drop(S, P);
+			return;
+		}
+		if (!S->untraceable)
+			warning("process %d is no longer traced after its exec",
+				(int)P->pid);
+	}
 	task_resume(S, t, tasks_take_held_sig(S));
 }

@@ -622,3 +622,33 @@ def t_forks_limit():
     ck.eq("reports", len(reps), 256)
     ck.eq("children's leaks", sorted(lost(r) for r in reps.values()), [0] + [32] * 255)
     ck.done()
+
+
+@case("forks_child_untraceable")
+def t_forks_child_untraceable():
+    """A child (-f) whose exec'd image cannot be traced (a seccomp filter
+    installed before its exec kills it for ptleak's mmap): that child
+    alone runs on untraced, one line says so; the shell above it is still
+    traced and reported at its exit (ptleak used to let go of every
+    process, the first one unreported)."""
+    tgt = need_target("h_seccomp")
+    d = tempfile.mkdtemp(prefix="ptleak-ff.")
+    try:
+        rc, out, err = run_cmd(ptleak_cmd() + ["-f", "-o", os.path.join(d, "r.txt"), "/bin/sh", "-c",
+                                               "'%s' exec; echo after $?" % tgt])
+        ck = Check()
+        ck.eq("exit status", rc, 0)
+        ck.eq("stdout", out, "leaked 2\nafter 0\n")
+        ck.true("stderr: %s" % short(err), re.fullmatch(
+            r"ptleak: cannot trace %s \(process \d+\) after its exec: it runs under a seccomp "
+            r"filter that would kill it for ptleak's mmap; it runs on untraced\n" % re.escape(tgt), err))
+        with open(os.path.join(d, "r.txt")) as f:
+            text = f.read()
+        rows = tree_rows(text)
+        ck.eq("tree (depth, status)", [(dp, s) for dp, _, _, s, _, _ in rows],
+              [(0, "exit 0"), (1, "let go")])
+        ck.eq("the shell's reports", re.findall(r"(?m)^ptleak\[(\d+)\]: report \d+ at (\w+)", text)[-1:],
+              [(str(rows[0][1]) if rows else "", "exit")])
+    finally:
+        shutil.rmtree(d, ignore_errors=True)
+    ck.done()
