@@ -218,6 +218,7 @@ static struct proc *child_proc(struct session *S, struct proc *Pp, pid_t tid,
 static int follow_fork_child(struct session *S, struct task *c)
 {
 	struct proc *Pp = c->proc, *P;
+	uint64_t t0 = now_ns();
 	int sig = 0;
 
 	if (!room_for_proc(S, c->tid))
@@ -247,6 +248,9 @@ static int follow_fork_child(struct session *S, struct task *c)
 	thread_start(S, c);
 	start_resume(S, c, sig);
 	S->proc = Pp;
+	if (debug_stats)
+		fprintf(stderr, "ptleak-debug: process %d followed in %.1f ms\n",
+			(int)c->tid, (double)(now_ns() - t0) / 1e6);
 	return 0;
 }
 
