@@ -82,7 +82,7 @@ int report_make(struct session *S, enum report_reason reason, pid_t via,
 	in.pid = P->pid;
 	in.argv = P->argv;
 	in.reason = reason;
-	in.number = ++S->nreports;
+	in.number = ++P->nreports;
 	in.wall = time(NULL);
 	in.now_ns = now_ns();
 	in.elapsed_ns = in.now_ns - S->start_ns;

@@ -133,6 +133,7 @@ struct proc {
 	int status;
 	int exec_due;		/* a thread is held at an execve: report first */
 	int exec_reported;	/* that report was made (PTRACE_EVENT_EXEC next) */
+	unsigned nreports;	/* its reports so far, its images' together */
 	/* of its image's last report, and of its images before an exec */
 	uint64_t lost_bytes, leaked_fds;
 	uint64_t exec_lost_bytes, exec_leaked_fds;
@@ -169,7 +170,6 @@ struct session {
 	 * exec: it is let go untraced (launched: ptleak waits for it) */
 	int untraceable;
 	char **cmdline;		/* -p: the target's argv, from /proc */
-	unsigned nreports;
 	uint64_t start_ns;	/* when tracing started (now_ns()) */
 };
 

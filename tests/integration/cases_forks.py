@@ -149,6 +149,10 @@ def t_forks_tree():
         ck.eq("tree row %d: status" % pid, status, "exit %d" % ex["code"])
         ck.eq("tree row %d: lost" % pid, lb, lost(rep))
         ck.eq("tree row %d: fds" % pid, fds, len(rep["fds"]["records"]))
+    # each process numbers its own reports, its images' together
+    for f, txt in sorted(t.texts.items()):
+        nums = [int(n) for n in re.findall(r"(?m)^ptleak\[\d+\]: report (\d+) at", txt)]
+        ck.eq("%s: report numbers" % f, nums, list(range(1, len(nums) + 1)))
     # system(): sh execs p_tree; the sh image is reported first
     sys_pid = [p for p, r in reps.items() if tuple(r["target"]["argv"]) == (tgt, "leaf", "500", "0")]
     if sys_pid:
