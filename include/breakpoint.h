@@ -25,6 +25,7 @@ enum bp_kind {
 	BP_RENDEZVOUS,	/* the dynamic linker's _dl_debug_state */
 	BP_TRAMPOLINE,	/* where hijacked returns land */
 	BP_FD,		/* a file-descriptor function; fn indexes fdprobe.c's list */
+	BP_EXEC,	/* execve, execveat, fexecve: the image is reported first */
 };
 
 struct bp {
@@ -39,6 +40,8 @@ struct bp {
 	uint64_t fallback;	/* emulated: a slot to run it in if emulation
 				 * fails (0: none, e.g. for a ret) */
 };
+
+struct guard;
 
 struct scratch_page {
 	uint64_t addr, size, used;
@@ -89,6 +92,17 @@ struct bp *bp_plant(struct bpset *s, pid_t tid, uint64_t addr, uint64_t end,
 		    enum bp_kind kind, int fn, const char *name);
 
 struct bp *bp_find(const struct bpset *s, uint64_t addr);
+
+/*
+ * -f: DST, for forked child PID, becomes a copy of SRC (the child's
+ * memory holds SRC's breakpoints and scratch area, copied at the fork).
+ * No guardian.  0 or -1 (message).
+ */
+int bpset_clone(struct bpset *dst, const struct bpset *src, pid_t pid);
+
+/* Guardian G (guard.h, may be NULL) is told every breakpoint of S, and
+ * of every one planted or removed from now on. */
+void bpset_guard(struct bpset *s, struct guard *g);
 
 /*
  * Write the original bytes of every breakpoint into the memory of process

@@ -19,6 +19,7 @@ struct options {
 	double duration;	/* --duration SECONDS: detach after (0: never) */
 	int fd_only;		/* --fd-only: no allocator breakpoints */
 	int heap_only;		/* --heap-only: no descriptor breakpoints */
+	int follow_forks;	/* -f: every child process traced too */
 	enum engine {
 		ENGINE_AUTO,	/* the recorder where it can be, else breakpoints */
 		ENGINE_RECORDER,	/* the recorder, or an error */

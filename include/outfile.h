@@ -64,4 +64,12 @@ int outfile_open(struct outfile *of, const char *path);
  * (message, the temporary file removed). */
 int outfile_commit(struct outfile *of);
 
+/*
+ * The file name of process PID's report for NAME (every output option):
+ * NAME expanded as outfile_expand does (%p, %q{VAR}, %%); without "%p", a
+ * CHILD process (-f) gets NAME.PID.
+ * Allocated (the caller frees it).
+ */
+char *outfile_pid_name(const char *name, pid_t pid, int child);
+
 #endif

@@ -21,7 +21,7 @@
 #include "suppress.h"
 #include "symbols.h"
 
-enum report_reason { REPORT_EXIT, REPORT_SIGNAL, REPORT_DETACH };
+enum report_reason { REPORT_EXIT, REPORT_SIGNAL, REPORT_DETACH, REPORT_EXEC };
 
 /* valgrind's --leak-check: every record listed, the summaries only, or
  * no leak summary at all (the heap summary stays) */

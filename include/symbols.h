@@ -43,6 +43,15 @@ int sym_find_in_module(struct symbolizer *s, uint64_t in_module,
 		       const char *const *names, unsigned n, int funcs,
 		       struct sym_def *out);
 
+/*
+ * An object PATH that process had loaded at BIAS and has unloaded
+ * (dlclose): addresses no mapped object holds are named from the file,
+ * their module "PATH (unloaded)".  Added first are preferred where two
+ * overlap.  0, or -1 (the file cannot be read: such frames stay
+ * unnamed).
+ */
+int sym_add_unloaded(struct symbolizer *s, const char *path, uint64_t bias);
+
 struct frame_info {
 	uint64_t pc;
 	const char *function;	/* demangled; NULL if unknown */

@@ -118,7 +118,9 @@ struct unwtab_stats {
  * (*TAB)->size bytes, free() it).  An object without CFI gives a table
  * with no rows but the final STOP.  STATS may be NULL.  Returns 0, or -1
  * with a message (not an ELF file, corrupt CFI, more than 65,535 rules,
- * addresses past 4 GiB).
+ * addresses past 4 GiB).  Without STATS, a file compiled before (the
+ * same device, inode, size and time) is not compiled again: a copy of
+ * its table (16 kept at most).
  */
 int unwtab_compile(const char *path, struct unwtab_hdr **tab,
 		   struct unwtab_stats *stats);

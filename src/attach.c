@@ -118,7 +118,7 @@ int attach_check(pid_t pid)
  */
 static int seize_all(struct session *S)
 {
-	struct proc *P = &S->proc;
+	struct proc *P = S->proc;
 	int changed = 1, pass;
 
 	for (pass = 0; changed && pass < 1000; pass++) {
@@ -179,7 +179,7 @@ static int seize_all(struct session *S)
  */
 int attach_target(struct session *S)
 {
-	struct proc *P = &S->proc;
+	struct proc *P = S->proc;
 	struct task *t, *inj;
 	char why[256];
 	unsigned i;

@@ -93,6 +93,37 @@ static void insert(struct bpset *s, struct bp *bp)
 	s->count++;
 }
 
+int bpset_clone(struct bpset *dst, const struct bpset *src, pid_t pid)
+{
+	unsigned i;
+
+	if (bpset_init(dst, pid))
+		return -1;
+	memcpy(dst->pages, src->pages, sizeof(dst->pages));
+	dst->npages = src->npages;
+	dst->trampoline = src->trampoline;
+	for (i = 0; i < src->cap; i++) {
+		struct bp *bp;
+
+		if (!src->tab[i])
+			continue;
+		bp = xmalloc(sizeof(*bp));
+		*bp = *src->tab[i];
+		insert(dst, bp);
+	}
+	return 0;
+}
+
+void bpset_guard(struct bpset *s, struct guard *g)
+{
+	unsigned i;
+
+	s->guard = g;
+	for (i = 0; g && i < s->cap; i++)
+		if (s->tab[i] && s->tab[i]->kind != BP_TRAMPOLINE)
+			guard_code(g, s->tab[i]->addr, s->tab[i]->orig, ARCH_BP_LEN);
+}
+
 static void map_args(uint64_t *args, uint64_t hint)
 {
 	args[0] = hint;

@@ -13,6 +13,7 @@
 #include "arch.h"
 #include "memio.h"
 #include "guard.h"
+#include "proctree.h"
 #include "session.h"
 #include "util.h"
 
@@ -33,7 +34,7 @@ static int trap_pending(pid_t tid)
  */
 static int untrace_thread(struct session *S, struct task *t)
 {
-	struct proc *P = &S->proc;
+	struct proc *P = S->proc;
 	const struct bp *bp;
 	struct arch_regs r;
 	uint64_t pc, fixed, slot;
@@ -85,17 +86,58 @@ static int untrace_thread(struct session *S, struct task *t)
  * scratch area unmapped; every thread detached with the signal it was
  * stopped with.  REPORT: make the final report first.
  */
+/* Process S->proc, every thread held, let go of (detach_target). */
+static int detach_proc(struct session *S)
+{
+	struct proc *P = S->proc;
+	unsigned i, moved = 0;
+	struct task *t, *inj;
+	int ret = 0;
+
+	/* the recorder's entries first: no call enters a hook from now on */
+	if (recs_detach(S))
+		ret = -1;
+	for_each_proc_task(S, i, t)
+		if (t->held && t->role != ROLE_FORK_CHILD)
+			moved += untrace_thread(S, t) > 0;
+	if (P->bps.pid && bpset_unplant_all(&P->bps, P->bps.pid))
+		ret = -1;
+	inj = P->bps.npages ? events_injection_thread(S, 1) : NULL;
+	if (P->bps.npages) {
+		if (!inj)
+			warning("no thread of process %d can unmap ptleak's scratch "
+				"page now (all stopped or exiting): it stays mapped, unused",
+				(int)P->pid);
+		else if (bpset_unmap_scratch(&P->bps, inj->tid))
+			ret = -1;
+		if (inj && (inj->held_sig = tasks_take_held_sig(S)))
+			inj->held_listen = 0;
+	}
+	if (debug_stops)
+		fprintf(stderr, "ptleak-debug: detach: %u threads of process %d "
+			"moved out of ptleak's code or given back their returns\n",
+			moved, (int)P->pid);
+	guard_stop(P->bps.guard);
+	P->bps.guard = NULL;
+	if (S->tree && P != S->first && !P->done)
+		proctree_exit(S->tree, P->row, -1);
+	return ret;
+}
+
 int detach_target(struct session *S, int report)
 {
-	struct proc *P = &S->proc;
-	unsigned i, moved = 0, round;
-	struct task *t, *inj;
+	struct proc *P;
+	unsigned i, round;
+	struct task *t;
 	int ret = 0;
 
 	if (events_stop_all(S))
 		ret = -1;
-	if (report && !P->reported && !S->done)
-		report_make_live(S, REPORT_DETACH);
+	for (P = S->procs; report && P; P = P->next) {
+		S->proc = P;
+		if (!P->reported && !P->done)
+			report_make_live(S, REPORT_DETACH);
+	}
 	/* vfork children run in the target's memory, on its breakpoints:
 	 * wait until they have exec'ed or exited, their parents held */
 	if (events_wait_all_stopped(S, 1))
@@ -116,28 +158,11 @@ int detach_target(struct session *S, int report)
 		if (events_wait_all_stopped(S, 1))
 			ret = -1;
 	}
-	/* the recorder's entries first: no call enters a hook from now on */
-	if (recs_detach(S))
-		ret = -1;
-	for_each_task(S, i, t)
-		if (t->held && t->role != ROLE_FORK_CHILD)
-			moved += untrace_thread(S, t) > 0;
-	if (P->bps.pid && bpset_unplant_all(&P->bps, P->bps.pid))
-		ret = -1;
-	inj = P->bps.npages ? events_injection_thread(S, 1) : NULL;
-	if (P->bps.npages) {
-		if (!inj)
-			warning("no thread of process %d can unmap ptleak's scratch "
-				"page now (all stopped or exiting): it stays mapped, unused",
-				(int)P->pid);
-		else if (bpset_unmap_scratch(&P->bps, inj->tid))
+	for (P = S->procs; P; P = P->next) {
+		S->proc = P;
+		if (detach_proc(S))
 			ret = -1;
-		if (inj && (inj->held_sig = tasks_take_held_sig(S)))
-			inj->held_listen = 0;
 	}
-	if (debug_stops)
-		fprintf(stderr, "ptleak-debug: detach: %u threads moved out of "
-			"ptleak's code or given back their returns\n", moved);
 	for_each_task(S, i, t) {
 		if (!t->held && !t->parked)
 			continue;
@@ -148,8 +173,7 @@ int detach_target(struct session *S, int report)
 				    (int)t->tid, strerror(errno));
 	}
 	tasks_delete_all(S);
-	guard_stop(P->bps.guard);
-	P->bps.guard = NULL;
+	S->proc = S->first;
 	S->hold = 0;
 	S->detached = 1;
 	wake_tid = 0;
@@ -163,6 +187,6 @@ void detach_on_die(void)
 {
 	struct session *S = die_session;
 
-	if (S && !S->detached && S->ntasks && S->proc.bps.pid)
+	if (S && !S->detached && S->ntasks && S->first && S->first->bps.pid)
 		detach_target(S, 0);
 }

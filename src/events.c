@@ -20,11 +20,12 @@
 
 static void on_trap(struct session *S, struct task *t)
 {
-	struct proc *P = &S->proc;
+	struct proc *P = S->proc;
 	struct arch_regs r;
 	struct wbuf wb = { .pid = t->tid };
 	uint64_t addr;
 	struct bp *bp;
+	int exec = 0;
 
 	if (arch_get_regs(t->tid, &r)) {
 		task_resume(S, t, 0);
@@ -49,6 +50,8 @@ static void on_trap(struct session *S, struct task *t)
 				heapprobe_entry(S, t, bp, &r, &wb);
 			else if (bp->kind == BP_RENDEZVOUS)
 				image_rendezvous(S, t->tid);
+			else if (bp->kind == BP_EXEC)
+				exec = lifetime_execve(S, t, bp, &r);
 		}
 		if (wb_step_over(bp, &r, &wb) || wb_flush(&wb)) {
 			/*
@@ -88,6 +91,15 @@ static void on_trap(struct session *S, struct task *t)
 	if (arch_set_regs(t->tid, &r))
 		warning("cannot set the registers of thread %d: %s",
 			(int)t->tid, strerror(errno));
+	if (exec) {
+		/* held there: the main loop reports the image before it goes */
+		t->held = 1;
+		t->held_sig = tasks_take_held_sig(S);
+		t->held_listen = 0;
+		P->exec_due = 1;
+		S->exec_due = 1;
+		return;
+	}
 	/* a scratch page mapped near a library loaded now: a signal may
 	 * have come meanwhile */
 	task_resume(S, t, tasks_take_held_sig(S));
@@ -114,8 +126,8 @@ static int all_group_stopped(struct session *S)
 	struct task *t;
 
 	for_each_task(S, i, t)
-		if (t->role == ROLE_THREAD && t->started && !t->exiting &&
-		    !t->group_stopped)
+		if (t->role == ROLE_THREAD && t->proc == S->first && t->started &&
+		    !t->exiting && !t->group_stopped)
 			return 0;
 	return 1;
 }
@@ -130,9 +142,9 @@ static int all_group_stopped(struct session *S)
  */
 void events_group_stopped(struct session *S, int sig)
 {
-	if (!S->attached && all_group_stopped(S) &&
-	    !jobctl_cont_pending(S->proc.pid))
-		jobctl_stop_self(S->proc.pid, sig);
+	if (!S->attached && !S->first->done && all_group_stopped(S) &&
+	    !jobctl_cont_pending(S->first->pid))
+		jobctl_stop_self(S->first->pid, sig);
 }
 
 static void on_stop(struct session *S, pid_t tid, int status)
@@ -140,6 +152,16 @@ static void on_stop(struct session *S, pid_t tid, int status)
 	struct task *t = task_find(S, tid);
 	int sig = WSTOPSIG(status), event = status >> 16;
 
+	if (t && t->proc)
+		S->proc = t->proc;
+	if (t && !t->proc && t->role == ROLE_FORK_CHILD &&
+	    event != PTRACE_EVENT_EXEC) {
+		/* a vfork child whose parent process is gone (proc_gone):
+		 * its memory has no breakpoint left, it is let go at its
+		 * exec; meanwhile it runs as if untraced */
+		task_resume(S, t, event ? 0 : sig);
+		return;
+	}
 	if ((!t || t->role == ROLE_UNKNOWN) && event == PTRACE_EVENT_EXIT) {
 		/* a new task killed (its process dying) before its creator's
 		 * event came, if it ever comes: let it go */
@@ -153,6 +175,7 @@ static void on_stop(struct session *S, pid_t tid, int status)
 	if (!t) {
 		/* a new task stopped before its creator's event: park it */
 		t = task_new(S, tid, ROLE_UNKNOWN);
+		t->proc = NULL;		/* its creator's event tells */
 		t->parked = 1;
 		t->first_group_stop = event == PTRACE_EVENT_STOP &&
 				      is_stop_signal(sig) ? sig : 0;
@@ -179,16 +202,7 @@ static void on_stop(struct session *S, pid_t tid, int status)
 		task_resume(S, t, 0);
 		return;
 	case PTRACE_EVENT_EXEC:
-		if (t->role == ROLE_VFORK_CHILD || t->role == ROLE_FORK_CHILD) {
-			/* its own memory now, no breakpoints in it */
-			ptrace(PTRACE_DETACH, tid, 0, 0);
-			task_delete(S, t);
-			return;
-		}
-		if (image_exec(S, t) && !S->untraceable)
-			warning("process %d is no longer traced after its exec",
-				(int)S->proc.pid);
-		task_resume(S, t, tasks_take_held_sig(S));
+		lifetime_exec(S, t);
 		return;
 	case PTRACE_EVENT_EXIT:
 		lifetime_exit(S, t);
@@ -199,7 +213,7 @@ static void on_stop(struct session *S, pid_t tid, int status)
 			/* group-stop: stay stopped until SIGCONT */
 			task_listen(S, t);
 			t->group_stopped = 1;
-			if (t->role == ROLE_THREAD)
+			if (t->role == ROLE_THREAD && t->proc == S->first)
 				events_group_stopped(S, sig);
 			return;
 		}
@@ -235,17 +249,40 @@ static void on_stop(struct session *S, pid_t tid, int status)
 static void on_gone(struct session *S, pid_t tid, int status)
 {
 	struct task *t = task_find(S, tid);
+	struct proc *P = t ? t->proc : NULL;
 
 	if (t) {
-		if (t->role == ROLE_THREAD && !t->exiting)
-			S->proc.nalive--;
+		if (t->role == ROLE_THREAD && !t->exiting && P)
+			P->nalive--;
 		task_delete(S, t);
 	}
-	if (tid == S->proc.pid) {
+	if (!P || tid != P->pid)
+		return;
+	/* the leader is reported last: every thread is gone too */
+	S->proc = P;
+	P->done = 1;
+	P->status = status;
+	tasks_forget_threads(S, NULL);
+	if (P == S->first) {
 		S->status = status;
 		S->done = 1;
-		/* the leader is reported last: every thread is gone too */
-		tasks_forget_threads(S, NULL);
+	} else {
+		proc_gone(S, P, status);
+	}
+}
+
+/* The recorder's timer: every process's ring drained. */
+static void drain_all(struct session *S)
+{
+	struct proc *P, *next;
+
+	for (P = S->procs; P; P = next) {
+		next = P->next;
+		S->proc = P;
+		if (S->hold)
+			recs_drain(S);
+		else
+			recs_poll(S);
 	}
 }
 
@@ -338,10 +375,7 @@ int events_wait_one(struct session *S)
 				continue;
 			/* the recorder's timer: the ring drained, and the
 			 * caller's loop sees what it was waiting for */
-			if (S->hold)
-				recs_drain(S);
-			else
-				recs_poll(S);
+			drain_all(S);
 			return 0;
 		}
 		if (errno == ECHILD)
@@ -472,7 +506,7 @@ static struct task *injectable(struct session *S, int listening_ok)
 	unsigned i;
 	struct task *t;
 
-	for_each_task(S, i, t)
+	for_each_proc_task(S, i, t)
 		if (t->role == ROLE_THREAD && t->held && !t->held_sig &&
 		    (listening_ok || !t->held_listen) && !t->exiting)
 			return t;
@@ -495,7 +529,7 @@ struct task *events_injection_thread(struct session *S, int listening_ok)
 		if ((t = injectable(S, listening_ok)))
 			return t;
 		sig = NULL;
-		for_each_task(S, i, t)
+		for_each_proc_task(S, i, t)
 			if (t->role == ROLE_THREAD && t->held && t->held_sig &&
 			    !t->held_listen && !t->exiting)
 				sig = t;
@@ -510,4 +544,40 @@ struct task *events_injection_thread(struct session *S, int listening_ok)
 			return NULL;
 	}
 	return NULL;
+}
+
+/* -f: the first stop of fork child C, its parent stopped at its fork
+ * event (the parent's process may be gone by the time it would come).
+ * 0: C is stopped (its group-stop signal noted); -1: it died first. */
+int events_wait_new(struct session *S, struct task *c)
+{
+	int status, event;
+	pid_t w;
+
+	for (;;) {
+		w = waitpid(c->tid, &status, __WALL);
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w < 0) {
+			task_delete(S, c);
+			return -1;
+		}
+		if (debug_stops)
+			fprintf(stderr, "ptleak-debug: wait %d status %#x\n", (int)w, status);
+		event = status >> 16;
+		if (!WIFSTOPPED(status)) {
+			task_delete(S, c);
+			return -1;
+		}
+		if (event == PTRACE_EVENT_EXIT) {
+			/* killed before it ran */
+			c->exiting = c->dying = 1;
+			tasks_resume_tid(c->tid, 0);
+			continue;
+		}
+		c->first_group_stop = event == PTRACE_EVENT_STOP &&
+				      is_stop_signal(WSTOPSIG(status)) ?
+				      WSTOPSIG(status) : 0;
+		return 0;
+	}
 }

@@ -106,14 +106,14 @@ void heapprobe_lost(struct session *S, const struct bp *bp, int err,
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
-	cov_lost(&S->cov, bp->kind == BP_FD ? COV_FDS : COV_HEAP, err, "%s", msg);
+	cov_lost(&S->proc->cov, bp->kind == BP_FD ? COV_FDS : COV_HEAP, err, "%s", msg);
 }
 
 void heapprobe_entry(struct session *S, struct task *t,
 		     const struct bp *bp, struct arch_regs *r,
 		     struct wbuf *wb)
 {
-	struct proc *P = &S->proc;
+	struct proc *P = S->proc;
 	uint64_t slot = arch_entry_ret_slot(r), ret = 0;
 	uint64_t pcs[MAX_DEPTH];
 	struct ret_fix fixes[16];
@@ -210,7 +210,7 @@ static uint64_t requested_size(const struct pending *p, int *overflow)
 
 int heapprobe_return(struct session *S, struct task *t, struct arch_regs *r)
 {
-	struct proc *P = &S->proc;
+	struct proc *P = S->proc;
 	uint64_t sp = arch_sp(r), result = arch_retval(r), size;
 	struct heap_block b;
 	struct pending p;

@@ -57,13 +57,38 @@ static unsigned object_index(const char **mods, unsigned *n, const char *module)
 	return i;
 }
 
+static const char *const exec_names[] = { "execve", "execveat", "fexecve" };
+
+/* A breakpoint on each exec function (in the first object defining it),
+ * once per image: the image is reported before an exec replaces it. */
+static void bind_exec(struct session *S, struct symbolizer *s, pid_t tid,
+		      const uint64_t *order, unsigned n)
+{
+	struct proc *P = S->proc;
+	struct sym_def defs[ARRAY_SIZE(exec_names)];
+	unsigned i;
+
+	memset(defs, 0, sizeof(defs));
+	for (i = 0; i < n; i++)
+		sym_find_in_module(s, order[i], exec_names,
+				   ARRAY_SIZE(exec_names), 1, defs);
+	for (i = 0; i < ARRAY_SIZE(exec_names); i++) {
+		if (!defs[i].addr || bp_find(&P->bps, defs[i].addr))
+			continue;
+		if (!bp_plant(&P->bps, tid, defs[i].addr, defs[i].addr + defs[i].size,
+			      BP_EXEC, (int)i, exec_names[i]))
+			warning("an exec in process %d by %s is reported after "
+				"the old image is gone", (int)P->pid, exec_names[i]);
+	}
+}
+
 /* Patch (recorder) or plant a breakpoint on each allocator function, in
  * the first of the objects ORDER (addresses inside them, link-map order)
  * that defines it. */
 static int bind_allocator(struct session *S, pid_t tid, const uint64_t *order,
 			  unsigned n)
 {
-	struct proc *P = &S->proc;
+	struct proc *P = S->proc;
 	struct sym_def defs[AF_COUNT];
 	const char *mods[AF_COUNT];
 	struct symbolizer *s;
@@ -77,6 +102,7 @@ static int bind_allocator(struct session *S, pid_t tid, const uint64_t *order,
 	if (P->fdp && !fdprobe_bound(P->fdp) &&
 	    fdprobe_bind(P->fdp, &P->bps, s, tid, order, n))
 		ret = -1;
+	bind_exec(S, s, tid, order, n);
 	for (i = 0; i < n && !P->no_heap; i++)
 		sym_find_in_module(s, order[i], alloc_names, AF_COUNT, 1, defs);
 	for (i = 0; i < AF_COUNT; i++) {
@@ -125,7 +151,7 @@ static void exe_path(pid_t pid, char *buf, size_t len)
 
 int image_rendezvous(struct session *S, pid_t tid)
 {
-	struct proc *P = &S->proc;
+	struct proc *P = S->proc;
 	uint64_t map, order[1024];
 	int32_t state;
 	unsigned n = 0, i;
@@ -135,6 +161,7 @@ int image_rendezvous(struct session *S, pid_t tid)
 	    mem_read_all(tid, P->r_debug + R_DEBUG_MAP, &map, sizeof(map)))
 		return error("cannot read the dynamic linker's r_debug in process %d",
 			     (int)P->pid);
+	unloaded_rendezvous(S, tid, state, map);
 	if (state != RT_CONSISTENT)
 		return 0;
 	unwinder_flush(P->unw);
@@ -187,6 +214,24 @@ static uint64_t static_bias(const char *path, uint64_t entry)
 	return got == (ssize_t)sizeof(eh) ? entry - eh.e_entry : 0;
 }
 
+/* A static executable (entry ENTRY): bound now, its one object told to
+ * the recorder. */
+static int bind_static(struct session *S, pid_t tid, uint64_t entry)
+{
+	struct proc *P = S->proc;
+	char exe[64];
+
+	if (bind_allocator(S, tid, &entry, 1))
+		return -1;
+	if (P->rec && rec_injected(P->rec)) {
+		exe_path(P->pid, exe, sizeof(exe));
+		rec_objects_begin(P->rec);
+		rec_object_add(P->rec, exe, static_bias(exe, entry));
+		rec_objects_publish(P->rec);
+	}
+	return 0;
+}
+
 /*
  * Map the scratch page (stopped thread TID runs the mmap), then catch the
  * dynamic linker's rendezvous, or bind a static executable now.  Every
@@ -194,7 +239,7 @@ static uint64_t static_bias(const char *path, uint64_t entry)
  */
 int image_setup(struct session *S, pid_t tid)
 {
-	struct proc *P = &S->proc;
+	struct proc *P = S->proc;
 	uint64_t base, entry;
 	struct symbolizer *s;
 	struct sym_def d[2];
@@ -204,19 +249,8 @@ int image_setup(struct session *S, pid_t tid)
 	if (read_auxv(P->mem_pid, &base, &entry) || bpset_scratch(&P->bps, tid))
 		return -1;
 	unwinder_set_entry(P->unw, tid, entry);
-	if (!base) {
-		char exe[64];
-
-		if (bind_allocator(S, tid, &entry, 1))
-			return -1;
-		if (P->rec && rec_injected(P->rec)) {
-			exe_path(P->pid, exe, sizeof(exe));
-			rec_objects_begin(P->rec);
-			rec_object_add(P->rec, exe, static_bias(exe, entry));
-			rec_objects_publish(P->rec);
-		}
-		return 0;
-	}
+	if (!base)
+		return bind_static(S, tid, entry);
 
 	s = sym_open(P->mem_pid);
 	if (!s)
@@ -237,7 +271,7 @@ int image_setup(struct session *S, pid_t tid)
 /* After exec (the launch's included): a new image, nothing in it yet. */
 int image_exec(struct session *S, struct task *t)
 {
-	struct proc *P = &S->proc;
+	struct proc *P = S->proc;
 	char why[256];
 
 	if (bpset_reset(&P->bps))
@@ -250,11 +284,12 @@ int image_exec(struct session *S, struct task *t)
 	recs_drain(S);		/* the old image's last calls */
 	recs_forget(S);
 	heap_reset(P->heap);
-	cov_reset(&S->cov, COV_HEAP);	/* the old image's heap is gone */
+	cov_reset(&S->proc->cov, COV_HEAP);	/* the old image's heap is gone */
 	if (P->fdp)
 		fdprobe_exec(P->fdp, P->pid);
 	memset(P->bound, 0, sizeof(P->bound));
 	P->r_debug = 0;
+	unloaded_free(P);
 	unwinder_flush(P->unw);
 	tasks_forget_threads(S, t);
 	/* the exec'ing thread is the only one left, with the leader's tid */
@@ -264,10 +299,25 @@ int image_exec(struct session *S, struct task *t)
 	P->mem_pid = P->pid;
 	unwinder_set_pid(P->unw, P->pid);
 	if (!bpset_scratch_allowed(t->tid, why, sizeof(why))) {
-		S->untraceable = 1;
+		/* a child (-f) alone is let go (lifetime_exec) */
+		if (P == S->first)
+			S->untraceable = 1;
 		return error("cannot trace %s (process %d) after its exec: %s; "
 			     "it runs on untraced", P->argv && P->argv[0] ?
 			     P->argv[0] : "the program", (int)P->pid, why);
 	}
 	return image_setup(S, t->tid);
+}
+
+int image_fork(struct session *S, pid_t tid)
+{
+	struct proc *P = S->proc;
+	uint64_t base, entry;
+
+	if (read_auxv(tid, &base, &entry))
+		return -1;
+	unwinder_set_entry(P->unw, tid, entry);
+	if (!P->r_debug)
+		return bind_static(S, tid, entry);
+	return image_rendezvous(S, tid);
 }

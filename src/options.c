@@ -44,6 +44,7 @@ static const struct option longopts[] = {
 	{ "events", required_argument, NULL, OPT_EVENTS },
 	{ "live", no_argument, NULL, OPT_LIVE },
 	{ "folded", required_argument, NULL, OPT_FOLDED },
+	{ "follow-forks", no_argument, NULL, 'f' },
 	{ "help", no_argument, NULL, 'h' },
 	{ "version", no_argument, NULL, OPT_VERSION },
 	VGOPT_LONGOPTS,
@@ -68,6 +69,8 @@ static const char usage[] =
 	"                      code injected into the target that records them\n"
 	"                      (no stop per call), int3 breakpoints, or auto\n"
 	"                      (default: the recorder wherever it can be injected)\n"
+	"  -f, --follow-forks  trace every child process too, each with its own\n"
+	"                      report (a file name's %p is the pid)\n"
 	"  -o, --output FILE   text report to FILE instead of stderr\n"
 	"      --json FILE     also write the report as JSON to FILE\n"
 	"      --html FILE     also write the report as one self-contained HTML\n"
@@ -168,10 +171,13 @@ int options_parse(struct options *o, int argc, char **argv)
 	o->interval_ms = 100;
 	opterr = 0;
 	/* '+': options stop at PROGRAM, whose own options are its own */
-	while ((c = getopt_long(argc, argv, "+:o:p:qh", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "+:fo:p:qh", longopts, NULL)) != -1) {
 		unsigned long v;
 
 		switch (c) {
+		case 'f':
+			o->follow_forks = 1;
+			break;
 		case 'o':
 			o->output = optarg;
 			break;

@@ -271,3 +271,26 @@ int outfile_commit(struct outfile *of)
 	of->path = NULL;
 	return err ? -1 : 0;
 }
+
+/*
+ * -f's file names: every "%p" of NAME is PID, as valgrind's --log-file;
+ * without one, CHILD (not the first process) appends ".PID", so that no
+ * two processes write one file.  (The valgrind option's %q{VAR} is
+ * another helper's.)
+ */
+char *outfile_pid_name(const char *name, pid_t pid, int child)
+{
+	char *x, *out;
+
+	util_silent++;
+	x = outfile_expand(name, pid);
+	util_silent--;
+	if (!x)			/* checked before the run: cannot be */
+		x = xstrdup(name);
+	if (!child || outfile_has_pid(name))
+		return x;
+	out = xmalloc(strlen(x) + 16);
+	sprintf(out, "%s.%d", x, (int)pid);
+	free(x);
+	return out;
+}

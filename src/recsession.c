@@ -89,7 +89,7 @@ static int settle_go(struct session *S, struct task *t)
 
 	if (t->role != ROLE_THREAD || !t->held || t->held_listen || t->exiting ||
 	    t->dying || arch_get_regs(t->tid, &r) ||
-	    !rec_pc_in_code(S->proc.rec, arch_pc(&r)))
+	    !rec_pc_in_code(S->proc->rec, arch_pc(&r)))
 		return 0;
 	t->held = 0;
 	ret = ptrace(PTRACE_CONT, t->tid, 0, (long)t->held_sig) == 0;
@@ -102,24 +102,27 @@ static int settle_go(struct session *S, struct task *t)
  * signal, or an interrupt left for its resume, stops it at once). */
 static void settle_reap(struct session *S)
 {
+	struct proc *P = S->proc;
 	unsigned i;
 	struct task *t;
 
-	for_each_task(S, i, t)
+	for_each_proc_task(S, i, t)
 		if (t->role == ROLE_THREAD && !t->held && !t->parked &&
 		    !t->dying && events_reap(S, t->tid) > 0 &&
-		    (t = task_find(S, t->tid)))
+		    (S->proc = P) && (t = task_find(S, t->tid)))
 			settle_go(S, t);
+	S->proc = P;
 }
 
 /* Every thread held: let those inside a hook (a record half written)
  * run until they are out, a few ms at most.  0 when none is. */
 static unsigned settle(struct session *S)
 {
-	struct proc *P = &S->proc;
+	struct proc *P = S->proc;
 	uint64_t head = rec_head_pos(P->rec), t0;
 	unsigned round, i, inside = 0;
 	struct task *t;
+	int ret;
 
 	/*
 	 * Every record reserved before now must be taken: a hole below
@@ -134,7 +137,7 @@ static unsigned settle(struct session *S)
 		if (rec_tail_pos(P->rec) >= head)
 			return 0;
 		inside = 0;
-		for_each_task(S, i, t)
+		for_each_proc_task(S, i, t)
 			inside += settle_go(S, t);
 		if (!inside)
 			break;		/* nobody can fill the hole now */
@@ -146,13 +149,15 @@ static unsigned settle(struct session *S)
 		} while (rec_tail_pos(P->rec) < head &&
 			 now_ns() - t0 < 200000000ull);
 		/* stopped meanwhile: collected, not interrupted (events_reap) */
-		for_each_task(S, i, t)
+		for_each_proc_task(S, i, t)
 			if (t->role == ROLE_THREAD && !t->held && !t->parked &&
 			    !t->dying && !events_reap(S, t->tid) &&
 			    ptrace(PTRACE_INTERRUPT, t->tid, 0, 0) < 0 &&
 			    errno != ESRCH)
 				break;
-		if (events_wait_all_stopped(S, 0))
+		ret = events_wait_all_stopped(S, 0);
+		S->proc = P;	/* the events met on the way set it */
+		if (ret)
 			break;
 	}
 	recs_drain(S);
@@ -164,7 +169,7 @@ static unsigned settle(struct session *S)
 
 void recs_settle(struct session *S)
 {
-	if (S->proc.rec && rec_injected(S->proc.rec) && !S->proc.rec_detaching)
+	if (S->proc->rec && rec_injected(S->proc->rec) && !S->proc->rec_detaching)
 		settle(S);
 }
 
@@ -176,7 +181,7 @@ void recs_settle(struct session *S)
  */
 static void unstick(struct session *S)
 {
-	struct proc *P = &S->proc;
+	struct proc *P = S->proc;
 
 	if (events_stop_all(S)) {
 		events_release_all(S);
@@ -195,13 +200,13 @@ void recs_drain_final(struct session *S)
 {
 	recs_drain(S);
 	/* every thread is gone or dying: no hole will be filled */
-	if (S->proc.rec && rec_skip_holes(S->proc.rec))
+	if (S->proc->rec && rec_skip_holes(S->proc->rec))
 		recs_drain(S);
 }
 
 void recs_poll(struct session *S)
 {
-	struct proc *P = &S->proc;
+	struct proc *P = S->proc;
 	uint64_t now;
 
 	if (!P->rec || !rec_injected(P->rec)) {
@@ -225,7 +230,7 @@ void recs_poll(struct session *S)
 
 void recs_drain(struct session *S)
 {
-	struct proc *P = &S->proc;
+	struct proc *P = S->proc;
 	uint64_t lo, hi, lost = 0;
 
 	drain_due = 0;
@@ -249,14 +254,14 @@ void recs_drain(struct session *S)
 		}
 	}
 	if (rec_drain(P->rec, P->heap, P->stacks, &lost) < 0) {
-		cov_lost(&S->cov, COV_HEAP, 0, "the recorder's ring in process %d "
+		cov_lost(&S->proc->cov, COV_HEAP, 0, "the recorder's ring in process %d "
 			 "is corrupt: recording stopped", (int)P->pid);
 		rec_disable(P->rec);
 	}
 	if (lost > P->rec_lost && debug_stats)
 		rec_debug_ring(P->rec);
 	if (lost > P->rec_lost) {
-		cov_lost(&S->cov, COV_HEAP, 0, "%llu allocator calls were given up "
+		cov_lost(&S->proc->cov, COV_HEAP, 0, "%llu allocator calls were given up "
 			 "by the target's recorder", (unsigned long long)(lost - P->rec_lost));
 		P->rec_lost = lost;
 	}
@@ -290,7 +295,7 @@ static int others_stopped(struct session *S, pid_t tid)
 	unsigned i;
 	struct task *t;
 
-	for_each_task(S, i, t)
+	for_each_proc_task(S, i, t)
 		if (t->tid != tid && t->role == ROLE_THREAD && !t->dying &&
 		    !t->held && !t->parked)
 			return 0;
@@ -304,7 +309,7 @@ static unsigned stopped_pcs(struct session *S, uint64_t *pcs, unsigned max)
 	struct task *t;
 	struct arch_regs r;
 
-	for_each_task(S, i, t)
+	for_each_proc_task(S, i, t)
 		if (n < max && t->role == ROLE_THREAD && !arch_get_regs(t->tid, &r))
 			pcs[n++] = arch_pc(&r);
 	return n;
@@ -314,7 +319,7 @@ static unsigned stopped_pcs(struct session *S, uint64_t *pcs, unsigned max)
  * makes it an error. */
 static int inject_failed(struct session *S, const char *why)
 {
-	struct proc *P = &S->proc;
+	struct proc *P = S->proc;
 
 	P->rec_off = 1;
 	if (S->o->engine == ENGINE_RECORDER)
@@ -333,7 +338,7 @@ static int inject_failed(struct session *S, const char *why)
  * --engine=recorder cannot have it. */
 static int ensure(struct session *S, pid_t tid, uint64_t near)
 {
-	struct proc *P = &S->proc;
+	struct proc *P = S->proc;
 	char why[256];
 	struct arch_regs r;
 	int sig = 0;
@@ -367,7 +372,7 @@ static int ensure(struct session *S, pid_t tid, uint64_t near)
 int recs_bind(struct session *S, pid_t tid, const struct sym_def *d, int fn,
 	      const char *name, unsigned obj)
 {
-	struct proc *P = &S->proc;
+	struct proc *P = S->proc;
 	uint64_t pcs[256];
 	char why[256];
 	unsigned n;
@@ -399,7 +404,7 @@ int recs_bind(struct session *S, pid_t tid, const struct sym_def *d, int fn,
 
 void recs_thread_start(struct session *S, pid_t tid, const struct arch_regs *r)
 {
-	struct proc *P = &S->proc;
+	struct proc *P = S->proc;
 
 	if (P->rec && rec_injected(P->rec))
 		rec_thread_set(P->rec, tid, arch_tp(r), arch_sp(r));
@@ -411,20 +416,20 @@ void recs_threads_all(struct session *S)
 	struct task *t;
 	struct arch_regs r;
 
-	for_each_task(S, i, t)
+	for_each_proc_task(S, i, t)
 		if (t->role == ROLE_THREAD && !t->dying && !arch_get_regs(t->tid, &r))
 			recs_thread_start(S, t->tid, &r);
 }
 
 void recs_thread_exit(struct session *S, pid_t tid)
 {
-	if (S->proc.rec)
-		rec_thread_gone(S->proc.rec, tid);
+	if (S->proc->rec)
+		rec_thread_gone(S->proc->rec, tid);
 }
 
 void recs_fork_child(struct session *S, pid_t child)
 {
-	struct proc *P = &S->proc;
+	struct proc *P = S->proc;
 	int sig = 0;
 
 	if (!P->rec || !rec_injected(P->rec))
@@ -440,7 +445,7 @@ void recs_fork_child(struct session *S, pid_t child)
 
 void recs_forget(struct session *S)
 {
-	struct proc *P = &S->proc;
+	struct proc *P = S->proc;
 
 	rec_delete(P->rec);
 	P->rec = NULL;
@@ -449,6 +454,9 @@ void recs_forget(struct session *S)
 	P->rec_main_tries = 0;
 	P->rec_lost = 0;
 	P->rec_detaching = 0;
+	for (P = S->procs; P; P = P->next)
+		if (P->rec)
+			return;		/* another process still records */
 	timer_stop();
 }
 
@@ -463,7 +471,7 @@ void recs_forget(struct session *S)
 static int runs_recorder(struct session *S, struct task *t,
 			 const struct arch_regs *r, int pc_only)
 {
-	struct proc *P = &S->proc;
+	struct proc *P = S->proc;
 	uint64_t pcs[MAX_DEPTH];
 	unsigned n, i;
 
@@ -496,7 +504,7 @@ static unsigned threads_inside(struct session *S, int pc_only)
 	struct task *t;
 	struct arch_regs r;
 
-	for_each_task(S, i, t)
+	for_each_proc_task(S, i, t)
 		if (t->role == ROLE_THREAD && !t->dying && t->held &&
 		    !arch_get_regs(t->tid, &r) && runs_recorder(S, t, &r, pc_only))
 			n++;
@@ -508,13 +516,13 @@ static unsigned threads_inside(struct session *S, int pc_only)
  * frames off their stacks.  The number that could not be. */
 static unsigned take_all_out(struct session *S)
 {
-	struct proc *P = &S->proc;
+	struct proc *P = S->proc;
 	unsigned i, stuck = 0;
 	struct task *t;
 	struct arch_regs r;
 	int ret;
 
-	for_each_task(S, i, t) {
+	for_each_proc_task(S, i, t) {
 		if (t->role != ROLE_THREAD || !t->held || t->dying ||
 		    arch_get_regs(t->tid, &r))
 			continue;
@@ -529,14 +537,13 @@ static unsigned take_all_out(struct session *S)
 
 int recs_detach(struct session *S)
 {
-	struct proc *P = &S->proc;
+	struct proc *P = S->proc;
 	unsigned round, stuck = 0, inside = 0;
 	struct task *inj;
 	int ret, sig = 0;
 
 	if (!P->rec || !rec_injected(P->rec))
 		return 0;
-	timer_stop();
 	recs_drain(S);
 	rec_disable(P->rec);
 	P->rec_detaching = 1;

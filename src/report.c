@@ -356,6 +356,8 @@ const char *report_when(enum report_reason reason)
 		return "now";
 	case REPORT_DETACH:
 		return "at detach";
+	case REPORT_EXEC:
+		return "at exec";
 	case REPORT_EXIT:
 	default:
 		return "at exit";
@@ -577,6 +579,8 @@ static const char *reason_name(enum report_reason reason)
 		return "signal";
 	case REPORT_DETACH:
 		return "detach";
+	case REPORT_EXEC:
+		return "exec";
 	case REPORT_EXIT:
 	default:
 		return "exit";

@@ -17,6 +17,7 @@
 #include "pprof.h"
 #include "report_xml.h"
 #include "procstat.h"
+#include "proctree.h"
 #include "roots.h"
 #include "session.h"
 #include "symbols.h"
@@ -32,13 +33,24 @@ static void namer(void *ctx, uint64_t pc, int caller, struct frame_info *out)
 	out->pc = pc;
 }
 
+/* The file NAME of an output option for the process being reported: the
+ * first process's as given (%p: its pid), a child's (-f) with its pid in
+ * place of %p or appended (outfile.h).  Malloc'd. */
+static char *proc_file(struct session *S, const char *name)
+{
+	if (S->proc == S->first)
+		return xstrdup(name);
+	return outfile_pid_name(name, S->proc->pid, 1);
+}
+
 /*
  * --html: the run's samples (the timeline's, this report's last) and the
  * process's resources, into IN->html; F holds the series' arrays.
  */
 static void html_sample(struct session *S, struct report_input *in,
 			struct html_input *html, struct html_series *series,
-			struct html_feed *f, struct html_resources *res)
+			struct html_feed *f, struct html_resources *res,
+			char **path)
 {
 	memset(res, 0, sizeof(*res));
 	if (in->resources) {
@@ -47,8 +59,9 @@ static void html_sample(struct session *S, struct report_input *in,
 		res->sys_s = in->resources->sys_s;
 		res->max_rss_kb = in->resources->max_rss_kb;
 	}
-	html_feed_series(sampler_timeline(S), series, f);
-	html->path = S->o->html;
+	/* the samples are the first process's (--timeline's) */
+	html_feed_series(S->proc == S->first ? sampler_timeline(S) : NULL, series, f);
+	html->path = *path = proc_file(S, S->o->html);
 	html->series = series;
 	html->res = res;
 	in->html = html;
@@ -59,7 +72,7 @@ static void html_sample(struct session *S, struct report_input *in,
 static void coverage_view(struct session *S, pid_t via, int fd_err,
 			  struct cov_view *v)
 {
-	struct proc *P = &S->proc;
+	struct proc *P = S->proc;
 	uint64_t w;
 
 	memset(v, 0, sizeof(*v));
@@ -83,7 +96,9 @@ static int report_write_all(struct session *S, struct report_input *in,
 			    struct symbolizer *sym, struct report_result *res)
 {
 	const struct options *o = S->o;
+	struct proc *P = S->proc;
 	struct vgxml *x = NULL;
+	char *name;
 	int ret = 0;
 
 	in->show_kinds = o->show_kinds;
@@ -91,18 +106,24 @@ static int report_write_all(struct session *S, struct report_input *in,
 	in->leak_check = o->leak_check;
 	in->gen_suppressions = o->gen_suppressions;
 	if (o->xml) {	/* --fd-only too: no error, the rest */
-		x = vgxml_open(o->xml_file, in, o->gen_suppressions);
+		name = proc_file(S, o->xml_file);
+		x = vgxml_open(name, in, o->gen_suppressions);
+		free(name);
 		if (!x)
 			ret = -1;
 		else
 			in->sink = vgxml_sink(x);
 	}
-	if (report_write(in, S->text, o->json, res))
+	if (report_write(in, P->text, P->json, res))
 		ret = -1;
 	if (x && vgxml_close(x, in->supp))
 		ret = -1;
-	if (o->pprof && in->heap && pprof_write(o->pprof, in, sym))
-		ret = -1;
+	if (o->pprof && in->heap) {
+		name = proc_file(S, o->pprof);
+		if (pprof_write(name, in, sym))
+			ret = -1;
+		free(name);
+	}
 	return ret;
 }
 
@@ -117,7 +138,7 @@ static int report_write_all(struct session *S, struct report_input *in,
 int report_make(struct session *S, enum report_reason reason, pid_t via,
 		const struct arch_regs *regs, unsigned nregs, int reg_roots)
 {
-	struct proc *P = &S->proc;
+	struct proc *P = S->proc;
 	struct symbolizer *s = sym_open(via);
 	struct scan_block *classes = NULL;
 	struct report_result res = { 0 };
@@ -127,11 +148,14 @@ int report_make(struct session *S, enum report_reason reason, pid_t via,
 	struct html_resources hres;
 	struct html_series series;
 	struct html_feed feed = { 0 };
+	char *html_path = NULL;
 	struct html_input html;
 	struct cov_view cv;
 	size_t nclasses = 0;
 	int ret, fd_err = 0;
 
+	if (s)
+		unloaded_name(P, s);
 	/* exact up to now */
 	if (reason == REPORT_EXIT)
 		recs_drain_final(S);
@@ -144,7 +168,7 @@ int report_make(struct session *S, enum report_reason reason, pid_t via,
 	in.pid = P->pid;
 	in.argv = P->argv;
 	in.reason = reason;
-	in.number = ++S->nreports;
+	in.number = ++P->nreports;
 	in.wall = time(NULL);
 	in.now_ns = now_ns();
 	in.elapsed_ns = in.now_ns - S->start_ns;
@@ -163,9 +187,9 @@ int report_make(struct session *S, enum report_reason reason, pid_t via,
 	}
 	coverage_view(S, via, fd_err, &cv);
 	if (in.heap)
-		in.heap_untracked = cov_heap_why(&S->cov, &cv, hwhy, sizeof(hwhy));
+		in.heap_untracked = cov_heap_why(&S->proc->cov, &cv, hwhy, sizeof(hwhy));
 	if (in.fds)
-		in.fds_untracked = cov_fds_why(&S->cov, &cv, fwhy, sizeof(fwhy));
+		in.fds_untracked = cov_fds_why(&S->proc->cov, &cv, fwhy, sizeof(fwhy));
 	in.stacks = P->stacks;
 	in.depth = S->o->depth;
 	in.namer = namer;
@@ -208,21 +232,38 @@ int report_make(struct session *S, enum report_reason reason, pid_t via,
 	if (debug_die_on_report)
 		die("debug: a fatal error in the report (PTLEAK_DEBUG=die-on-report)");
 	if (S->o->html)
-		html_sample(S, &in, &html, &series, &feed, &hres);
+		html_sample(S, &in, &html, &series, &feed, &hres, &html_path);
 	ret = report_write_all(S, &in, s, &res);
-	if (in.heap && S->o->folded &&
-	    folded_write(S->o->folded, P->heap, P->stacks, S->o->depth, namer, s))
+	if (in.heap && S->o->folded) {
+		char *fo = proc_file(S, S->o->folded);
+
+		if (folded_write(fo, P->heap, P->stacks, S->o->depth, namer, s))
+			ret = -1;
+		free(fo);
+	}
+	/* the last report: every event is in the log, the maps still there
+	 * (--events follows the first process) */
+	if (S->evlog && P == S->first && reason != REPORT_SIGNAL &&
+	    reason != REPORT_EXEC && evlog_finish(S->evlog, namer, s))
 		ret = -1;
-	/* the last report: every event is in the log, the maps still there */
-	if (S->evlog && reason != REPORT_SIGNAL &&
-	    evlog_finish(S->evlog, namer, s))
-		ret = -1;
+	html_feed_free(&feed);
+	free(html_path);
 	if (ret)
 		S->report_failed = 1;
-	S->lost_bytes = res.lost_bytes;
-	S->leaked_fds = res.leaked_fds;
-	S->untracked = res.untracked;
-	html_feed_free(&feed);
+	if (reason == REPORT_EXEC) {
+		/* the old image's, for good */
+		P->exec_lost_bytes += res.lost_bytes;
+		P->exec_leaked_fds += res.leaked_fds;
+		P->lost_bytes = P->leaked_fds = 0;
+		S->untracked_any |= res.untracked;
+	} else {
+		P->lost_bytes = res.lost_bytes;
+		P->leaked_fds = res.leaked_fds;
+		P->untracked = res.untracked;
+	}
+	if (S->tree)
+		proctree_leaks(S->tree, P->row, P->lost_bytes + P->exec_lost_bytes,
+			       P->leaked_fds + P->exec_leaked_fds);
 	free(classes);
 	sym_close(s);
 	return ret;
@@ -234,7 +275,7 @@ int report_make_exit(struct session *S, const struct task *thread)
 	struct arch_regs r;
 
 	if (!thread || arch_get_regs(thread->tid, &r))
-		return report_make(S, REPORT_EXIT, S->proc.mem_pid, NULL, 0, 0);
+		return report_make(S, REPORT_EXIT, S->proc->mem_pid, NULL, 0, 0);
 	return report_make(S, REPORT_EXIT, thread->tid, &r, 1, 0);
 }
 
@@ -247,11 +288,11 @@ int report_make_live(struct session *S, enum report_reason reason)
 	int ret;
 
 	recs_settle(S);		/* no record half written */
-	for_each_task(S, i, t)
+	for_each_proc_task(S, i, t)
 		if (t->role == ROLE_THREAD && t->held &&
 		    !arch_get_regs(t->tid, &regs[n]))
 			n++;
-	ret = report_make(S, reason, S->proc.mem_pid, regs, n, 1);
+	ret = report_make(S, reason, S->proc->mem_pid, regs, n, 1);
 	free(regs);
 	return ret;
 }

@@ -117,41 +117,46 @@ void sampler_waiting(int waiting)
 		sigprocmask(waiting ? SIG_UNBLOCK : SIG_BLOCK, &the_sampler->set, NULL);
 }
 
-/* Names for the threads of the heap table that have none yet (ALL: for
- * every live one, as it calls itself now). */
-static void name_threads(struct session *S, int all)
+/* Names for the threads of P's heap table that have none yet (ALL: for
+ * every live one, as it calls itself now).  Where the last pass ended is
+ * kept for the first process, the sampled one. */
+static void name_threads(struct session *S, struct proc *P, int all)
 {
 	struct sampler *m = S->smp;
-	struct proc *P = &S->proc;
 	const struct heap_thread *t;
-	size_t n, i;
+	size_t n, i, from = 0;
 	char name[16];
 
 	n = heap_threads(P->heap, &t);
-	if (n < m->named)
-		m->named = 0;		/* an exec reset the table */
-	for (i = all ? 0 : m->named; i < n; i++) {
+	if (P == S->first) {
+		if (n < m->named)
+			m->named = 0;	/* an exec reset the table */
+		from = m->named;
+	}
+	for (i = all ? 0 : from; i < n; i++) {
 		if (t[i].tid <= 0 || (!all && t[i].name[0]) ||
 		    (all && !task_find(S, t[i].tid)))
 			continue;
 		if (!procstat_comm(P->pid, t[i].tid, name, sizeof(name)))
 			heap_thread_name(P->heap, t[i].tid, name);
 	}
-	m->named = n;
+	if (P == S->first)
+		m->named = n;
 }
 
 void sampler_thread_exit(struct session *S, pid_t tid)
 {
 	char name[16];
 
-	if (S->smp && !procstat_comm(S->proc.pid, tid, name, sizeof(name)))
-		heap_thread_name(S->proc.heap, tid, name);
+	if (S->smp && !procstat_comm(S->proc->pid, tid, name, sizeof(name)))
+		heap_thread_name(S->proc->heap, tid, name);
 }
 
-/* The process now, as sample *SM. */
+/* The first process (the launched or attached one: the timeline is its)
+ * now, as sample *SM. */
 static void take(struct session *S, struct tl_sample *sm)
 {
-	struct proc *P = &S->proc;
+	struct proc *P = S->first;
 	const struct heap_stats *st = heap_stats(P->heap);
 	uint64_t open, inherited;
 
@@ -206,7 +211,7 @@ static void csv_row(struct sampler *m, const struct tl_sample *sm)
 static void sample(struct session *S, int last, struct tl_sample *sm)
 {
 	struct sampler *m = S->smp;
-	struct proc *P = &S->proc;
+	struct proc *P = S->first;
 
 	take(S, sm);
 	timeline_add(m->tl, sm, last);
@@ -218,7 +223,7 @@ static void sample(struct session *S, int last, struct tl_sample *sm)
 		timeline_set_peak(m->tl, sm->ms, sm->heap_bytes, ids, bytes, n);
 	}
 	csv_row(m, sm);
-	name_threads(S, 0);
+	name_threads(S, P, 0);
 }
 
 static uint64_t calls_of(const struct heap *h)
@@ -235,12 +240,12 @@ void sampler_tick(struct session *S)
 	uint64_t now;
 
 	sample_due = 0;
-	if (!m || !S->start_ns || S->proc.reported)
+	if (!m || !S->start_ns || !S->first || S->first->reported)
 		return;
 	sample(S, 0, &sm);
 	now = now_ns();
 	if (m->live_on && now >= m->live_next_ns) {
-		live_show(&m->live, &sm, calls_of(S->proc.heap));
+		live_show(&m->live, &sm, calls_of(S->first->heap));
 		m->live_next_ns += m->live_every_ns;
 		if (m->live_next_ns < now)
 			m->live_next_ns = now + m->live_every_ns;
@@ -256,8 +261,10 @@ void sampler_report(struct session *S, int final)
 		return;
 	if (m->live_on)
 		live_erase(&m->live);
-	name_threads(S, 1);
-	if (S->start_ns)
+	name_threads(S, S->proc, 1);
+	/* the timeline is the first process's (-f: a child's reports add
+	 * no sample) */
+	if (S->start_ns && S->proc == S->first)
 		sample(S, final, &sm);
 }
 

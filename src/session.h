@@ -20,6 +20,8 @@
  *   sigself.c      signals to ptleak: report or detach requested
  *   recsession.c   the recorder engine in the session (recorder.h): where
  *                  the allocator is patched, the ring drained
+ *   procs.c        the traced processes (-f: every child too), their
+ *                  report files; the tree summary is proctree.h
  */
 #ifndef PTLEAK_SESSION_H
 #define PTLEAK_SESSION_H
@@ -85,10 +87,13 @@ struct task {
 	size_t ninherit;
 	struct pending *pend;
 	size_t npend, apend;
+	struct proc *proc;	/* the process it is a thread of (a vfork
+				 * child: the one whose memory it runs in) */
 	struct task *next;	/* hash chain */
 };
 
 struct proc {
+	struct proc *next;	/* S->procs */
 	pid_t pid;
 	pid_t mem_pid;		/* a live thread: the leader may exit before the others */
 	char *const *argv;
@@ -120,6 +125,22 @@ struct proc {
 		uint64_t first_sp, exit_sp, exit_ns;
 	} *dead;
 	size_t ndead, adead;
+	/* what the process and its reports are (procs.c) */
+	char **own_argv;	/* argv read from /proc (after an exec), freed */
+	FILE *text;		/* its text report's stream (a child's own -o file) */
+	char *json;		/* its --json file (%p and .PID applied), or NULL */
+	int row;		/* its row in the tree summary (proctree.h), -1: none */
+	int done;		/* its leader is gone: STATUS is its wait status */
+	int status;
+	int exec_due;		/* a thread is held at an execve: report first */
+	int exec_reported;	/* that report was made (PTRACE_EVENT_EXEC next) */
+	unsigned nreports;	/* its reports so far, its images' together */
+	/* of its image's last report, and of its images before an exec */
+	uint64_t lost_bytes, leaked_fds;
+	uint64_t exec_lost_bytes, exec_leaked_fds;
+	int untracked;
+	struct coverage cov;	/* calls not recorded */
+	struct unloaded *unloaded;	/* objects dlclose'd (unloaded.c) */
 };
 
 struct session {
@@ -127,11 +148,18 @@ struct session {
 	FILE *text;		/* the text report's stream: stderr or -o FILE */
 	int report_failed;
 	struct suppressions *supp;
-	uint64_t lost_bytes;	/* of the last report, for --error-exitcode */
-	uint64_t leaked_fds;	/* likewise */
-	int untracked;		/* likewise: a part could not be seen */
-	struct coverage cov;	/* calls not recorded */
-	struct proc proc;
+	/* the process whose event is being handled: every function that
+	 * works on one process works on this one (set by events.c) */
+	struct proc *proc;
+	struct proc *procs;	/* every traced process, the first one last */
+	struct proc *first;	/* the launched or attached one */
+	unsigned nprocs;	/* how many, live ones only */
+	struct proctree *tree;	/* -f: the tree summary's rows */
+	int procs_full;		/* -f: a child was let go (PROCS_MAX): said once */
+	int exec_due;		/* a process has a thread held at an execve */
+	/* the leaks of every process gone (procs.c), for --error-exitcode */
+	uint64_t lost_total, fds_total;
+	int untracked_any;
 	struct task *tasks[256];
 	unsigned ntasks;
 	int done;
@@ -143,7 +171,6 @@ struct session {
 	 * exec: it is let go untraced (launched: ptleak waits for it) */
 	int untraceable;
 	char **cmdline;		/* -p: the target's argv, from /proc */
-	unsigned nreports;
 	uint64_t start_ns;	/* when tracing started (now_ns()) */
 	struct sampler *smp;	/* memory over time (sampler.c) */
 	struct evlog *evlog;	/* --events (events_log.h), NULL: none */
@@ -188,7 +215,8 @@ struct task *task_new(struct session *S, pid_t tid, enum role role);
 void task_delete(struct session *S, struct task *t);
 /* Forget every task. */
 void tasks_delete_all(struct session *S);
-/* Forget every thread task but KEEP (NULL: all): they are gone. */
+/* Forget every thread task of KEEP's process (NULL: of S->proc) but
+ * KEEP: they are gone. */
 void tasks_forget_threads(struct session *S, const struct task *keep);
 /* The number after FIELD ("Tgid:", "TracerPid:") in /proc/PID/status, or -1. */
 int tasks_status_field(pid_t pid, const char *field);
@@ -200,6 +228,48 @@ int tasks_take_held_sig(struct session *S);
 void task_resume(struct session *S, struct task *t, int sig);
 /* T is in a group-stop: PTRACE_LISTEN, or keep it held. */
 void task_listen(struct session *S, struct task *t);
+
+/* ---- procs.c --------------------------------------------------------- */
+
+/* -f: live traced processes at most; a child forked beyond runs untraced,
+ * its breakpoints removed (a notice says so once). */
+#define PROCS_MAX 256
+
+/* Every task T of the process being handled (S->proc). */
+#define for_each_proc_task(S, i, t) \
+	for_each_task(S, i, t) if ((t)->proc == (S)->proc)
+
+/* A new process PID in the list: empty tables, its text report on the
+ * session's stream. */
+struct proc *proc_new(struct session *S, pid_t pid);
+/* Its report files: --json's name for its pid; -o's own file for a CHILD
+ * (or the first one's when the name has %p).  0, or -1 (message: its text
+ * report goes to the session's stream). */
+int proc_outputs(struct session *S, struct proc *P, int child);
+/* P runs ARGV (read from /proc, owned by P from now on; NULL: unknown). */
+void proc_set_argv(struct session *S, struct proc *P, char **argv);
+/* Forget P (the target untouched), its leaks counted for the exit status. */
+void proc_free(struct session *S, struct proc *P);
+/* A child process is gone with wait STATUS: its report if none was made,
+ * its row's status, then forgotten. */
+void proc_gone(struct session *S, struct proc *P, int status);
+/* A child process ptleak could not trace after all (it is let go):
+ * its row says so, P forgotten. */
+void proc_drop(struct session *S, struct proc *P);
+/* Count the leaks of every process still listed (at the end). */
+void procs_count_all(struct session *S);
+
+/* ---- unloaded.c ------------------------------------------------------ */
+
+struct symbolizer;
+/* The rendezvous (thread TID stopped) in STATE (RT_ADD 1, RT_DELETE 2,
+ * RT_CONSISTENT 0), the link map at MAP: objects unloaded noted. */
+void unloaded_rendezvous(struct session *S, pid_t tid, int32_t state,
+			 uint64_t map);
+/* Tell symbolizer S the objects P unloaded, to name frames in them. */
+void unloaded_name(const struct proc *P, struct symbolizer *s);
+/* Forget them (P's exec, P freed). */
+void unloaded_free(struct proc *P);
 
 /* ---- wbuf.c ----------------------------------------------------------- */
 
@@ -221,6 +291,10 @@ int image_rendezvous(struct session *S, pid_t tid);
 int image_setup(struct session *S, pid_t tid);
 /* After exec (the launch's included): a new image, nothing in it yet. */
 int image_exec(struct session *S, struct task *t);
+/* -f: a fork child (S->proc, its breakpoints cloned from its parent's,
+ * the recorder's copy removed): its probes bound again, the recorder
+ * injected afresh.  Thread TID, its only one, is stopped. */
+int image_fork(struct session *S, pid_t tid);
 
 /* ---- heapprobe.c ------------------------------------------------------ */
 
@@ -265,8 +339,17 @@ void sigself_duration(const struct session *S);
 void lifetime_exit(struct session *S, struct task *t);
 /* The first stop of task T whose role is known (unknown: it is parked). */
 void lifetime_start(struct session *S, struct task *t);
-/* T's clone, fork or vfork EVENT: the new task, its role told. */
+/* T's clone, fork or vfork EVENT: the new task, its role told; with -f a
+ * fork child is a new process, traced from its first instruction. */
 void lifetime_new_task(struct session *S, struct task *t, int event);
+/* T hit BP (BP_EXEC) with registers R: 1 if the exec will most likely
+ * succeed (its file is an executable file), so the image is reported
+ * first; T is then held by the caller. */
+int lifetime_execve(struct session *S, struct task *t, const struct bp *bp,
+		    const struct arch_regs *r);
+/* T's PTRACE_EVENT_EXEC: the new image traced (with -f a vfork child's
+ * too, as a new process), or let go; T resumed. */
+void lifetime_exec(struct session *S, struct task *t);
 
 /* ---- events.c --------------------------------------------------------- */
 
@@ -287,6 +370,9 @@ int events_wait_all_stopped(struct session *S, int strict);
 int events_stop_all(struct session *S);
 /* Let every held task go on as it would have. */
 void events_release_all(struct session *S);
+/* -f: wait for the first stop of fork child C (its parent stopped at
+ * its event).  0: stopped; -1: it died (C deleted). */
+int events_wait_new(struct session *S, struct task *c);
 /* A thread of the launched program reported a group-stop for SIG: once
  * every thread has, ptleak stops itself with SIG (jobctl.h). */
 void events_group_stopped(struct session *S, int sig);

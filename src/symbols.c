@@ -55,6 +55,7 @@ struct symbolizer {
 	Dwfl *dwfl;
 	Dwfl *full;
 	int full_failed;
+	Dwfl *gone;		/* objects unloaded (sym_add_unloaded) */
 	struct module_aliases *mods;
 	size_t nmods, amods;
 	struct module_lines *mlines;
@@ -81,6 +82,28 @@ static const Dwfl_Callbacks full_callbacks = {
 	.find_debuginfo = debugfile_find,
 	.debuginfo_path = &debuginfo_path,
 };
+
+static const Dwfl_Callbacks offline_callbacks = {
+	.find_elf = dwfl_build_id_find_elf,
+	.find_debuginfo = debugfile_find,
+	.debuginfo_path = &debuginfo_path,
+};
+
+int sym_add_unloaded(struct symbolizer *s, const char *path, uint64_t bias)
+{
+	Dwfl_Module *mod;
+	char *name;
+
+	if (!s->gone && !(s->gone = dwfl_begin(&offline_callbacks)))
+		return -1;
+	if (asprintf(&name, "%s (unloaded)", path) < 0)
+		die("out of memory");
+	dwfl_report_begin_add(s->gone);
+	mod = dwfl_report_elf(s->gone, name, path, -1, bias, false);
+	dwfl_report_end(s->gone, NULL, NULL);
+	free(name);
+	return mod ? 0 : -1;
+}
 
 static Dwfl *proc_session(pid_t pid, const Dwfl_Callbacks *cb)
 {
@@ -141,6 +164,8 @@ void sym_close(struct symbolizer *s)
 		dwfl_end(s->dwfl);
 	if (s->full)
 		dwfl_end(s->full);
+	if (s->gone)
+		dwfl_end(s->gone);
 	for (i = 0; i < s->nmods; i++)
 		free(s->mods[i].a);
 	free(s->mods);
@@ -410,6 +435,8 @@ void sym_lookup(struct symbolizer *s, uint64_t pc, int caller,
 	memset(out, 0, sizeof(*out));
 	out->pc = pc;
 	mod = dwfl_addrmodule(dwfl ? dwfl : s->dwfl, addr);
+	if (!mod && s->gone && caller)
+		mod = dwfl_addrmodule(s->gone, addr);
 	if (mod) {
 		GElf_Off off;
 		GElf_Sym sym;

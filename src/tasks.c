@@ -33,6 +33,7 @@ struct task *task_new(struct session *S, pid_t tid, enum role role)
 
 	t->tid = tid;
 	t->role = role;
+	t->proc = S->proc;
 	t->next = *b;
 	*b = t;
 	S->ntasks++;
@@ -73,9 +74,11 @@ void tasks_delete_all(struct session *S)
 			task_delete(S, S->tasks[i]);
 }
 
-/* Forget every thread task but KEEP (NULL: all): they are gone. */
+/* Forget every thread task of KEEP's process (NULL: of S->proc) but
+ * KEEP: they are gone. */
 void tasks_forget_threads(struct session *S, const struct task *keep)
 {
+	const struct proc *P = keep ? keep->proc : S->proc;
 	unsigned i;
 
 	for (i = 0; i < ARRAY_SIZE(S->tasks); i++) {
@@ -83,7 +86,7 @@ void tasks_forget_threads(struct session *S, const struct task *keep)
 
 		for (o = S->tasks[i]; o; o = next) {
 			next = o->next;
-			if (o != keep && o->role == ROLE_THREAD)
+			if (o != keep && o->role == ROLE_THREAD && o->proc == P)
 				task_delete(S, o);
 		}
 	}
@@ -108,9 +111,9 @@ void tasks_resume_tid(pid_t tid, int sig)
  * to resume that thread with; taken once. */
 int tasks_take_held_sig(struct session *S)
 {
-	int sig = S->proc.bps.held_sig;
+	int sig = S->proc->bps.held_sig;
 
-	S->proc.bps.held_sig = 0;
+	S->proc->bps.held_sig = 0;
 	return sig;
 }
 

@@ -20,11 +20,13 @@
 #include <string.h>
 #include <sys/ptrace.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include "events_log.h"
 #include "fdprobe.h"
 #include "guard.h"
 #include "outfile.h"
+#include "proctree.h"
 #include "recorder.h"
 #include "session.h"
 #include "stacks.h"
@@ -36,29 +38,6 @@
 int debug_events, debug_stops, debug_stats;
 int debug_die_on_report;
 
-/* -o FILE (%p, %q{VAR} expanded: outfile.h) opened: 0, or -1 (message). */
-static int open_text(struct session *S)
-{
-	char *path;
-
-	if (!S->o->output || S->text != stderr)
-		return 0;
-	path = outfile_expand(S->o->output, S->o->pid ? S->o->pid : S->proc.pid);
-	if (!path || outfile_check_name(path)) {
-		free(path);
-		return -1;
-	}
-	S->text = fopen(path, "we");	/* not the target's */
-	if (!S->text) {
-		S->text = stderr;
-		error("cannot write %s: %s", path, strerror(errno));
-		free(path);
-		return -1;
-	}
-	free(path);
-	return 0;
-}
-
 /*
  * Open -o FILE now (or, named after a pid yet unknown, check it), and make
  * sure the JSON report can be created where it goes, so that an unwritable
@@ -66,6 +45,9 @@ static int open_text(struct session *S)
  */
 static int open_outputs(struct session *S)
 {
+	char *name;
+	int ret;
+
 	S->text = stderr;
 	outfile_set_pid(S->o->pid);
 	if (S->o->suppressions) {
@@ -86,29 +68,34 @@ static int open_outputs(struct session *S)
 	if ((S->o->xml && outfile_check(S->o->xml_file)) ||
 	    (S->o->pprof && outfile_check(S->o->pprof)))
 		return -1;
-	if (S->o->output && outfile_has_pid(S->o->output) && !S->o->pid)
-		return outfile_check(S->o->output);	/* opened at launch */
-	return open_text(S);
+	if (!S->o->output)
+		return 0;
+	/* %q{VAR} expanded; %p checked as the pid of -p or 0 */
+	if (!(name = outfile_expand(S->o->output, S->o->pid)))
+		return -1;
+	ret = outfile_check_name(name);
+	if (!ret && !strstr(S->o->output, "%p")) {
+		S->text = fopen(name, "we");	/* not the target's */
+		if (!S->text) {
+			S->text = stderr;
+			ret = error("cannot write %s: %s", name, strerror(errno));
+		}
+	}
+	/* else opened once the pid is known (proc_outputs) */
+	free(name);
+	return ret;
 }
 
 static void session_free(struct session *S)
 {
-	struct proc *P = &S->proc;
 	unsigned i;
 
 	tasks_delete_all(S);
-	guard_stop(P->bps.guard);	/* the target is gone or let go */
-	P->bps.guard = NULL;
-	if (P->bps.pid)
-		bpset_release(&P->bps);
-	unwinder_delete(P->unw);
-	stacks_delete(P->stacks);
-	heap_delete(P->heap);
-	rec_delete(P->rec);
-	fdprobe_delete(P->fdp);
+	while (S->procs)
+		proc_free(S, S->procs);
+	proctree_free(S->tree);
 	sampler_free(S);
 	evlog_close(S->evlog);
-	free(P->dead);
 	for (i = 0; S->cmdline && S->cmdline[i]; i++)
 		free(S->cmdline[i]);
 	free(S->cmdline);
@@ -122,16 +109,14 @@ static void session_free(struct session *S)
 static int start(struct session *S)
 {
 	const struct options *o = S->o;
-	struct proc *P = &S->proc;
+	struct proc *P = proc_new(S, o->pid);
 	struct task *t;
 	int status;
 	pid_t pid;
 
-	P->heap = heap_new();
-	P->no_heap = o->fd_only;
-	if (!o->heap_only)
-		P->fdp = fdprobe_new();
-	P->stacks = stacks_new();
+	S->proc = S->first = P;
+	if (o->follow_forks)
+		S->tree = proctree_new();
 	if (o->pid) {
 		S->attached = 1;
 		P->pid = o->pid;
@@ -139,6 +124,10 @@ static int start(struct session *S)
 			return -1;
 		S->cmdline = attach_read_cmdline(o->pid);
 		P->argv = S->cmdline;
+		if (proc_outputs(S, P, 0))
+			return -1;
+		if (S->tree)
+			P->row = proctree_add(S->tree, P->pid, 0, P->argv);
 		/* before the "attached" line: a SIGUSR1 may follow it at once */
 		sigself_catch(S);
 		S->start_ns = now_ns();
@@ -162,7 +151,9 @@ static int start(struct session *S)
 	P->mem_pid = pid;
 	P->argv = o->argv;
 	outfile_set_pid(pid);
-	if (open_text(S)) {	/* -o named after the pid: it is stopped at exec */
+	if (S->tree)
+		P->row = proctree_add(S->tree, P->pid, 0, P->argv);
+	if (proc_outputs(S, P, 0)) {
 		kill(pid, SIGKILL);
 		waitpid(pid, &status, __WALL);
 		return -1;
@@ -197,18 +188,77 @@ static void wait_untraced(struct session *S)
 	pid_t w;
 
 	do
-		w = waitpid(S->proc.pid, &S->status, 0);
+		w = waitpid(S->first->pid, &S->status, 0);
 	while (w < 0 && errno == EINTR && !detach_requested);
 	if (w < 0)
 		return;
 	S->detached = 0;
-	S->proc.reported = 1;
+	S->first->reported = 1;
+}
+
+/* Live reports of every process not reported yet (REASON signal), or of
+ * those held at an execve (REASON exec), every thread held meanwhile. */
+static void reports_live(struct session *S, enum report_reason reason)
+{
+	struct proc *P;
+
+	if (!events_stop_all(S)) {
+		for (P = S->procs; P; P = P->next) {
+			if ((reason == REPORT_EXEC && !P->exec_due) ||
+			    P->reported || P->done)
+				continue;
+			S->proc = P;
+			report_make_live(S, reason);
+			if (reason == REPORT_EXEC)
+				P->exec_reported = 1;
+		}
+	}
+	for (P = S->procs; P; P = P->next)
+		P->exec_due = 0;
+	S->exec_due = 0;
+	events_release_all(S);
+}
+
+/* A thread the signal handlers may interrupt to end the wait: one of a
+ * live process (the first one may be gone before its children). */
+static pid_t wake_thread(struct session *S)
+{
+	struct proc *P;
+
+	if (!S->first->done)
+		return S->first->mem_pid;
+	for (P = S->procs; P; P = P->next)
+		if (!P->done && P->nalive)
+			return P->mem_pid;
+	return 0;
+}
+
+/* --engine=recorder could not have the recorder in a process (said
+ * why): it ends (launched), or ptleak lets go of every one (-p).  1 when
+ * ptleak detached. */
+static int recorder_fatal(struct session *S)
+{
+	struct proc *P;
+
+	for (P = S->procs; P; P = P->next) {
+		if (!P->rec_fatal)
+			continue;
+		S->report_failed = 1;
+		P->reported = 1;
+		if (S->attached) {
+			detach_target(S, 0);
+			return 1;
+		}
+		P->rec_fatal = 0;
+		kill(P->pid, SIGKILL);
+	}
+	return 0;
 }
 
 int tracer_run(const struct options *o)
 {
 	struct session *S = xcalloc(1, sizeof(*S));
-	struct proc *P = &S->proc;
+	struct proc *P;
 	int ret;
 
 	S->o = o;
@@ -229,14 +279,15 @@ int tracer_run(const struct options *o)
 		session_free(S);
 		return -1;
 	}
+	P = S->first;
 	sampler_start(S);
 	if (S->evlog)
 		evlog_attach(S->evlog, P->heap, P->stacks, S->start_ns);
 
 	/*
 	 * After the target, its children still traced (a fork child not yet
-	 * released, a vfork child before its exec) are seen through: ptleak's
-	 * exit would kill them (PTRACE_O_EXITKILL).
+	 * released, a vfork child before its exec, with -f every child) are
+	 * seen through: ptleak's exit would kill them (PTRACE_O_EXITKILL).
 	 */
 	while (!S->done || S->ntasks) {
 		if (detach_requested || S->untraceable) {
@@ -245,27 +296,18 @@ int tracer_run(const struct options *o)
 		}
 		if (report_requested) {
 			report_requested = 0;
-			if (!events_stop_all(S) && !P->reported && !S->done)
-				report_make_live(S, REPORT_SIGNAL);
-			events_release_all(S);
+			reports_live(S, REPORT_SIGNAL);
 		}
+		if (S->exec_due)
+			reports_live(S, REPORT_EXEC);
 		/* a signal from now on interrupts a thread to end the wait */
-		wake_tid = P->mem_pid;
+		wake_tid = wake_thread(S);
 		if (detach_requested || report_requested) {
 			wake_tid = 0;
 			continue;
 		}
-		if (P->rec_fatal) {
-			/* --engine=recorder without the recorder: said why */
-			S->report_failed = 1;
-			P->reported = 1;
-			if (S->attached) {
-				detach_target(S, 0);
-				break;
-			}
-			P->rec_fatal = 0;
-			kill(P->pid, SIGKILL);
-		}
+		if (recorder_fatal(S))
+			break;
 		ret = events_wait_one(S);
 		wake_tid = 0;
 		if (ret)
@@ -285,6 +327,7 @@ int tracer_run(const struct options *o)
 				P->exit_signal = WTERMSIG(S->status);
 			else
 				P->exit_code = WEXITSTATUS(S->status);
+			S->proc = P;
 			report_make(S, REPORT_EXIT, P->mem_pid, NULL, 0, 0);
 		}
 		if (WIFSIGNALED(S->status))
@@ -292,7 +335,13 @@ int tracer_run(const struct options *o)
 		else
 			ret = WEXITSTATUS(S->status);
 	}
-	if (o->error_exitcode && (S->lost_bytes || S->leaked_fds || S->untracked))
+	if (S->tree) {
+		if (!S->detached)
+			proctree_exit(S->tree, P->row, S->status);
+		proctree_print(S->tree, P->text, P->pid);
+	}
+	procs_count_all(S);
+	if (o->error_exitcode && (S->lost_total || S->fds_total || S->untracked_any))
 		ret = o->error_exitcode;
 	if (S->report_failed)
 		ret = -1;

@@ -163,10 +163,7 @@ int vgopt_apply(struct options *o, int code, const char *arg)
 		if ((b = yes_no(arg)) < 0)
 			return usage_error("--trace-children wants yes or no, not '%s'",
 					   arg);
-		if (b)
-			return usage_error("--trace-children=%s cannot be honoured yet: "
-					   "ptleak does not follow children in this "
-					   "build (no -f)", arg);
+		o->follow_forks = b;	/* = -f */
 		return 0;
 	case VGOPT_XML:
 		if ((b = yes_no(arg)) < 0)

@@ -222,14 +222,19 @@ def t_f_range():
 def t_f_exec():
     """Across an exec: O_CLOEXEC, fopen "re" and FD_CLOEXEC descriptors
     are gone, the one without survives (opened before an exec: its stack
-    named the old image, it has none); the new image's are traced."""
+    named the old image, it has none); the new image's are traced.  The
+    old image has its report first (reason exec), the last one is the new
+    image's, under its argv."""
     name = "f_exec"
     tgt = need_target(name)
     r = ptleak([tgt], want_text=True)
     ck = Check()
     check_native(ck, name, [], r)
     rep = need_json(r)
-    check_target(ck, rep, [tgt], {"code": 0})
+    check_target(ck, rep, [tgt, "again"], {"code": 0})
+    heads = re.findall(r"(?m)^ptleak\[\d+\]: report \d+ at (\w+),", r.text)
+    ck.eq("reports", heads, ["exec", "exit"])
+    r.text = r.text[r.text.index("report 2 at exit"):]
     recs = [Fd(3, "file", "/dev/urandom", "open", [T("main", "after_exec")]),
             Fd(4, "file", "/dev/zero", "open", text_suffix=" before an exec")]
     check_fds(ck, name, rep, recs)

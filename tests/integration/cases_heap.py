@@ -487,11 +487,13 @@ heap_case("h_clone_vm", in_use=(7099, 3),
 ])
 
 
-# A non-leader thread execs: tracing starts over in the new image (the
-# old image's blocks went with it) and the report is made at the new
-# image's exit, after one of its threads came and went.  From the
-# source: 4,242 leaked, a DTV of 272 bytes, the stdout buffer.
-heap_case("h_exec_thread", in_use=(8610, 3), totals=(3, 0, 8610), peak=8610, records=[
+# A non-leader thread execs: the old image is reported (reason exec),
+# tracing starts over in the new image (the old image's blocks went with
+# it) and its report is made at the new image's exit, under its own argv,
+# after one of its threads came and went.  From the source: 4,242
+# leaked, a DTV of 272 bytes, the stdout buffer.
+heap_case("h_exec_thread", in_use=(8610, 3), totals=(3, 0, 8610), peak=8610,
+          exec_argv=lambda tgt: [tgt, "again"], records=[
     Rec("new_image", 4242, 1, "malloc", DEF, [T("main", "new_image_leak")], exact=True),
     stdout_buffer(REACH, "printf"),
     Rec("dtv", 272, 1, "calloc", POS),

@@ -119,15 +119,17 @@ def t_alrm_threads():
 # bytes); ld.so keeps one, _dl_find_object's 2,304-byte segment.
 # massif: peak 4,028.
 def procs_records():
-    # the frame in r_dlib.so: the library is gone at the report (dlclose):
-    # its frame has a pc only, as in valgrind without --keep-debuginfo
+    # the frame in r_dlib.so: the library is gone at the report (dlclose),
+    # its frame is named all the same (its module "PATH (unloaded)":
+    # dlclose_names)
     return [
         Rec("dl_find_object", 2304, 1, "malloc", POS,
             [L("_dl_find_object_update", os.path.realpath("/lib64/ld-linux-x86-64.so.2"))],
             tail=[T("use_library", "dlopen"), T("main", "call_use_library")]),
         Rec("main_keep", 111, 1, "malloc", REACH, [T("main", "main_keep")], exact=True),
         Rec("lib_keep", 77, 1, "malloc", REACH,
-            [L(None), T("use_library", "call_work"), T("main", "call_use_library")], exact=True),
+            [L("r_dlib_work"), T("use_library", "call_work"), T("main", "call_use_library")],
+            exact=True),
     ]
 
 
@@ -161,6 +163,7 @@ case("procs", engines=True)(procs_case)
 # The exec'd image (r_procs image2, from the source): malloc(4242) kept,
 # 10 x malloc(30) + free.  The report at exit is the new image's.
 heap_case("procs_exec", name="r_procs", args=["exec"], in_use=(4242, 1),
+          exec_argv=lambda tgt: ["r_procs", "image2"],
           totals=(11, 10, 4542), peak=4272, records=[
     Rec("image2", 4242, 1, "malloc", REACH, [T("image2", "image2_keep"), T("main", "image2")],
         exact=True),
@@ -170,8 +173,9 @@ heap_case("procs_exec", name="r_procs", args=["exec"], in_use=(4242, 1),
 @case("procs_exec_report", engines=True)
 def t_procs_exec_report():
     """The parent's numbers just before its exec (a report on its own
-    SIGUSR1, --report-on-signal) and the exec'd image's at exit, in one
-    text report file: the same numbers as the two cases above."""
+    SIGUSR1, --report-on-signal), the same again in the report at its
+    execve (nothing allocated between), and the exec'd image's at exit,
+    in one text report file: the same numbers as the two cases above."""
     name = "r_procs"
     tgt = need_target(name)
     r = ptleak([tgt, "report", "exec"], opts=["--report-on-signal"], want_text=True)
@@ -182,6 +186,9 @@ def t_procs_exec_report():
              if re.match(r" +(in use|total heap usage|peak)", c)]
     ck.eq("heap lines of the two reports", heads, [
         "        in use now: 2,492 bytes in 3 blocks",
+        "  total heap usage: 60 allocs, 57 frees, {:,} bytes allocated".format(Procs.totals()[2]),
+        "  peak: {:,} bytes in use".format(Procs.peak()),
+        "    in use at exec: 2,492 bytes in 3 blocks",
         "  total heap usage: 60 allocs, 57 frees, {:,} bytes allocated".format(Procs.totals()[2]),
         "  peak: {:,} bytes in use".format(Procs.peak()),
         "    in use at exit: 4,242 bytes in 1 block",
@@ -319,7 +326,8 @@ def seccomp_memfd_auto(mode):
     def fn():
         ck, r, rep = run_heap("r_seccomp_memfd", args=[mode], opts=["--engine=auto"],
                               in_use=(128, 2), totals=(22, 20, 1088), peak=128,
-                              records=seccomp_memfd_records())
+                              records=seccomp_memfd_records(),
+                              exec_argv=lambda tgt: [tgt, "run", mode])
         others = [l for l in r.stderr.splitlines() if not re.match(r"ptleak\[\d+\]:", l)]
         ck.true("stderr, besides the report: %s, want at most one 'ptleak: ' line" % short(others),
                 len(others) <= 1 and all(l.startswith("ptleak: ") for l in others))
@@ -332,13 +340,16 @@ case("seccomp_memfd_auto_kill")(seccomp_memfd_auto("kill"))
 
 
 def rec_only_seccomp_memfd(mode):
-    """--engine=recorder where it cannot be injected: one 'ptleak: ' line
-    and a non-zero exit, no fallback."""
+    """--engine=recorder where it cannot be injected (the image after the
+    exec): one 'ptleak: ' line and a non-zero exit, no fallback; the image
+    before has its report (reason exec)."""
     def fn():
         r = ptleak([need_target("r_seccomp_memfd"), mode], want_json=False)
         ck = Check()
         ck.true("exit status %d, want non-zero" % r.rc, r.rc != 0)
-        lines = [l for l in r.stderr.splitlines() if l.strip()]
+        ck.eq("reports", re.findall(r"(?m)^ptleak\[\d+\]: report \d+ at (\w+)", r.stderr),
+              ["exec"])
+        lines = [l for l in r.stderr.splitlines() if l.strip() and not l.startswith("ptleak[")]
         ck.true("stderr is not one 'ptleak: ' line: %s" % short(lines),
                 len(lines) == 1 and lines[0].startswith("ptleak: "))
         ck.done()

@@ -103,3 +103,45 @@ def t_together_attach():
             p.wait()
         shutil.rmtree(d, ignore_errors=True)
     ck.done()
+
+
+@case("together_forks", engines=True)
+def t_together_forks():
+    """-f (spelled --trace-children=yes, valgrind's) on p_tree's tree of 5
+    processes with --json, --html, --xml, --pprof and --folded: each
+    process has each file (a child's named NAME.PID), and each page's
+    report is that process's JSON report."""
+    tgt = need_target("p_tree")
+    need_ptleak()
+    ck = Check()
+    d = tempfile.mkdtemp(prefix="ptleak-allf.")
+    try:
+        names = {"json": "r.json", "html": "r.html", "xml": "r.xml", "pprof": "p.pb.gz",
+                 "folded": "f.folded"}
+        pth = {k: os.path.join(d, v) for k, v in names.items()}
+        cmd = ptleak_cmd() + ["--trace-children=yes", "-q", "--json", pth["json"],
+                              "--html", pth["html"], "--xml=yes", "--xml-file=" + pth["xml"],
+                              "--pprof", pth["pprof"], "--folded", pth["folded"], tgt, "tree"]
+        rc, out, err = run_cmd(cmd)
+        ck.eq("exit status", rc, 0)
+        files = sorted(os.listdir(d))
+        jsons = {}
+        for f in files:
+            if f.startswith("r.json"):
+                with open(os.path.join(d, f)) as fh:
+                    jsons[f[len("r.json"):]] = json.load(fh)
+        ck.eq("JSON reports", len(jsons), 5)
+        first = jsons.get("", {}).get("target", {}).get("pid")
+        for suffix, rep in jsons.items():
+            pid = rep["target"]["pid"]
+            ck.eq("suffix of process %d's files" % pid, suffix, "" if pid == first else ".%d" % pid)
+            for k in ("html", "xml", "folded"):
+                ck.true("%s%s exists" % (names[k], suffix), names[k] + suffix in files)
+            if rep["heap"]["in_use"]["blocks"]:
+                ck.true("p.pb.gz%s exists" % suffix, "p.pb.gz" + suffix in files)
+            if names["html"] + suffix in files:
+                _, hrep, _ = html_data(os.path.join(d, names["html"] + suffix))
+                ck.eq("process %d's page is its JSON report" % pid, hrep, rep)
+    finally:
+        shutil.rmtree(d, ignore_errors=True)
+    ck.done()

@@ -212,8 +212,6 @@ def t_vg_unhonoured_options():
                               "memcheck's leak check only"),
             ("--track-origins=yes", "ptleak: --track-origins=yes cannot be honoured: "
                                     "ptleak checks leaks, not uses of undefined values"),
-            ("--trace-children=yes", "ptleak: --trace-children=yes cannot be honoured yet: "
-                                     "ptleak does not follow children in this build (no -f)"),
             ("--gen-suppressions=yes", "ptleak: --gen-suppressions=yes cannot be honoured: "
                                        "ptleak asks no questions (use --gen-suppressions=all)"),
             ("--track-fds=all", "ptleak: --track-fds=all cannot be honoured: ptleak never "

@@ -612,12 +612,14 @@ def need_json(r):
 
 
 def run_heap(name, args=(), in_use=None, totals=None, peak=None, records=(), exit=0,
-             opts=(), native=True, normalize=None, text=False, env=None, exhaustive=True):
+             opts=(), native=True, normalize=None, text=False, env=None, exhaustive=True,
+             exec_argv=None):
     """The skeleton of a heap case: ptleak [OPTS] TARGET ARGS, then the
     target's stdout and status as natively (unless NATIVE is false), exit
     status EXIT (128+N: signal N), the JSON's target and heap part
     (check_heap: IN_USE, TOTALS, PEAK, RECORDS, all of the records when
-    EXHAUSTIVE; TOTALS may be a function of the Result).  Returns (ck, r, rep) for what the case checks more;
+    EXHAUSTIVE; TOTALS may be a function of the Result; EXEC_ARGV: the
+    argv after the target's exec, the report's).  Returns (ck, r, rep) for what the case checks more;
     the case ends with ck.done()."""
     tgt = need_target(name)
     argv = [tgt] + list(args)
@@ -627,7 +629,7 @@ def run_heap(name, args=(), in_use=None, totals=None, peak=None, records=(), exi
         check_native(ck, name, list(args), r, normalize)
     ck.eq("exit status", r.rc, exit)
     rep = need_json(r)
-    check_target(ck, rep, argv, exit_json(exit))
+    check_target(ck, rep, argv if exec_argv is None else exec_argv(tgt), exit_json(exit))
     if callable(totals):
         totals = totals(r)
     check_heap(ck, name, rep, in_use, totals, peak, records, None, exhaustive=exhaustive)

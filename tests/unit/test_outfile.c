@@ -246,9 +246,38 @@ static void test_open_expands(void **state)
 	fclose(f);
 }
 
+/* -f's names: %p is the pid, everywhere; without one, a child's name
+ * gets .PID and the first process's is the name as given. */
+static void test_pid_name(void **state)
+{
+	static const struct {
+		const char *name;
+		int child;
+		const char *want;
+	} t[] = {
+		{ "r.txt", 0, "r.txt" },
+		{ "r.txt", 1, "r.txt.4712" },
+		{ "r.%p.txt", 0, "r.4712.txt" },
+		{ "r.%p.txt", 1, "r.4712.txt" },
+		{ "%p/%p", 1, "4712/4712" },
+		{ "50%", 1, "50%.4712" },
+		{ "a%q", 1, "a%q.4712" },
+		{ "", 1, ".4712" },
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
+		char *got = outfile_pid_name(t[i].name, 4712, t[i].child);
+
+		assert_string_equal(got, t[i].want);
+		free(got);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_pid_name),
 		cmocka_unit_test_setup_teardown(test_check, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_regular_and_link, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_in_place, setup, teardown),

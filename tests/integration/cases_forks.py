@@ -1,0 +1,658 @@
+# Process trees (-f, --follow-forks): every child traced from its first
+# instruction with its own report, the tree summary, %p and .PID file
+# names, exec reports, the exit status over every process.  Exec'd in
+# run.py's namespace.  The target is p_tree (tests/targets/p_tree.c):
+# every process leaks a known number of bytes through leak() (@leak).
+
+
+class Tree:
+    """ptleak -f [OPTS] ARGS with -o DIR/r.txt and --json DIR/r.json
+    (names given by TEXT and JSON, %p allowed): the text and JSON reports
+    of every process by pid, the first process's pid."""
+
+    def __init__(self, args, opts=(), text="r.txt", json_name="r.json", env=None,
+                 timeout=None):
+        need_ptleak()
+        self.d = tempfile.mkdtemp(prefix="ptleak-ff.")
+        cmd = ptleak_cmd() + ["-f"] + list(opts) + [
+            "-o", os.path.join(self.d, text), "--json", os.path.join(self.d, json_name)] + list(args)
+        self.rc, self.stdout, self.stderr = run_cmd(cmd, timeout, env)
+        self.texts, self.jsons = {}, {}
+
+        def pattern(name):
+            return re.escape(name).replace("%p", r"\d+") + r"(\.\d+)?"
+        for f in os.listdir(self.d):
+            path = os.path.join(self.d, f)
+            with open(path, encoding="utf-8", errors="replace") as fh:
+                data = fh.read()
+            if re.fullmatch(pattern(text), f):
+                self.texts[f] = data
+            elif not re.fullmatch(pattern(json_name), f):
+                raise Fail("unexpected file %s" % f)
+            else:
+                try:
+                    self.jsons[f] = check_shape(json.loads(data))
+                except ValueError as e:
+                    raise Fail("%s is not JSON: %s" % (f, e))
+        shutil.rmtree(self.d, ignore_errors=True)
+
+    def by_pid(self):
+        """{pid: JSON report} (the last report of each process)."""
+        return {rep["target"]["pid"]: rep for rep in self.jsons.values()}
+
+    def first_text(self, name="r.txt"):
+        if name not in self.texts:
+            raise Fail("no text report %s (files: %s; stderr: %s)" % (
+                name, sorted(self.texts), short(self.stderr)))
+        return self.texts[name]
+
+
+def lost(rep):
+    s = rep["heap"]["summary"]
+    return s["definitely_lost"]["bytes"]
+
+
+def tree_rows(text):
+    """[(depth, pid, command, status, lost bytes, fds)] of the tree summary."""
+    rows, inside = [], False
+    for pid, c in report_lines(text):
+        if re.match(r"PROCESS TREE: \d+ process", c):
+            inside = True
+            continue
+        if not inside:
+            continue
+        m = re.match(r"  ( *)(\d+) (.*): (exit \d+|killed by signal \d+|running|let go), "
+                     r"lost ([\d,]+) bytes, (\d+) fds?$", c)
+        if not m:
+            continue
+        rows.append((len(m.group(1)) // 2, int(m.group(2)), m.group(3), m.group(4),
+                     int(m.group(5).replace(",", "")), int(m.group(6))))
+    return rows
+
+
+def check_leak_record(ck, pid, rep, nbytes):
+    """REP's one record: NBYTES definitely lost, allocated by malloc in leak()."""
+    recs = rep["heap"]["records"]
+    lostrecs = [r for r in recs if r["kind"] == "definitely_lost"]
+    ck.eq("process %d: definitely lost records (bytes, blocks)" % pid,
+          [(r["bytes"], r["blocks"]) for r in lostrecs], [(nbytes, 1)] if nbytes else [])
+    for r in lostrecs:
+        ck.eq("process %d: allocator" % pid, r["allocator"], "malloc")
+        fr = r["stack"][0] if r["stack"] else {}
+        ck.eq("process %d: first frame" % pid, (fr.get("function"), fr.get("file"), fr.get("line")),
+              ("leak", "p_tree.c", line("p_tree", "leak")))
+
+
+@case("forks_tree", engines=True)
+def t_forks_tree():
+    """fork, vfork + exec, posix_spawn and system(): 5 processes, each
+    with its own text and JSON report (NAME.PID for the children), each
+    leak exact and named; the children's fd leak; the tree summary at the
+    end of the first process's text report lists all five with their
+    command line, exit status and leaks; the output is the native one."""
+    tgt = need_target("p_tree")
+    t = Tree([tgt, "tree"])
+    ck = Check()
+    nrc, nout, _ = native("p_tree", ["tree"])
+    ck.eq("stdout (vs native)", t.stdout, nout)
+    ck.eq("exit status", t.rc, 0)
+    reps = t.by_pid()
+    ck.eq("JSON reports", len(reps), 5)
+    first = t.jsons.get("r.json")
+    if not first:
+        raise Fail("no r.json: %s" % sorted(t.jsons))
+    fpid = first["target"]["pid"]
+    ck.eq("files", sorted(t.jsons), sorted(["r.json"] + ["r.json.%d" % p for p in reps if p != fpid]))
+    ck.eq("text files", sorted(t.texts), sorted(["r.txt"] + ["r.txt.%d" % p for p in reps if p != fpid]))
+    want = {  # argv -> (lost, exit)
+        (tgt, "tree"): None,
+        ("p_tree", "leaf", "300", "3"): (300, {"code": 3}),
+        ("p_tree", "leaf", "400", "0"): (400, {"code": 0}),
+        (tgt, "leaf", "500", "0"): (500, {"code": 0}),
+    }
+    got_argv = sorted(tuple(r["target"]["argv"]) for r in reps.values())
+    ck.eq("argv of the processes", got_argv,
+          sorted([(tgt, "tree"), (tgt, "tree"), ("p_tree", "leaf", "300", "3"),
+                  ("p_tree", "leaf", "400", "0"), (tgt, "leaf", "500", "0")]))
+    for pid, rep in reps.items():
+        argv = tuple(rep["target"]["argv"])
+        ck.eq("process %d: reason" % pid, rep["reason"], "exit")
+        if pid == fpid:
+            check_leak_record(ck, pid, rep, 100)
+            ck.eq("first process's fds", rep["fds"]["records"], [])
+        elif argv == (tgt, "tree"):
+            # the fork child: 200 bytes, fd 3 on /dev/null
+            check_leak_record(ck, pid, rep, 200)
+            ck.eq("fork child: exit", rep["target"]["exit"], {"code": 0})
+            fds = [(f["fd"], f["target"], f["opened_by"],
+                    f["stack"][0]["function"] if f["stack"] else None,
+                    f["stack"][0]["line"] if f["stack"] else None)
+                   for f in rep["fds"]["records"]]
+            ck.eq("fork child: fds", fds, [(3, "/dev/null", "open", "tree", line("p_tree", "child_fd"))])
+        elif argv in want and want[argv]:
+            check_leak_record(ck, pid, rep, want[argv][0])
+            ck.eq("process %d: exit" % pid, rep["target"]["exit"], want[argv][1])
+            ck.eq("process %d: fds" % pid, rep["fds"]["records"], [])
+    text = t.first_text()
+    rows = tree_rows(text)
+    bypid = {r[1]: r for r in rows}
+    ck.eq("tree: pids", sorted(bypid), sorted(reps))
+    ck.true("tree summary is the text's end: %s" % short(text[-300:]),
+            re.search(r"PROCESS TREE: 5 processes\n(ptleak\[\d+\]:   .*\n){5}$", text))
+    for pid, rep in reps.items():
+        if pid not in bypid:
+            continue
+        depth, _, cmd, status, lb, fds = bypid[pid]
+        ck.eq("tree row %d: depth" % pid, depth, 0 if pid == fpid else 1)
+        ck.eq("tree row %d: command" % pid, cmd, " ".join(rep["target"]["argv"]))
+        ex = rep["target"]["exit"]
+        ck.eq("tree row %d: status" % pid, status, "exit %d" % ex["code"])
+        ck.eq("tree row %d: lost" % pid, lb, lost(rep))
+        ck.eq("tree row %d: fds" % pid, fds, len(rep["fds"]["records"]))
+    # each process numbers its own reports, its images' together
+    for f, txt in sorted(t.texts.items()):
+        nums = [int(n) for n in re.findall(r"(?m)^ptleak\[\d+\]: report (\d+) at", txt)]
+        ck.eq("%s: report numbers" % f, nums, list(range(1, len(nums) + 1)))
+    # system(): sh execs p_tree; the sh image is reported first
+    sys_pid = [p for p, r in reps.items() if tuple(r["target"]["argv"]) == (tgt, "leaf", "500", "0")]
+    if sys_pid:
+        st = t.texts.get("r.txt.%d" % sys_pid[0], "")
+        ck.eq("system() child: its reports", re.findall(r"report \d+ at (\w+),", st), ["exec", "exit"])
+    ck.done()
+
+
+@case("forks_pid_names")
+def t_forks_pid_names():
+    """%p in -o and --json is each process's pid, the first one's too;
+    no file without it."""
+    tgt = need_target("p_tree")
+    t = Tree([tgt, "killed"], text="t.%p.txt", json_name="j.%p.json")
+    ck = Check()
+    reps = t.by_pid()
+    ck.eq("processes", len(reps), 2)
+    ck.eq("JSON files", sorted(t.jsons), sorted("j.%d.json" % p for p in reps))
+    ck.eq("text files", sorted(t.texts), sorted("t.%d.txt" % p for p in reps))
+    ck.done()
+
+
+@case("forks_killed_child", engines=True)
+def t_forks_killed_child():
+    """A child killed by a signal (SIGSEGV's default action): its report
+    with its 700 bytes and exit {"signal": 11}; the tree says so; the
+    parent leaks nothing, yet --error-exitcode counts the child's leak."""
+    tgt = need_target("p_tree")
+    t = Tree([tgt, "killed"], opts=["--error-exitcode=9"])
+    ck = Check()
+    ck.eq("stdout", t.stdout, "child: signal 11\n")
+    ck.eq("exit status (--error-exitcode: the child's leak)", t.rc, 9)
+    reps = t.by_pid()
+    fpid = t.jsons["r.json"]["target"]["pid"] if "r.json" in t.jsons else None
+    ck.eq("processes", len(reps), 2)
+    for pid, rep in reps.items():
+        if pid == fpid:
+            check_leak_record(ck, pid, rep, 0)
+            ck.eq("parent exit", rep["target"]["exit"], {"code": 0})
+        else:
+            check_leak_record(ck, pid, rep, 700)
+            ck.eq("child exit", rep["target"]["exit"], {"signal": 11})
+    rows = tree_rows(t.first_text())
+    ck.eq("tree", [(d, s, lb) for d, _, _, s, lb, _ in rows],
+          [(0, "exit 0", 0), (1, "killed by signal 11", 700)])
+    ck.done()
+
+
+@case("forks_error_exitcode_without_f")
+def t_forks_error_exitcode_without_f():
+    """Without -f the child is not traced: its leak does not count, the
+    parent leaks nothing, the status is the target's (0), one report."""
+    tgt = need_target("p_tree")
+    r = ptleak([tgt, "killed"], opts=["--error-exitcode=9"], want_text=True)
+    ck = Check()
+    ck.eq("exit status", r.rc, 0)
+    ck.eq("reports", len(re.findall(r"report \d+ at", r.text or "")), 1)
+    ck.true("no tree summary", "PROCESS TREE" not in (r.text or ""))
+    ck.done()
+
+
+@case("forks_orphan", engines=True)
+def t_forks_orphan():
+    """A child that outlives its parent: ptleak reports the parent at its
+    exit, goes on tracing the child, reports its 600 bytes when it exits,
+    then the tree; the status is the parent's."""
+    tgt = need_target("p_tree")
+    t = Tree([tgt, "orphan"])
+    ck = Check()
+    ck.eq("exit status", t.rc, 0)
+    reps = t.by_pid()
+    ck.eq("processes", len(reps), 2)
+    fpid = t.jsons["r.json"]["target"]["pid"]
+    for pid, rep in reps.items():
+        check_leak_record(ck, pid, rep, 100 if pid == fpid else 600)
+    rows = tree_rows(t.first_text())
+    ck.eq("tree", [(d, s, lb) for d, _, _, s, lb, _ in rows],
+          [(0, "exit 0", 100), (1, "exit 0", 600)])
+    ck.done()
+
+
+@case("forks_daemon", engines=True)
+def t_forks_daemon():
+    """Double fork + setsid: the daemon (grandchild) is traced to its end
+    and reported (800 bytes); ptleak exits after it, nothing left traced."""
+    tgt = need_target("p_tree")
+    with tempfile.TemporaryDirectory(prefix="ptleak-ff.") as d:
+        out = os.path.join(d, "out")
+        env = dict(target_env(), P_TREE_OUT=out)
+        t = Tree([tgt, "daemon"], env=env)
+        ck = Check()
+        ck.eq("exit status", t.rc, 0)
+        ck.true("the daemon finished before ptleak exited", os.path.exists(out))
+    reps = t.by_pid()
+    ck.eq("processes", len(reps), 3)
+    rows = tree_rows(t.first_text())
+    ck.eq("tree", [(d, s, lb) for d, _, _, s, lb, _ in rows],
+          [(0, "exit 0", 0), (1, "exit 0", 0), (2, "exit 0", 800)])
+    ck.done()
+
+
+def bomb_expect(n, depth=0):
+    """[(depth, lost)] of p_tree bomb N, in the tree's order."""
+    left = (n - 1) // 2
+    right = n - 1 - left
+    out = [(depth, 10 * (depth + 1))]
+    if left > 0:
+        out += bomb_expect(left, depth + 1)
+    if right > 0:
+        out += bomb_expect(right, depth + 1)
+    return out
+
+
+@case("forks_bomb", engines=True)
+def t_forks_bomb():
+    """A fork bomb bounded at 200 processes (a binary tree, up to 8
+    deep), each leaking 10 x (its depth + 1) bytes: 200 reports, each
+    exact, the tree summary in order with every process's leak."""
+    tgt = need_target("p_tree")
+    t = Tree([tgt, "bomb", "200"], opts=["-q"], timeout=max(TIMEOUT, 240))
+    ck = Check()
+    ck.eq("exit status", t.rc, 0)
+    reps = t.by_pid()
+    ck.eq("reports", len(reps), 200)
+    rows = tree_rows(t.first_text())
+    want = bomb_expect(200)
+    ck.eq("tree (depth, lost)", [(d, lb) for d, _, _, _, lb, _ in rows], want)
+    ck.eq("total lost", sum(lost(r) for r in reps.values()), sum(lb for _, lb in want))
+    bad = [p for p, r in reps.items() if [x["bytes"] for x in r["heap"]["records"]
+                                          if x["kind"] == "definitely_lost"] != [lost(r)]]
+    ck.eq("processes whose leak is not one record", bad, [])
+    ck.done()
+
+
+@case("forks_busy_thread", engines=True)
+def t_forks_busy_thread():
+    """A thread allocates without pause while the main thread forks 20
+    children (a fork may come while that thread is inside malloc): every
+    child reports exactly its 64 bytes, the parent nothing lost."""
+    tgt = need_target("p_tree")
+    t = Tree([tgt, "busyfork"])
+    ck = Check()
+    ck.eq("exit status", t.rc, 0)
+    ck.eq("stdout", t.stdout, "busyfork: 0\n")
+    reps = t.by_pid()
+    ck.eq("processes", len(reps), 21)
+    fpid = t.jsons["r.json"]["target"]["pid"]
+    for pid, rep in reps.items():
+        check_leak_record(ck, pid, rep, 0 if pid == fpid else 64)
+    ck.done()
+
+
+@case("forks_pipeline")
+def t_forks_pipeline():
+    """sh -c 'a | b | c' under -f: the output is the native one, every
+    process of the pipeline is in the tree."""
+    ck = Check()
+    script = "printf 'pear\\napple\\nfig\\n' | sort | tr a-z A-Z"
+    t = Tree(["/bin/sh", "-c", script], opts=["-q"])
+    nrc, nout, _ = run_cmd(["/bin/sh", "-c", script])
+    ck.eq("stdout (vs native)", t.stdout, nout)
+    ck.eq("exit status", t.rc, nrc)
+    rows = tree_rows(t.first_text())
+    cmds = sorted(c for _, _, c, _, _, _ in rows)
+    ck.true("tree has sort and tr: %s" % cmds,
+            any(c.startswith("sort") for c in cmds) and any(c.startswith("tr ") for c in cmds))
+    ck.eq("every process exited 0", [s for _, _, _, s, _, _ in rows], ["exit 0"] * len(rows))
+    ck.done()
+
+
+@case("forks_make")
+def t_forks_make():
+    """make -j2 on a small project under -f: the same output and files as
+    without ptleak."""
+    ck = Check()
+    mk = ("all: a.out b.out c.out\n\t@cat a.out b.out c.out\n"
+          "%.out: %.in\n\t@tr a-z A-Z < $< > $@\n")
+
+    def project(d):
+        with open(os.path.join(d, "Makefile"), "w") as f:
+            f.write(mk)
+        for n in "abc":
+            with open(os.path.join(d, n + ".in"), "w") as f:
+                f.write("file %s\n" % n)
+
+    with tempfile.TemporaryDirectory(prefix="ptleak-ff.") as d1, \
+            tempfile.TemporaryDirectory(prefix="ptleak-ff.") as d2:
+        project(d1)
+        project(d2)
+        rc, out, err = run_cmd(ptleak_cmd() + ["-f", "-q", "-o", os.path.join(d1, "r.txt"),
+                                               "make", "-s", "-j2", "-C", d1])
+        nrc, nout, _ = run_cmd(["make", "-s", "-j2", "-C", d2])
+        ck.eq("exit status", rc, nrc)
+        ck.eq("stdout (vs native)", out.replace(d1, "D"), nout.replace(d2, "D"))
+        for n in "abc":
+            with open(os.path.join(d1, n + ".out")) as f:
+                ck.eq(n + ".out", f.read(), "FILE %s\n" % n.upper())
+        with open(os.path.join(d1, "r.txt")) as f:
+            rows = tree_rows(f.read())
+        ck.true("make and its 4 shells (or commands) in the tree: %d rows" % len(rows),
+                len(rows) >= 5)
+    ck.done()
+
+
+@case("exec_report")
+def t_exec_report():
+    """Without -f, the launched program execs: its image is reported
+    first (reason exec, scanned: its 100 bytes definitely lost, named),
+    then the new image's at exit (900 bytes) under the same pid."""
+    tgt = need_target("p_tree")
+    r = ptleak([tgt, "execself"], want_text=True)
+    ck = Check()
+    ck.eq("exit status", r.rc, 0)
+    rep = need_json(r)
+    ck.eq("JSON: the last report's reason", rep["reason"], "exit")
+    ck.eq("JSON: argv", rep["target"]["argv"], ["p_tree", "leaf", "900", "0"])
+    check_leak_record(ck, rep["target"]["pid"], rep, 900)
+    text = r.text or ""
+    ck.eq("reports", re.findall(r"report \d+ at (\w+),", text), ["exec", "exit"])
+    first = text[:text.index("report 2 at exit")] if "report 2 at exit" in text else text
+    ck.true("exec report: 100 bytes definitely lost in leak(): %s" % short(first),
+            re.search(r"100 bytes in 1 block are definitely lost in loss record 1 of \d+"
+                      r"( \(age [^)]*\))?\nptleak\[\d+\]:    at 0x[0-9a-f]+: malloc .*\n"
+                      r"ptleak\[\d+\]:    by 0x[0-9a-f]+: leak \(p_tree.c:%d\)" % line("p_tree", "leak"),
+                      first))
+    ck.done()
+
+
+@case("forks_attach", engines=["breakpoints"])
+def t_forks_attach():
+    """-p PID -f: a child forked after the attach is followed (its 250
+    bytes reported in r.json.PID); the tree lists both."""
+    tgt = need_target("p_tree")
+    p = subprocess.Popen([tgt, "attachfork"], stdin=subprocess.DEVNULL,
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=target_env())
+    ck = Check()
+    try:
+        out = Lines(p.stdout)
+        out.expect("ready", 20)
+        a = Attached(p.pid, ["-f"])
+        p.send_signal(signal.SIGUSR2)
+        ck.eq("ptleak's exit status", a.wait(60), 0)
+        p.wait(20)
+        files = sorted(os.listdir(a.d))
+        kids = [f for f in files if re.fullmatch(r"r\.json\.\d+", f)]
+        ck.eq("one child's JSON report: %s" % files, len(kids), 1)
+        for f in kids:
+            with open(os.path.join(a.d, f)) as fh:
+                rep = check_shape(json.load(fh))
+            check_leak_record(ck, rep["target"]["pid"], rep, 250)
+        with open(a.txt) as fh:
+            rows = tree_rows(fh.read())
+        ck.eq("tree (depth, status, lost)", [(d, s, lb) for d, _, _, s, lb, _ in rows],
+              [(0, "exit 0", 0), (1, "exit 0", 250)])
+    finally:
+        if p.poll() is None:
+            p.kill()
+            p.wait()
+    ck.done()
+
+
+@case("forks_sigterm_detach", engines=True)
+def t_forks_sigterm_detach():
+    """SIGTERM to ptleak -f while three children run (allocating): every
+    process gets its report (reason detach) and is let go: no child is
+    left traced or stopped after ptleak exits, all finish normally."""
+    tgt = need_target("p_tree")
+    need_ptleak()
+    d = tempfile.mkdtemp(prefix="ptleak-ff.")
+    cmd = ptleak_cmd() + ["-f", "-q", "-o", os.path.join(d, "r.txt"), tgt, "sleepers"]
+    p = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE, env=target_env(), start_new_session=True)
+    ck = Check()
+    try:
+        out = Lines(p.stdout)
+        out.expect("started", 20)
+        kids = [int(l.split()[1]) for l in out.seen if l.startswith("child ")]
+        ck.eq("children", len(kids), 3)
+        p.send_signal(signal.SIGTERM)
+        ck.eq("ptleak's exit status", p.wait(30), 0)
+        for k in kids:
+            try:
+                with open("/proc/%d/status" % k) as f:
+                    st = dict(l.split(":", 1) for l in f.read().splitlines() if ":" in l)
+            except FileNotFoundError:
+                continue	# finished already
+            ck.eq("child %d: TracerPid" % k, st["TracerPid"].strip(), "0")
+            ck.true("child %d stopped: %s" % (k, st["State"]), st["State"].split()[0] not in "tT")
+        out.expect("children: 0 failed", 20)
+        reasons = []
+        for f in sorted(os.listdir(d)):
+            with open(os.path.join(d, f)) as fh:
+                reasons += re.findall(r"report \d+ (at \w+)", fh.read())
+        ck.eq("reports", reasons, ["at detach"] * 4)
+    finally:
+        _kill_group(p.pid)
+        p.wait()
+        shutil.rmtree(d, ignore_errors=True)
+    ck.done()
+
+
+@case("dlclose_names", engines=True)
+def t_dlclose_names():
+    """A block allocated in a library dlclose'd before the report: its
+    frame keeps its function, file and line, its module says
+    '(unloaded)' (it used to be a bare pc)."""
+    r = ptleak([need_target("r_procs")])
+    ck = Check()
+    rep = need_json(r)
+    lib = os.path.join(os.path.dirname(need_target("r_procs")), "r_dlib.so")
+    recs = [x for x in rep["heap"]["records"] if x["bytes"] == 77]
+    ck.eq("records of 77 bytes", len(recs), 1)
+    for x in recs:
+        fr = x["stack"][0]
+        ck.eq("frame in the unloaded library",
+              (fr["function"], fr["file"], fr["line"], fr["module"]),
+              ("r_dlib_work", "r_dlib.c", line("lib/r_dlib", "dlib_keep"),
+               os.path.realpath(lib) + " (unloaded)"))
+    ck.done()
+
+
+def pty_job(cmdline):
+    """CMDLINE as a job of an interactive bash on a pty: a line typed to
+    it (read by cat), ^Z, the shell's jobs, fg, another line, ^D, the
+    job's status.  The transcript (CMDLINE replaced by CMD), or a Fail."""
+    import pty
+    import select
+    pid, fd = pty.fork()
+    if pid == 0:
+        try:
+            os.execve("/bin/bash", ["bash", "--norc", "--noprofile", "-i"],
+                      {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "PS1": "PROMPT$ ",
+                       "TERM": "dumb"})
+        finally:
+            os._exit(127)
+    buf = [b""]
+    out = []
+
+    def expect(pat, timeout=20.0):
+        end = time.time() + timeout
+        while True:
+            m = re.search(pat.encode(), buf[0])
+            if m:
+                out.append(buf[0][:m.end()].decode("utf-8", "replace"))
+                buf[0] = buf[0][m.end():]
+                return
+            r, _, _ = select.select([fd], [], [], max(0, end - time.time()))
+            data = b""
+            if r:
+                try:
+                    data = os.read(fd, 4096)
+                except OSError:
+                    pass
+            if not data:
+                raise Fail("pty: no /%s/ (got %r)" % (pat, buf[0][-300:]))
+            buf[0] += data
+
+    try:
+        expect(r"PROMPT\$ ")
+        os.write(fd, (cmdline + "\n").encode())
+        expect(r"\n")
+        time.sleep(0.5)		# the job reads the terminal
+        os.write(fd, b"hello\n")
+        expect(r"hello\r\nhello\r\n")
+        os.write(fd, b"\x1a")	# ^Z
+        expect(r"Stopped[^\r]*\r\nPROMPT\$ ")
+        os.write(fd, b"jobs\n")
+        expect(r"PROMPT\$ ")
+        os.write(fd, b"fg\n")
+        expect(r"fg\r\n[^\r]*\r\n")
+        time.sleep(0.5)
+        os.write(fd, b"world\n")
+        expect(r"world\r\nworld\r\n")
+        os.write(fd, b"\x04")	# ^D: cat ends
+        expect(r"PROMPT\$ ")
+        os.write(fd, b"echo status $?\n")
+        expect(r"status \d+\r\n")
+        os.write(fd, b"exit\n")
+    finally:
+        try:
+            os.waitpid(pid, 0)
+        except ChildProcessError:
+            pass
+        os.close(fd)
+    return [o.replace(cmdline, "CMD") for o in out]
+
+
+def t_job_control_pty(cmd, opts):
+    need_ptleak()
+    ck = Check()
+    native_run = pty_job(cmd)
+    traced = pty_job(" ".join([PTLEAK] + opts + ["-q", "-o", os.devnull, cmd]))
+    ck.true("native transcript: %s" % short(native_run),
+            any("Stopped" in o for o in native_run) and native_run[-1] == "echo status $?\r\nstatus 0\r\n")
+    ck.eq("transcript under ptleak", traced, native_run)
+    ck.done()
+
+
+@case("job_control_pty")
+def t_job_control_pty_alone():
+    """An interactive program (cat) launched under ptleak from an
+    interactive bash on a pty: ^Z stops the job (bash says Stopped), fg
+    continues it, it reads the terminal again, ^D ends it with status 0:
+    the transcript is the one without ptleak."""
+    t_job_control_pty("cat", [])
+
+
+@case("job_control_pty_forks")
+def t_job_control_pty_forks():
+    """The same with -f and a pipeline of two cats under sh: every process
+    of the job stops at ^Z and goes on at fg."""
+    t_job_control_pty("sh -c 'cat | cat'", ["-f"])
+
+
+@case("forks_sigkill_attached", engines=["breakpoints"])
+def t_forks_sigkill_attached():
+    """SIGKILL to ptleak -p PID -f after it followed a child (waiting, no
+    call in progress): the child's own guardian puts its copy of the int3s
+    back, and the 200 descriptor and allocator calls the child makes then
+    run as untraced: it exits 0 (without a guardian it died of SIGTRAP at
+    its next call)."""
+    tgt = need_target("p_tree")
+    p = subprocess.Popen([tgt, "fdkid"], stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                         stderr=subprocess.DEVNULL, env=target_env())
+    out = Lines(p.stdout)
+    ck = Check()
+    try:
+        out.expect("ready", 20)
+        others = set(guardians())
+        at = Attached(p.pid, ["-f"])
+        try:
+            p.send_signal(signal.SIGUSR2)
+            child = int(out.expect(r"child (\d+) running", 20).group(1))
+            at.p.kill()
+            at.p.wait()
+        finally:
+            at.kill()
+        # the guardians run when ptleak's pipe closes
+        end = time.time() + 10
+        while (tracer_pid(child) or set(guardians()) - others) and time.time() < end:
+            time.sleep(0.01)
+        ck.eq("the child's TracerPid", tracer_pid(child), 0)
+        os.kill(child, signal.SIGUSR1)
+        m = out.expect(r"child status (-?\d+)", 30)
+        ck.eq("the child's wait status", int(m.group(1)), 0)
+        ck.eq("exit status", p.wait(timeout=10), 0)
+    finally:
+        if p.poll() is None:
+            p.kill()
+            p.wait()
+    ck.done()
+
+
+@case("forks_limit", engines=["breakpoints"])
+def t_forks_limit():
+    """300 children alive at once: 256 processes are traced (the first and
+    255 children), one notice says the others run untraced; those are
+    released clean (their copy of the int3s removed): every child exits 0.
+    256 reports, 255 of them with the child's 32 bytes."""
+    tgt = need_target("p_tree")
+    t = Tree([tgt, "wide", "300"], timeout=max(TIMEOUT, 240))
+    ck = Check()
+    ck.eq("exit status", t.rc, 0)
+    ck.eq("stdout", t.stdout, "wide: 0 failed\n")
+    notes = [l for l in t.stderr.splitlines() if l.startswith("ptleak: ")]
+    ck.eq("notices", len(notes), 1)
+    ck.true("notice: %s" % notes, notes and re.fullmatch(
+        r"ptleak: 256 processes are traced: process \d+ runs untraced, as will any child "
+        r"created until some end", notes[0]))
+    reps = t.by_pid()
+    ck.eq("reports", len(reps), 256)
+    ck.eq("children's leaks", sorted(lost(r) for r in reps.values()), [0] + [32] * 255)
+    ck.done()
+
+
+@case("forks_child_untraceable")
+def t_forks_child_untraceable():
+    """A child (-f) whose exec'd image cannot be traced (a seccomp filter
+    installed before its exec kills it for ptleak's mmap): that child
+    alone runs on untraced, one line says so; the shell above it is still
+    traced and reported at its exit (ptleak used to let go of every
+    process, the first one unreported)."""
+    tgt = need_target("h_seccomp")
+    d = tempfile.mkdtemp(prefix="ptleak-ff.")
+    try:
+        rc, out, err = run_cmd(ptleak_cmd() + ["-f", "-o", os.path.join(d, "r.txt"), "/bin/sh", "-c",
+                                               "'%s' exec; echo after $?" % tgt])
+        ck = Check()
+        ck.eq("exit status", rc, 0)
+        ck.eq("stdout", out, "leaked 2\nafter 0\n")
+        ck.true("stderr: %s" % short(err), re.fullmatch(
+            r"ptleak: cannot trace %s \(process \d+\) after its exec: it runs under a seccomp "
+            r"filter that would kill it for ptleak's mmap; it runs on untraced\n" % re.escape(tgt), err))
+        with open(os.path.join(d, "r.txt")) as f:
+            text = f.read()
+        rows = tree_rows(text)
+        ck.eq("tree (depth, status)", [(dp, s) for dp, _, _, s, _, _ in rows],
+              [(0, "exit 0"), (1, "let go")])
+        ck.eq("the shell's reports", re.findall(r"(?m)^ptleak\[(\d+)\]: report \d+ at (\w+)", text)[-1:],
+              [(str(rows[0][1]) if rows else "", "exit")])
+    finally:
+        shutil.rmtree(d, ignore_errors=True)
+    ck.done()
