@@ -555,7 +555,9 @@ int events_wait_new(struct session *S, struct task *c)
 	pid_t w;
 
 	for (;;) {
-		w = waitpid(c->tid, &status, __WALL);
+		/* collected already with its creator's event (events_wait_one) */
+		w = queue_take(c->tid, &status) ? c->tid :
+		    waitpid(c->tid, &status, __WALL);
 		if (w < 0 && errno == EINTR)
 			continue;
 		if (w < 0) {

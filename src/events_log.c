@@ -20,7 +20,7 @@
 #define ROW_MAX 160		/* a row without its caller's name */
 
 struct evlog {
-	const char *path;
+	char *path;
 	int fd;
 	int rewrite;		/* a regular file: callers named at the end */
 	int failed;		/* a write failed: said once, nothing more */
@@ -47,7 +47,7 @@ struct evlog *evlog_open(const char *path)
 		return NULL;
 	}
 	l = xcalloc(1, sizeof(*l));
-	l->path = path;
+	l->path = xstrdup(path);
 	l->fd = fd;
 	l->rewrite = !fstat(fd, &st) && S_ISREG(st.st_mode);
 	memcpy(l->buf, HEADER, strlen(HEADER));
@@ -314,5 +314,6 @@ void evlog_close(struct evlog *l)
 	if (!l)
 		return;
 	evlog_finish(l, NULL, NULL);
+	free(l->path);
 	free(l);
 }

@@ -33,8 +33,9 @@ static struct sampler *the_sampler;	/* for sampler_waiting */
 
 struct sampler {
 	struct timeline *tl;
-	FILE *csv;		/* --timeline, NULL: none */
-	const char *csv_path;
+	FILE *csv;		/* --timeline, NULL: none (or not yet) */
+	char *csv_path;		/* its name, %p and %q{VAR} expanded */
+	int csv_late;		/* named after a launched pid: opened at start */
 	int csv_failed;		/* said once */
 	uint64_t calls;		/* allocator calls at the last sample */
 	int live_on;
@@ -52,6 +53,16 @@ static void on_sample_timer(int sig)
 	sample_due = 1;
 }
 
+static int open_csv(struct sampler *m)
+{
+	m->csv = fopen(m->csv_path, "we");
+	if (!m->csv)
+		return error("cannot write %s: %s", m->csv_path, strerror(errno));
+	fputs("ms,heap_bytes,heap_blocks,rss_kb,vm_kb,fds,threads\n", m->csv);
+	fflush(m->csv);
+	return 0;
+}
+
 int sampler_open(struct session *S)
 {
 	struct sampler *m = xcalloc(1, sizeof(*m));
@@ -61,14 +72,13 @@ int sampler_open(struct session *S)
 	the_sampler = m;
 	m->tl = timeline_new();
 	if (path) {
-		if (outfile_check_name(path))
+		/* a %p of a program not launched yet: checked as pid 0 */
+		if (!(m->csv_path = outfile_expand(path, S->o->pid)) ||
+		    outfile_check_name(m->csv_path))
 			return -1;
-		m->csv = fopen(path, "we");
-		m->csv_path = path;
-		if (!m->csv)
-			return error("cannot write %s: %s", path, strerror(errno));
-		fputs("ms,heap_bytes,heap_blocks,rss_kb,vm_kb,fds,threads\n", m->csv);
-		fflush(m->csv);
+		m->csv_late = outfile_has_pid(path) && !S->o->pid;
+		if (!m->csv_late && open_csv(m))
+			return -1;
 	}
 	if (S->o->live) {
 		m->live_on = 1;
@@ -89,6 +99,14 @@ void sampler_start(struct session *S)
 
 	if (!m || m->timer_on)
 		return;
+	if (m->csv_late && S->first) {
+		/* --timeline's name has the launched program's pid */
+		free(m->csv_path);
+		m->csv_path = outfile_expand(S->o->timeline, S->first->pid);
+		m->csv_late = 0;
+		if (!m->csv_path || open_csv(m))
+			warning("no timeline written");
+	}
 	sigemptyset(&m->set);
 	sigaddset(&m->set, SAMPLE_SIG);
 	sigprocmask(SIG_BLOCK, &m->set, NULL);
@@ -285,6 +303,7 @@ void sampler_free(struct session *S)
 		live_erase(&m->live);
 	if (m->csv)
 		fclose(m->csv);
+	free(m->csv_path);
 	timeline_delete(m->tl);
 	if (the_sampler == m)
 		the_sampler = NULL;

@@ -61,8 +61,18 @@ static int open_outputs(struct session *S)
 		return -1;
 	if (sampler_open(S))
 		return -1;
-	if (S->o->events && !(S->evlog = evlog_open(S->o->events)))
-		return -1;
+	if (S->o->events) {
+		/* named after a program not launched yet: opened at its start */
+		if (!(name = outfile_expand(S->o->events, S->o->pid)))
+			return -1;
+		if (outfile_has_pid(S->o->events) && !S->o->pid)
+			ret = outfile_check_name(name);
+		else
+			ret = (S->evlog = evlog_open(name)) ? 0 : -1;
+		free(name);
+		if (ret)
+			return -1;
+	}
 	if (S->o->html && outfile_check(S->o->html))
 		return -1;
 	if ((S->o->xml && outfile_check(S->o->xml_file)) ||
@@ -281,6 +291,13 @@ int tracer_run(const struct options *o)
 	}
 	P = S->first;
 	sampler_start(S);
+	if (S->o->events && !S->evlog) {
+		char *name = outfile_expand(S->o->events, P->pid);
+
+		if (!name || !(S->evlog = evlog_open(name)))
+			warning("no events written");
+		free(name);
+	}
 	if (S->evlog)
 		evlog_attach(S->evlog, P->heap, P->stacks, S->start_ns);
 

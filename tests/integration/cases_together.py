@@ -145,3 +145,29 @@ def t_together_forks():
     finally:
         shutil.rmtree(d, ignore_errors=True)
     ck.done()
+
+
+@case("together_pid_names")
+def t_together_pid_names():
+    """%p and %q{VAR} in every output's name, launched: the files carry
+    the program's pid (the timeline and events files too, opened once the
+    pid is known) and the variable's value."""
+    tgt = need_target(TL_NAME)
+    ck = Check()
+    with tempfile.TemporaryDirectory() as d:
+        env = target_env()
+        env["PTLEAK_T_TAG"] = "tag"
+        opts = []
+        for opt, base in (("--timeline", "t"), ("--events", "e"), ("--folded", "f"),
+                          ("--html", "h"), ("--pprof", "p")):
+            opts += [opt, os.path.join(d, base + ".%p.%q{PTLEAK_T_TAG}")]
+        r = ptleak([tgt], opts=opts + ["--xml=yes", "--xml-file=" + os.path.join(d, "x.%p")],
+                   env=env)
+        ck.eq("exit status", r.rc, 0)
+        rep = need_json(r)
+        pid = rep["target"]["pid"]
+        ck.eq("files", sorted(os.listdir(d)),
+              sorted(["%s.%d.tag" % (b, pid) for b in "tefhp"] + ["x.%d" % pid]))
+        tl_check_timeline(ck, tl_rows(os.path.join(d, "t.%d.tag" % pid)), rep, 2)
+        tl_check_events(ck, os.path.join(d, "e.%d.tag" % pid), rep, TL_NAME)
+    ck.done()
