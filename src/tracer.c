@@ -80,6 +80,8 @@ static int open_outputs(struct session *S)
 		return -1;
 	if (!S->o->output)
 		return 0;
+	if (outfile_has_pid(S->o->output) && !S->o->pid)
+		return outfile_check(S->o->output);	/* opened at launch */
 	/* %q{VAR} expanded; %p checked as the pid of -p or 0 */
 	if (!(name = outfile_expand(S->o->output, S->o->pid)))
 		return -1;
