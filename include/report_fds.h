@@ -1,6 +1,6 @@
 /*
  * report_fds.h - the file-descriptor part of the report (report.h); used
- * by report.c only, which calls it in this order:
+ * by report.c and report_json.c, in this order:
  *
  *   fdrep_collect   the records to list (by fd, not inherited, old
  *                   enough), their frames named once, fd: suppressions
@@ -11,7 +11,8 @@
  *   fdrep_json      the value of the "fds" key
  *   fdrep_free
  *
- * Also the frame writers shared with the heap records (report.c).
+ * Also the frame writers shared with the heap records (report.c,
+ * report_json.c).
  */
 #ifndef PTLEAK_REPORT_FDS_H
 #define PTLEAK_REPORT_FDS_H

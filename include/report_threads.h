@@ -1,6 +1,6 @@
 /*
  * report_threads.h - the report's per-thread part and the process's
- * resources (report.h); used by report.c only:
+ * resources (report.h); used by report.c and report_json.c:
  *
  *   rthreads_text      "THREADS: ..." and the top RTHREADS_TOP threads by
  *                      bytes in use (then bytes allocated), one line for

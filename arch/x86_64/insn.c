@@ -1,5 +1,6 @@
 /*
- * insn.c - x86-64 instruction analysis, emulation and out-of-line execution.
+ * insn.c - x86-64 instruction analysis and out-of-line execution (the
+ * emulation of what it sorts as emulated is emulate.c).
  *
  * arch_insn_analyse() decodes the instruction a breakpoint displaces (with
  * capstone) and sorts it into one of three classes:
@@ -22,16 +23,11 @@
  *              rbx, rsp, rbp, rsi, rdi, r8..r15), 16..19 for ah, ch, dh, bh,
  *              -1 for none.  For a memory operand reg is its base (REG_RIP
  *              for rip-relative) and reg2 packs the index register, the
- *              scale and the segment (see MEM_* below).
+ *              scale and the segment (MEM_* in insn_priv.h).
  *   size       operand size in bytes.
  *   imm        immediate, sign-extended from its encoding then truncated to
  *              size; for jmp rel8/rel32 the absolute target.
  *   disp       displacement of a memory operand (sign-extended).
- *
- * Flags: test sets CF = OF = 0 and ZF, SF, PF from the result; AF, which
- * the architecture leaves undefined, is cleared (what Intel and AMD CPUs
- * do).  cmp sets CF, PF, AF, ZF, SF, OF exactly as sub.  Other RFLAGS bits
- * are never changed.
  */
 #include <capstone/capstone.h>
 #include <inttypes.h>
@@ -42,99 +38,13 @@
 
 #include "arch.h"
 #include "cs.h"
-
-#define REG_NONE	(-1)
-#define REG_AH		16	/* ah, ch, dh, bh: REG_AH + 0..3 */
-#define REG_RIP		32	/* base of a rip-relative memory operand */
-
-/* reg2 of a memory operand: index | log2(scale) << 8 | segment << 12 */
-#define MEM_NO_INDEX	0xff
-#define MEM_SEG_FS	1
-#define MEM_SEG_GS	2
-#define MEM_PACK(index, shift, seg) \
-	(((index) & 0xff) | ((shift) << 8) | ((seg) << 12))
-#define MEM_INDEX(x)	((x) & 0xff)
-#define MEM_SHIFT(x)	(((x) >> 8) & 0xf)
-#define MEM_SEG(x)	(((x) >> 12) & 0xf)
-
-#define FL_CF	0x001ULL
-#define FL_PF	0x004ULL
-#define FL_AF	0x010ULL
-#define FL_ZF	0x040ULL
-#define FL_SF	0x080ULL
-#define FL_OF	0x800ULL
-#define FL_ARITH (FL_CF | FL_PF | FL_AF | FL_ZF | FL_SF | FL_OF)
+#include "insn_priv.h"
 
 const uint8_t arch_trampoline_code[] = { 0xcc };
 const size_t arch_trampoline_len = sizeof(arch_trampoline_code);
 
 /* ------------------------------------------------------------------ */
-/* registers */
-
-static const size_t gpr_off[16] = {
-	offsetof(struct user_regs_struct, rax),
-	offsetof(struct user_regs_struct, rcx),
-	offsetof(struct user_regs_struct, rdx),
-	offsetof(struct user_regs_struct, rbx),
-	offsetof(struct user_regs_struct, rsp),
-	offsetof(struct user_regs_struct, rbp),
-	offsetof(struct user_regs_struct, rsi),
-	offsetof(struct user_regs_struct, rdi),
-	offsetof(struct user_regs_struct, r8),
-	offsetof(struct user_regs_struct, r9),
-	offsetof(struct user_regs_struct, r10),
-	offsetof(struct user_regs_struct, r11),
-	offsetof(struct user_regs_struct, r12),
-	offsetof(struct user_regs_struct, r13),
-	offsetof(struct user_regs_struct, r14),
-	offsetof(struct user_regs_struct, r15),
-};
-
-static uint64_t size_mask(int size)
-{
-	return size >= 8 ? ~0ULL : (1ULL << (8 * size)) - 1;
-}
-
-static uint64_t gpr_get(const struct arch_regs *r, int idx)
-{
-	unsigned long long v;
-
-	memcpy(&v, (const char *)&r->r + gpr_off[idx & 15], sizeof(v));
-	return v;
-}
-
-static void gpr_put(struct arch_regs *r, int idx, uint64_t val)
-{
-	unsigned long long v = val;
-
-	memcpy((char *)&r->r + gpr_off[idx & 15], &v, sizeof(v));
-}
-
-/* Register REG (see the file comment) read as SIZE bytes, zero-extended. */
-static uint64_t reg_read(const struct arch_regs *r, int reg, int size)
-{
-	if (reg >= REG_AH && reg < REG_AH + 4)
-		return (gpr_get(r, reg - REG_AH) >> 8) & 0xff;
-	return gpr_get(r, reg) & size_mask(size);
-}
-
-/* Write like the CPU: 32-bit writes zero-extend, 8/16-bit ones merge. */
-static void reg_write(struct arch_regs *r, int reg, int size, uint64_t val)
-{
-	uint64_t old;
-
-	if (reg >= REG_AH && reg < REG_AH + 4) {
-		old = gpr_get(r, reg - REG_AH);
-		gpr_put(r, reg - REG_AH, (old & ~0xff00ULL) | ((val & 0xff) << 8));
-		return;
-	}
-	if (size == 8 || size == 4) {
-		gpr_put(r, reg, val & size_mask(size));
-		return;
-	}
-	old = gpr_get(r, reg);
-	gpr_put(r, reg, (old & ~size_mask(size)) | (val & size_mask(size)));
-}
+/* capstone registers */
 
 /* capstone register -> our number and its size; -1 if not a GPR */
 static int cs_gpr(unsigned int reg, int *size)
@@ -172,257 +82,6 @@ static int cs_gpr(unsigned int reg, int *size)
 static int is_rip(unsigned int reg)
 {
 	return reg == X86_REG_RIP || reg == X86_REG_EIP || reg == X86_REG_IP;
-}
-
-/* ------------------------------------------------------------------ */
-/* flags */
-
-static uint64_t flags_szp(uint64_t res, int size)
-{
-	uint64_t f = 0;
-
-	if (res == 0)
-		f |= FL_ZF;
-	if ((res >> (8 * size - 1)) & 1)
-		f |= FL_SF;
-	if (!__builtin_parity((unsigned int)(res & 0xff)))
-		f |= FL_PF;
-	return f;
-}
-
-/* RFLAGS arithmetic bits of "and A, B" (test); AF cleared */
-static uint64_t flags_logic(uint64_t a, uint64_t b, int size)
-{
-	return flags_szp(a & b & size_mask(size), size);
-}
-
-/* RFLAGS arithmetic bits of "sub A, B" (cmp) */
-static uint64_t flags_sub(uint64_t a, uint64_t b, int size)
-{
-	uint64_t m = size_mask(size), res, f;
-
-	a &= m;
-	b &= m;
-	res = (a - b) & m;
-	f = flags_szp(res, size);
-	if (a < b)
-		f |= FL_CF;
-	if ((((a ^ b) & (a ^ res)) >> (8 * size - 1)) & 1)
-		f |= FL_OF;
-	if ((a ^ b ^ res) & 0x10)
-		f |= FL_AF;
-	return f;
-}
-
-static void set_flags(struct arch_regs *r, uint64_t f)
-{
-	r->r.eflags = (r->r.eflags & ~FL_ARITH) | f;
-}
-
-/* ------------------------------------------------------------------ */
-/* emulation */
-
-static uint64_t next_pc(const struct arch_insn *insn)
-{
-	return insn->addr + insn->len;
-}
-
-/* effective address of the memory operand described by reg/reg2/disp */
-static uint64_t mem_ea(const struct arch_insn *insn, const struct arch_regs *r)
-{
-	uint64_t ea = (uint64_t)insn->disp;
-
-	if (insn->reg == REG_RIP)
-		ea += next_pc(insn);
-	else if (insn->reg != REG_NONE)
-		ea += gpr_get(r, insn->reg);
-	if (MEM_INDEX(insn->reg2) != MEM_NO_INDEX)
-		ea += gpr_get(r, MEM_INDEX(insn->reg2)) << MEM_SHIFT(insn->reg2);
-	if (MEM_SEG(insn->reg2) == MEM_SEG_FS)
-		ea += r->r.fs_base;
-	else if (MEM_SEG(insn->reg2) == MEM_SEG_GS)
-		ea += r->r.gs_base;
-	return ea;
-}
-
-/* SIZE bytes (1, 2, 4, 8) little-endian at ADDR, zero-extended */
-static int mem_load(const struct arch_mem *mem, uint64_t addr, int size,
-		    uint64_t *val)
-{
-	uint8_t b[8];
-	uint64_t v = 0;
-	int i;
-
-	if (mem->read(mem->ctx, addr, b, size))
-		return -1;
-	for (i = size - 1; i >= 0; i--)
-		v = v << 8 | b[i];
-	*val = v;
-	return 0;
-}
-
-static int em_nop(const struct arch_insn *insn, struct arch_regs *r,
-		  const struct arch_mem *mem)
-{
-	r->r.rip = next_pc(insn);
-	return 0;
-}
-
-static int em_push(const struct arch_insn *insn, struct arch_regs *r,
-		   const struct arch_mem *mem)
-{
-	uint64_t v = reg_read(r, insn->reg, 8);	/* push %rsp: the old value */
-	uint64_t sp = r->r.rsp - 8;
-	uint8_t b[8];
-	int i;
-
-	for (i = 0; i < 8; i++)
-		b[i] = v >> (8 * i);
-	if (mem->write(mem->ctx, sp, b, 8))
-		return -1;
-	r->r.rsp = sp;
-	r->r.rip = next_pc(insn);
-	return 0;
-}
-
-static int em_ret(const struct arch_insn *insn, struct arch_regs *r,
-		  const struct arch_mem *mem)
-{
-	uint64_t pc;
-
-	if (mem_load(mem, r->r.rsp, 8, &pc))
-		return -1;
-	r->r.rsp += 8;
-	r->r.rip = pc;
-	return 0;
-}
-
-static int em_jmp(const struct arch_insn *insn, struct arch_regs *r,
-		  const struct arch_mem *mem)
-{
-	r->r.rip = (uint64_t)insn->imm;
-	return 0;
-}
-
-static int em_jmp_reg(const struct arch_insn *insn, struct arch_regs *r,
-		      const struct arch_mem *mem)
-{
-	r->r.rip = reg_read(r, insn->reg, 8);
-	return 0;
-}
-
-static int em_jmp_mem(const struct arch_insn *insn, struct arch_regs *r,
-		      const struct arch_mem *mem)
-{
-	uint64_t pc;
-
-	if (mem_load(mem, mem_ea(insn, r), 8, &pc))
-		return -1;
-	r->r.rip = pc;
-	return 0;
-}
-
-static int em_mov_rr(const struct arch_insn *insn, struct arch_regs *r,
-		     const struct arch_mem *mem)
-{
-	reg_write(r, insn->reg, insn->size, reg_read(r, insn->reg2, insn->size));
-	r->r.rip = next_pc(insn);
-	return 0;
-}
-
-static int em_mov_ri(const struct arch_insn *insn, struct arch_regs *r,
-		     const struct arch_mem *mem)
-{
-	reg_write(r, insn->reg, insn->size, (uint64_t)insn->imm);
-	r->r.rip = next_pc(insn);
-	return 0;
-}
-
-static int em_test_rr(const struct arch_insn *insn, struct arch_regs *r,
-		      const struct arch_mem *mem)
-{
-	set_flags(r, flags_logic(reg_read(r, insn->reg, insn->size),
-				 reg_read(r, insn->reg2, insn->size),
-				 insn->size));
-	r->r.rip = next_pc(insn);
-	return 0;
-}
-
-static int em_test_ri(const struct arch_insn *insn, struct arch_regs *r,
-		      const struct arch_mem *mem)
-{
-	set_flags(r, flags_logic(reg_read(r, insn->reg, insn->size),
-				 (uint64_t)insn->imm, insn->size));
-	r->r.rip = next_pc(insn);
-	return 0;
-}
-
-static int em_test_mi(const struct arch_insn *insn, struct arch_regs *r,
-		      const struct arch_mem *mem)
-{
-	uint64_t v;
-
-	if (mem_load(mem, mem_ea(insn, r), insn->size, &v))
-		return -1;
-	set_flags(r, flags_logic(v, (uint64_t)insn->imm, insn->size));
-	r->r.rip = next_pc(insn);
-	return 0;
-}
-
-static int em_cmp_rr(const struct arch_insn *insn, struct arch_regs *r,
-		     const struct arch_mem *mem)
-{
-	set_flags(r, flags_sub(reg_read(r, insn->reg, insn->size),
-			       reg_read(r, insn->reg2, insn->size),
-			       insn->size));
-	r->r.rip = next_pc(insn);
-	return 0;
-}
-
-static int em_cmp_ri(const struct arch_insn *insn, struct arch_regs *r,
-		     const struct arch_mem *mem)
-{
-	set_flags(r, flags_sub(reg_read(r, insn->reg, insn->size),
-			       (uint64_t)insn->imm, insn->size));
-	r->r.rip = next_pc(insn);
-	return 0;
-}
-
-static int em_cmp_mi(const struct arch_insn *insn, struct arch_regs *r,
-		     const struct arch_mem *mem)
-{
-	uint64_t v;
-
-	if (mem_load(mem, mem_ea(insn, r), insn->size, &v))
-		return -1;
-	set_flags(r, flags_sub(v, (uint64_t)insn->imm, insn->size));
-	r->r.rip = next_pc(insn);
-	return 0;
-}
-
-static const struct arch_insn_ops ops_nop = { "nop", em_nop };
-static const struct arch_insn_ops ops_push = { "push", em_push };
-static const struct arch_insn_ops ops_ret = { "ret", em_ret };
-static const struct arch_insn_ops ops_jmp = { "jmp", em_jmp };
-static const struct arch_insn_ops ops_jmp_reg = { "jmp-reg", em_jmp_reg };
-static const struct arch_insn_ops ops_jmp_mem = { "jmp-mem", em_jmp_mem };
-static const struct arch_insn_ops ops_mov_rr = { "mov", em_mov_rr };
-static const struct arch_insn_ops ops_mov_ri = { "mov-imm", em_mov_ri };
-static const struct arch_insn_ops ops_test_rr = { "test", em_test_rr };
-static const struct arch_insn_ops ops_test_ri = { "test-imm", em_test_ri };
-static const struct arch_insn_ops ops_test_mi = { "test-mem", em_test_mi };
-static const struct arch_insn_ops ops_test_rip = { "test-rip", em_test_mi };
-static const struct arch_insn_ops ops_cmp_rr = { "cmp", em_cmp_rr };
-static const struct arch_insn_ops ops_cmp_ri = { "cmp-imm", em_cmp_ri };
-static const struct arch_insn_ops ops_cmp_mi = { "cmp-mem", em_cmp_mi };
-static const struct arch_insn_ops ops_cmp_rip = { "cmp-rip", em_cmp_mi };
-static const struct arch_insn_ops ops_xol = { "xol", NULL };
-
-/* Emulated control transfers cannot be copied to a slot. */
-static int is_branch_ops(const struct arch_insn_ops *ops)
-{
-	return ops == &ops_ret || ops == &ops_jmp || ops == &ops_jmp_reg ||
-	       ops == &ops_jmp_mem;
 }
 
 /* ------------------------------------------------------------------ */
@@ -542,13 +201,13 @@ static int pick_emulation(struct arch_insn *insn, const cs_insn *ci)
 	case X86_INS_NOP:
 	case X86_INS_ENDBR64:
 	case X86_INS_ENDBR32:
-		insn->ops = &ops_nop;
+		insn->ops = &x86_ops_nop;
 		return 1;
 
 	case X86_INS_PUSH:
 		/* push r64 (50+r, 41 50+r); pushw and push imm/mem go XOL */
 		if (n == 1 && r0 >= 0 && s0 == 8) {
-			insn->ops = &ops_push;
+			insn->ops = &x86_ops_push;
 			insn->reg = r0;
 			insn->size = 8;
 			return 1;
@@ -558,7 +217,7 @@ static int pick_emulation(struct arch_insn *insn, const cs_insn *ci)
 	case X86_INS_RET:
 		/* c3, rep/bnd ret; not ret imm16, not the 16-bit 66 c3 */
 		if (n == 0 && x->prefix[2] != 0x66) {
-			insn->ops = &ops_ret;
+			insn->ops = &x86_ops_ret;
 			return 1;
 		}
 		return 0;
@@ -567,19 +226,19 @@ static int pick_emulation(struct arch_insn *insn, const cs_insn *ci)
 		if (x->prefix[2] == 0x66 || n != 1)
 			return 0;	/* jmp rel16 / jmpw: refused */
 		if (o0->type == X86_OP_IMM) {
-			insn->ops = &ops_jmp;
+			insn->ops = &x86_ops_jmp;
 			insn->imm = o0->imm;	/* capstone's absolute target */
 			return 1;
 		}
 		if (o0->type == X86_OP_REG && r0 >= 0 && r0 < 16 && s0 == 8) {
-			insn->ops = &ops_jmp_reg;
+			insn->ops = &x86_ops_jmp_reg;
 			insn->reg = r0;
 			insn->size = 8;
 			return 1;
 		}
 		if (o0->type == X86_OP_MEM && o0->size == 8 &&
 		    !get_mem(insn, x, o0)) {
-			insn->ops = &ops_jmp_mem;
+			insn->ops = &x86_ops_jmp_mem;
 			insn->size = 8;
 			return 1;
 		}
@@ -590,14 +249,14 @@ static int pick_emulation(struct arch_insn *insn, const cs_insn *ci)
 		if (n != 2 || r0 < 0 || !ok_size(s0))
 			return 0;
 		if (r1 >= 0 && s1 == s0) {
-			insn->ops = &ops_mov_rr;
+			insn->ops = &x86_ops_mov_rr;
 			insn->reg = r0;
 			insn->reg2 = r1;
 			insn->size = s0;
 			return 1;
 		}
 		if (o1->type == X86_OP_IMM && !get_imm(insn, x, s0)) {
-			insn->ops = &ops_mov_ri;
+			insn->ops = &x86_ops_mov_ri;
 			insn->reg = r0;
 			insn->size = s0;
 			return 1;
@@ -611,7 +270,7 @@ static int pick_emulation(struct arch_insn *insn, const cs_insn *ci)
 		if (n != 2)
 			return 0;
 		if (r0 >= 0 && r1 >= 0 && s0 == s1 && ok_size(s0)) {
-			insn->ops = is_test ? &ops_test_rr : &ops_cmp_rr;
+			insn->ops = is_test ? &x86_ops_test_rr : &x86_ops_cmp_rr;
 			insn->reg = r0;
 			insn->reg2 = r1;
 			insn->size = s0;
@@ -619,7 +278,7 @@ static int pick_emulation(struct arch_insn *insn, const cs_insn *ci)
 		}
 		if (r0 >= 0 && ok_size(s0) && o1->type == X86_OP_IMM &&
 		    !get_imm(insn, x, s0)) {
-			insn->ops = is_test ? &ops_test_ri : &ops_cmp_ri;
+			insn->ops = is_test ? &x86_ops_test_ri : &x86_ops_cmp_ri;
 			insn->reg = r0;
 			insn->size = s0;
 			return 1;
@@ -628,9 +287,9 @@ static int pick_emulation(struct arch_insn *insn, const cs_insn *ci)
 		    o1->type == X86_OP_IMM && !get_imm(insn, x, o0->size) &&
 		    !get_mem(insn, x, o0)) {
 			if (insn->reg == REG_RIP)
-				insn->ops = is_test ? &ops_test_rip : &ops_cmp_rip;
+				insn->ops = is_test ? &x86_ops_test_rip : &x86_ops_cmp_rip;
 			else
-				insn->ops = is_test ? &ops_test_mi : &ops_cmp_mi;
+				insn->ops = is_test ? &x86_ops_test_mi : &x86_ops_cmp_mi;
 			insn->size = o0->size;
 			return 1;
 		}
@@ -818,7 +477,7 @@ int arch_insn_analyse(struct arch_insn *insn, uint64_t addr,
 			"at %#" PRIx64 ": %s", insn->text, addr, why);
 		goto out;
 	}
-	insn->ops = &ops_xol;
+	insn->ops = &x86_ops_xol;
 	if (find_rip_disp(insn, ci, err, errlen))
 		goto out;
 	ret = 0;
@@ -844,7 +503,7 @@ int arch_xol_build(const struct arch_insn *insn, uint64_t slot, uint8_t *buf,
 	uint64_t back = insn->addr + insn->len;
 	int i;
 
-	if (!insn->ops || is_branch_ops(insn->ops) || !insn->len) {
+	if (!insn->ops || x86_is_branch_ops(insn->ops) || !insn->len) {
 		fmt_err(err, errlen, "'%s' at %#" PRIx64 " cannot be executed "
 			"out of line", insn->text, insn->addr);
 		return -1;
