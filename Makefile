@@ -94,10 +94,11 @@ $(B)/recorder/blob.elf: $(BLOB_OBJ) recorder/blob.ld
 	$(CC) -nostdlib -shared -Wl,-T,recorder/blob.ld -Wl,--build-id=none \
 		-Wl,-z,norelro -Wl,--no-warn-rwx-segments -o $@ $(BLOB_OBJ)
 
-$(B)/gen/recblob.c: $(B)/recorder/blob.elf recorder/mkblob.py
+# one run writes both (a grouped target: the objects that include the
+# offsets are rebuilt by the same make that changed them)
+$(B)/gen/recblob.c $(B)/gen/recblob_offsets.h &: $(B)/recorder/blob.elf recorder/mkblob.py
 	@mkdir -p $(dir $@)
-	python3 recorder/mkblob.py $< $@ $(B)/gen/recblob_offsets.h
-$(B)/gen/recblob_offsets.h: $(B)/gen/recblob.c
+	python3 recorder/mkblob.py $< $(B)/gen/recblob.c $(B)/gen/recblob_offsets.h
 
 # The blob's own unwind table (its CFI compiled by the host's unwtab.c):
 # a walk from a signal handler that interrupted a hook goes on through it.
