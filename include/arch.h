@@ -144,6 +144,8 @@ int arch_step_while(pid_t tid, int (*more)(void *ctx, const struct arch_regs *r)
 extern const long arch_sys_mmap, arch_sys_munmap;
 /* ... and the recorder's data area (recorder.h) */
 extern const long arch_sys_memfd_create, arch_sys_ftruncate, arch_sys_close;
+/* ... and the recorder's hooks of descriptor functions (rec_arch.h) */
+extern const long arch_sys_getpid;
 /* seccomp_data.arch of this ABI (AUDIT_ARCH_*); the injected system call
  * instruction is ARCH_SYSCALL_INSN_LEN bytes (arch_regs.h) */
 extern const uint32_t arch_audit_arch;

@@ -2,9 +2,12 @@
  * fdprobe.h - the file-descriptor probes: which functions get a
  * breakpoint, what their entries and returns mean for the fd table.
  *
- * The tracer owns the breakpoints, the stacks and the hijacked returns
- * (the allocator's mechanism: an entry breakpoint, the return address
- * replaced by the trampoline, never lifted); it calls these hooks:
+ * With the recorder (fdprobe_bind's PATCH), a function's calls are
+ * recorded in the target by its hooks and drained into fdprobe_rec_open
+ * and fdprobe_rec_close: no stop.  Otherwise the tracer owns the
+ * breakpoints, the stacks and the hijacked returns (the allocator's
+ * mechanism: an entry breakpoint, the return address replaced by the
+ * trampoline, never lifted); it calls these hooks:
  *
  *   exec stop (launch included)   fdprobe_exec
  *   first consistent r_debug      fdprobe_bind (static executable: at exec)
@@ -70,13 +73,39 @@ int fdprobe_bound(const struct fdprobe *fp);
 unsigned fdprobe_planted(const struct fdprobe *fp);
 
 /*
- * Plant a BP_FD breakpoint on every fd function, each in the first of
- * the objects ORDER[0..N-1] (addresses inside them, link-map order) that
- * defines it; S is a symbolizer of the process, TID a stopped thread.
- * 0, or -1 if some could not be planted (the others are).
+ * The recorder's offer for function NAME (D, IDX) of object number OBJ
+ * (fdprobe's numbering of this bind) spanning [LO, HI): KIND is what
+ * its hooks must do (rechook.h REC_FN_FD_*).  1: its calls are recorded
+ * (fdprobe_rec_open, fdprobe_rec_close with IDX); 0: plant a breakpoint;
+ * -1: neither (a message said why).
+ */
+typedef int (*fdprobe_patch_fn)(void *ctx, const struct sym_def *d,
+				const char *name, unsigned kind, unsigned idx,
+				unsigned obj, uint64_t lo, uint64_t hi);
+
+/*
+ * Bind every fd function, each in the first of the objects
+ * ORDER[0..N-1] (addresses inside them, link-map order) that defines it:
+ * offered to PATCH first (NULL: none), else a BP_FD breakpoint.  S is a
+ * symbolizer of the process, TID a stopped thread.  0, or -1 if some
+ * could not be bound (the others are).
  */
 int fdprobe_bind(struct fdprobe *fp, struct bpset *bps, struct symbolizer *s,
-		 pid_t tid, const uint64_t *order, unsigned n);
+		 pid_t tid, const uint64_t *order, unsigned n,
+		 fdprobe_patch_fn patch, void *ctx);
+
+/*
+ * The recorder's records of function IDX: a close at its entry with
+ * arguments A0..A2 (V: the descriptor an fclose's FILE or a closedir's
+ * DIR held, read by the hook), and a creation that returned RESULT in
+ * thread TID of process PID (V0, V1: the descriptors the hook read for
+ * fopen, opendir, pipe, socketpair), its stack STACK at TIME_NS.
+ */
+void fdprobe_rec_close(struct fdprobe *fp, unsigned idx, uint64_t a0,
+		       uint64_t a1, uint64_t a2, int v);
+void fdprobe_rec_open(struct fdprobe *fp, pid_t pid, pid_t tid, unsigned idx,
+		      uint64_t result, int v0, int v1, uint32_t stack,
+		      uint64_t time_ns);
 
 /*
  * Is the call of BP (BP_FD), returning to RET with its return address at

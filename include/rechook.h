@@ -106,7 +106,33 @@ enum rec_kind {
 	REC_FN_MEMALIGN,	/* (align, size): memalign, aligned_alloc */
 	REC_FN_POSIX_MEMALIGN,	/* (memptr, align, size) -> int */
 	REC_FN_REALLOCARRAY,	/* (old, n, size) */
+	/* descriptor functions (fdprobe.h has the list): creations are
+	 * recorded after they returned (REC_FD_OPEN), closes before the
+	 * original runs (REC_FD_CLOSE: before the kernel can give the number
+	 * to another thread) */
+	REC_FN_FD_RET = 32,	/* the result is a new descriptor */
+	REC_FN_FD_DUP2,		/* (old, new): unless old == new */
+	REC_FN_FD_FCNTL,	/* (fd, cmd): F_DUPFD, F_DUPFD_CLOEXEC only */
+	REC_FN_FD_SIGNALFD,	/* (fd, ...): fd -1 only */
+	REC_FN_FD_FILE,		/* -> FILE *: v0 = its _fileno */
+	REC_FN_FD_DIR,		/* -> DIR *: v0 = its first int */
+	REC_FN_FD_PAIR0,	/* (int[2], ...) -> 0: v0, v1 = the pair */
+	REC_FN_FD_PAIR3,	/* (a, b, c, int[2]) -> 0: the same */
+	REC_FN_FD_CLOSE,	/* (a0, a1, a2): close, close_range, closefrom */
+	REC_FN_FD_FCLOSE,	/* (FILE *): v = its _fileno */
+	REC_FN_FD_CLOSEDIR,	/* (DIR *): v = its first int */
 };
+
+#define REC_FN_IS_FD(kind)	((kind) >= REC_FN_FD_RET)
+#define REC_FN_FD_IS_CLOSE(kind) ((kind) >= REC_FN_FD_CLOSE)
+
+/* Linux's F_DUPFD and F_DUPFD_CLOEXEC; glibc's offsetof(FILE, _fileno)
+ * on LP64 and the descriptor's offset in its struct __dirstream (ptleak
+ * checks the first against <stdio.h>) */
+#define REC_F_DUPFD		0
+#define REC_F_DUPFD_CLOEXEC	1030
+#define REC_FILE_FILENO		112
+#define REC_DIR_FD		0
 
 /*
  * A function id: its kind, the index of its object (nesting rule) and a
@@ -137,6 +163,13 @@ enum rec_kind {
  *                                               reallocarray: n, size)
  *   REC_MEMALIGN       fn tid memptr align size rc result hash pcs
  *                      result: *memptr read after return if rc == 0, else 0
+ *   REC_FD_OPEN        fn tid a0 a1 result v0 v1 hash pcs  after it
+ *                                               returned; v0, v1: the
+ *                                               descriptors read (FILE,
+ *                                               DIR, PAIR kinds), else -1
+ *   REC_FD_CLOSE       fn tid a0 a1 a2 v        before the original runs;
+ *                                               v: the descriptor read
+ *                                               (FCLOSE, CLOSEDIR), else -1
  */
 enum rec_type {
 	REC_ALLOC = 16,		/* below: rec_record's free-form types */
@@ -144,10 +177,13 @@ enum rec_type {
 	REC_REALLOC_BEGIN,
 	REC_REALLOC_END,
 	REC_MEMALIGN,
+	REC_FD_OPEN,
+	REC_FD_CLOSE,
 };
 
 #define REC_MAX_RANGES	32
 #define REC_MAX_STUBS	8
+#define REC_MAX_OBJS	16
 
 /* An allocator function's body [lo, hi) in object OBJ. */
 struct rec_range {
@@ -174,7 +210,10 @@ struct rec_thread {
 	/* written by the thread's hooks: the frame (struct rec_call) of its
 	 * recorded call in progress, 0: none (see REC_NEST_DIST) */
 	uint64_t outer;
-	uint64_t pad[3];
+	/* the same for its descriptor creation in progress (fopen's open
+	 * is part of it: REC_FD_NEST_DIST) */
+	uint64_t fd_outer;
+	uint64_t pad[2];
 };
 
 static inline uint64_t rec_thread_slot(uint64_t tcb, uint64_t mask)
@@ -239,6 +278,18 @@ struct rec_conf {
 	uint64_t hijack_ret;
 	const struct rec_hijack *hijacks;
 	uint64_t hijacks_mask;
+	/* struct rec_thread.fd_outer of the main thread while it is not in
+	 * the table (written by the hooks) */
+	uint64_t main_fd_outer;
+	/* the objects of the patched descriptor functions, [lo, hi) by
+	 * REC_FN_OBJ (written before their patches are live): a creation
+	 * inside another one is part of it if it returns into the object
+	 * of the outer function */
+	struct { uint64_t lo, hi; } obj_text[REC_MAX_OBJS];
+	/* the process: a descriptor call made by another one (a vfork or
+	 * posix_spawn child, sharing the memory until its exec) is not
+	 * recorded (its descriptors are its own) */
+	uint64_t pid;
 };
 
 /*
@@ -289,6 +340,15 @@ static inline uint64_t rec_pccache_slot(uint64_t key, uint64_t mask)
  * later call's: replaced.
  */
 #define REC_NEST_DIST		1024
+/*
+ * A descriptor creation is part of the creation in progress on its
+ * thread (struct rec_thread.fd_outer: fopen, opendir) when its stub frame
+ * lies less than this below that one's and it returns into the outer
+ * function's object (fopen's open, called by _IO_file_open): counted once,
+ * by the outer one.  A signal handler's creation returns into the
+ * handler: recorded.
+ */
+#define REC_FD_NEST_DIST	16384
 /* a depth above this is taken as this (ptleak's --depth is at most 256) */
 #define REC_MAX_DEPTH		256
 

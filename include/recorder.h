@@ -30,6 +30,7 @@
 #define REC_AREA_NAME		"ptleak-ring"
 #define REC_AREA_NAME_MAPS	"/memfd:" REC_AREA_NAME
 
+struct fdprobe;
 struct heap;
 struct stacks;
 struct recorder;
@@ -68,9 +69,10 @@ void rec_hijack(struct recorder *R, uint64_t slot, uint64_t real);
 int rec_injected(const struct recorder *R);
 
 /*
- * Patch the allocator function NAME at ADDR (its body SIZE bytes, in the
- * object whose index is OBJ) so that its calls are recorded; KIND is a
- * rechook.h enum rec_kind, TAG ptleak's enum alloc_fn.  A code page
+ * Patch the allocator or descriptor function NAME at ADDR (its body SIZE
+ * bytes, in the object whose index is OBJ) so that its calls are
+ * recorded; KIND is a rechook.h enum rec_kind, TAG ptleak's enum alloc_fn
+ * (an allocator) or fdprobe's index of the function (REC_FN_IS_FD).  A code page
  * within reach is mapped if needed (TID runs the mmap, every other thread
  * stopped).  PCS[0..NPCS-1]: the pcs of the stopped threads; a function
  * with one of them inside the bytes to displace is not patched.  0; 1 if
@@ -88,6 +90,14 @@ int rec_nest_range(struct recorder *R, uint64_t addr, uint64_t size,
 /* Is a breakpointed allocator call returning to RA part of a recorded
  * one (RA in a code page or in a patched allocator's body)? */
 int rec_ra_nested(const struct recorder *R, uint64_t ra);
+/* Object OBJ (REC_MAX_OBJS at most) spans [LO, HI): set before a
+ * descriptor function of it is patched (the hooks' REC_FD_NEST_DIST
+ * rule).  0, or -1 (OBJ too big, or no recorder). */
+int rec_obj_text(struct recorder *R, unsigned obj, uint64_t lo, uint64_t hi);
+/* Can descriptor functions be patched?  Their hooks ask the kernel for
+ * the pid (a vfork child's calls are its own): not if the target's
+ * seccomp filters refuse getpid. */
+int rec_fd_hooks(const struct recorder *R);
 /* Functions patched. */
 unsigned rec_npatched(const struct recorder *R);
 
@@ -124,13 +134,13 @@ void rec_set_main(struct recorder *R, uint64_t lo, uint64_t hi);
 uint64_t rec_checkpoint(struct recorder *R);
 
 /*
- * Take every record the target has committed: into heap table H, stacks
- * interned in ST.  Returns the number of records taken, or -1 with a
+ * Take every record the target has committed: into heap table H and
+ * descriptor probes FP (NULL: none), stacks interned in ST.  Returns the number of records taken, or -1 with a
  * message when the ring is corrupt (recording stops: the heap is no
  * longer tracked).  *LOST: records given up by the target so far.
  */
-long rec_drain(struct recorder *R, struct heap *h, struct stacks *st,
-	       uint64_t *lost);
+long rec_drain(struct recorder *R, struct heap *h, struct fdprobe *fp,
+	       struct stacks *st, uint64_t *lost);
 
 /* Records reserved but not taken: the drain stopped at a hole (a record
  * being written, or given up by its thread). */

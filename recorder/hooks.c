@@ -50,22 +50,33 @@ static int within(uint64_t addr, uint64_t lo, uint64_t hi)
 	return addr >= lo && addr < hi;
 }
 
+/* 1 if RA lies in ptleak's code pages: a tail call from another patched
+ * function returns there. */
+static int in_stubs(const struct rec_conf *cf, uint64_t ra)
+{
+	uint64_t i, n;
+
+	if (within(ra, cf->stub_lo, cf->stub_hi))
+		return 1;
+	n = cf->nstubs < REC_MAX_STUBS ? cf->nstubs : REC_MAX_STUBS;
+	for (i = 0; i < n; i++)
+		if (within(ra, cf->stub[i].lo, cf->stub[i].hi))
+			return 1;
+	return 0;
+}
+
 /* The nesting rule (rechook.h): 1 if the call is inside another one. */
 static int nested(const struct rec_conf *cf, const struct rec_call *c)
 {
 	uint64_t ra = c->ra, i, n = cf->nranges;
 
-	if (within(ra, cf->stub_lo, cf->stub_hi))
+	if (in_stubs(cf, ra))
 		return 1;
 	if (n > REC_MAX_RANGES)
 		n = REC_MAX_RANGES;
 	for (i = 0; i < n; i++)
 		if (within(ra, cf->range[i].lo, cf->range[i].hi) &&
 		    cf->range[i].obj == REC_FN_OBJ(c->fn))
-			return 1;
-	n = cf->nstubs < REC_MAX_STUBS ? cf->nstubs : REC_MAX_STUBS;
-	for (i = 0; i < n; i++)
-		if (within(ra, cf->stub[i].lo, cf->stub[i].hi))
 			return 1;
 	return 0;
 }
@@ -186,14 +197,23 @@ static unsigned walk(const struct rec_conf *cf, const struct rec_call *c,
 	struct unwtab_frame f = { c->ra, w->sp, w->fp, 0, NULL };
 	uint64_t h = REC_STACK_HASH_SEED;
 	const struct unwtab_rule *r;
-	unsigned n = 0;
+	unsigned n = 0, skipped = 0;
 
 	for (;;) {
-		h = rec_stack_hash_add(h, f.pc);
-		if (res)
-			ring_put(cf->ring, res, first + n, f.pc);
-		if (++n >= max || within(f.pc - 1, cf->main_lo, cf->main_hi))
-			break;
+		/* a patched function's stub between a caller and the
+		 * function (an allocation inside fopen): not the program's,
+		 * left out as the breakpoint engine has no frame there */
+		if (in_stubs(cf, f.pc)) {
+			if (++skipped > REC_MAX_DEPTH)
+				break;
+		} else {
+			h = rec_stack_hash_add(h, f.pc);
+			if (res)
+				ring_put(cf->ring, res, first + n, f.pc);
+			if (++n >= max ||
+			    within(f.pc - 1, cf->main_lo, cf->main_hi))
+				break;
+		}
 		r = rule_at(cf, objs, unwtab_key(&f), &f);
 		if (!r || !unwtab_apply(&w->st, r, &f))
 			break;
@@ -278,21 +298,133 @@ static void emit_stack(const struct rec_conf *cf, unsigned type,
 	ring_commit(cf->ring, &res);
 }
 
-/* Where the thread's recorded call in progress is kept: its table entry,
- * the main thread's word while it has none, or NULL (not known: the
- * second nesting rule does not apply). */
-static uint64_t *outer_of(const struct rec_conf *cf, const struct rec_call *c)
+/* Where the thread's recorded call in progress is kept (FD: its
+ * descriptor creation in progress): its table entry, the main thread's
+ * word while it has none, or NULL (not known: the second nesting rule
+ * does not apply). */
+static uint64_t *outer_of(const struct rec_conf *cf, const struct rec_call *c,
+			  int fd)
 {
 	uint64_t tcb = cf->threads ? rec_arch_tcb() : 0;
 	const struct rec_thread *e = thread_entry(cf, tcb);
 	uint64_t sp, fp;
 
 	if (e)
-		return (uint64_t *)(uintptr_t)&e->outer;
+		return (uint64_t *)(uintptr_t)(fd ? &e->fd_outer : &e->outer);
 	rec_arch_caller(c, &sp, &fp);
 	if (within(sp, cf->main_stack_lo, cf->main_stack_hi))
-		return (uint64_t *)(uintptr_t)&cf->main_outer;
+		return (uint64_t *)(uintptr_t)(fd ? &cf->main_fd_outer :
+					       &cf->main_outer);
 	return NULL;
+}
+
+/* The int at ADDR (a FILE's, a DIR's, a pipe's pair: the program's own
+ * memory, valid for the call), -1 for a null pointer. */
+static uint64_t int_at(uint64_t addr)
+{
+	return addr ? (uint64_t)(int64_t)*(const volatile int *)(uintptr_t)addr :
+		      (uint64_t)-1;
+}
+
+/* A descriptor creation of C's kind with these arguments can make one. */
+static int fd_wanted(unsigned kind, const struct rec_call *c)
+{
+	switch (kind) {
+	case REC_FN_FD_DUP2:
+		return (int)c->arg[0] != (int)c->arg[1];
+	case REC_FN_FD_FCNTL:
+		return (int)c->arg[1] == REC_F_DUPFD ||
+		       (int)c->arg[1] == REC_F_DUPFD_CLOEXEC;
+	case REC_FN_FD_SIGNALFD:
+		return (int)c->arg[0] == -1;
+	default:
+		return 1;
+	}
+}
+
+/* Is creation C part of the creation in progress whose frame is at O
+ * (REC_FD_NEST_DIST)?  O's frame is live, or dead stack of this thread
+ * (a longjmp left it): readable either way. */
+static int fd_nested(const struct rec_conf *cf, const struct rec_call *c,
+		     uint64_t o)
+{
+	uint64_t at = (uint64_t)(uintptr_t)c, obj;
+
+	if (!o || at >= o || o - at >= REC_FD_NEST_DIST)
+		return 0;
+	obj = REC_FN_OBJ(((const volatile struct rec_call *)(uintptr_t)o)->fn);
+	return obj < REC_MAX_OBJS &&
+	       within(c->ra, cf->obj_text[obj].lo, cf->obj_text[obj].hi);
+}
+
+/* hook_enter of a descriptor function: closes are recorded now, and a
+ * creation is decided on. */
+static void fd_enter(const struct rec_conf *cf, struct rec_call *c,
+		     unsigned kind)
+{
+	uint64_t *outer, at = (uint64_t)(uintptr_t)c, o, w[4];
+
+	if (in_stubs(cf, c->ra))
+		return;		/* a tail call from a patched function */
+	if (cf->pid && rec_arch_getpid() != cf->pid)
+		return;		/* a vfork child's: not this process's */
+	if (REC_FN_FD_IS_CLOSE(kind)) {
+		w[0] = c->arg[0], w[1] = c->arg[1], w[2] = c->arg[2];
+		w[3] = kind == REC_FN_FD_FCLOSE ?
+		       int_at(c->arg[0] ? c->arg[0] + REC_FILE_FILENO : 0) :
+		       kind == REC_FN_FD_CLOSEDIR ?
+		       int_at(c->arg[0] ? c->arg[0] + REC_DIR_FD : 0) :
+		       (uint64_t)-1;
+		emit(cf, REC_FD_CLOSE, c, w, 4);
+		return;
+	}
+	if (!fd_wanted(kind, c))
+		return;
+	outer = outer_of(cf, c, 1);
+	if (outer) {
+		o = __atomic_load_n(outer, __ATOMIC_RELAXED);
+		if (fd_nested(cf, c, o))
+			return;
+		if (!o || at >= o) {
+			__atomic_store_n(outer, at, __ATOMIC_RELAXED);
+			c->outer = (uint64_t)(uintptr_t)outer;
+		}
+	}
+	c->record = 1;
+}
+
+/* hook_leave of a descriptor creation: what it made, with its stack. */
+static void fd_leave(const struct rec_conf *cf, struct rec_call *c,
+		     unsigned kind)
+{
+	uint64_t w[5] = { c->arg[0], c->arg[1], c->ret, (uint64_t)-1,
+			  (uint64_t)-1 };
+	uint64_t pair;
+
+	switch (kind) {
+	case REC_FN_FD_FILE:
+		if (!c->ret)
+			return;
+		w[3] = int_at(c->ret + REC_FILE_FILENO);
+		break;
+	case REC_FN_FD_DIR:
+		if (!c->ret)
+			return;
+		w[3] = int_at(c->ret + REC_DIR_FD);
+		break;
+	case REC_FN_FD_PAIR0:
+	case REC_FN_FD_PAIR3:
+		pair = c->arg[kind == REC_FN_FD_PAIR0 ? 0 : 3];
+		if ((int)c->ret != 0 || !pair)
+			return;
+		w[3] = int_at(pair);
+		w[4] = int_at(pair + sizeof(int));
+		break;
+	default:
+		if ((int)c->ret < 0)
+			return;
+	}
+	emit_stack(cf, REC_FD_OPEN, c, w, 5);
 }
 
 /* Before the original runs: decide whether the call is recorded; free
@@ -307,9 +439,15 @@ void hook_enter(struct rec_call *c)
 
 	c->record = 0;
 	c->outer = 0;
-	if (!cf || !cf->ring || nested(cf, c))
+	if (!cf || !cf->ring)
 		return;
-	outer = outer_of(cf, c);
+	if (REC_FN_IS_FD(kind)) {
+		fd_enter(cf, c, kind);
+		return;
+	}
+	if (nested(cf, c))
+		return;
+	outer = outer_of(cf, c, 0);
 	if (outer) {
 		o = __atomic_load_n(outer, __ATOMIC_RELAXED);
 		if (o && at < o && o - at < REC_NEST_DIST)
@@ -337,6 +475,10 @@ void hook_leave(struct rec_call *c)
 		__atomic_store_n((uint64_t *)(uintptr_t)c->outer, 0, __ATOMIC_RELAXED);
 	if (!c->record || !cf || !cf->ring)
 		return;
+	if (REC_FN_IS_FD(REC_FN_KIND(c->fn))) {
+		fd_leave(cf, c, REC_FN_KIND(c->fn));
+		return;
+	}
 	switch (REC_FN_KIND(c->fn)) {
 	case REC_FN_MALLOC:
 		w[0] = c->ret, w[1] = c->arg[0], w[2] = 0;

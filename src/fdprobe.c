@@ -27,7 +27,12 @@
 
 #include "fdprobe.h"
 #include "memio.h"
+#include "rechook.h"
 #include "util.h"
+
+_Static_assert(offsetof(FILE, _fileno) == REC_FILE_FILENO, "the hooks' FILE");
+_Static_assert(F_DUPFD == REC_F_DUPFD && F_DUPFD_CLOEXEC == REC_F_DUPFD_CLOEXEC,
+	       "the hooks' fcntl");
 
 #ifndef CLOSE_RANGE_UNSHARE
 #define CLOSE_RANGE_UNSHARE (1U << 1)
@@ -100,7 +105,38 @@ static const struct {
 #define NFNS ARRAY_SIZE(fns)
 
 /* glibc's struct __dirstream starts with the descriptor */
-#define DIR_FD_OFFSET 0
+#define DIR_FD_OFFSET REC_DIR_FD
+
+/* What the recorder's hooks do for an action (rechook.h). */
+static unsigned rec_kind(enum action a)
+{
+	switch (a) {
+	case A_DUP2:
+		return REC_FN_FD_DUP2;
+	case A_FCNTL:
+		return REC_FN_FD_FCNTL;
+	case A_SIGNALFD:
+		return REC_FN_FD_SIGNALFD;
+	case A_PAIR0:
+		return REC_FN_FD_PAIR0;
+	case A_PAIR3:
+		return REC_FN_FD_PAIR3;
+	case A_FILE:
+		return REC_FN_FD_FILE;
+	case A_DIR:
+		return REC_FN_FD_DIR;
+	case A_CLOSE:
+	case A_CLOSE_RANGE:
+	case A_CLOSEFROM:
+		return REC_FN_FD_CLOSE;
+	case A_FCLOSE:
+		return REC_FN_FD_FCLOSE;
+	case A_CLOSEDIR:
+		return REC_FN_FD_CLOSEDIR;
+	default:
+		return REC_FN_FD_RET;
+	}
+}
 
 struct fdprobe {
 	struct fdtable *tab;
@@ -167,13 +203,29 @@ unsigned fdprobe_planted(const struct fdprobe *fp)
 	return fp->planted;
 }
 
+/* The index of object [LO, HI) in MODS (added if new). */
+static unsigned obj_index(uint64_t (*mods)[2], unsigned *nmods, uint64_t lo,
+			  uint64_t hi)
+{
+	unsigned i;
+
+	for (i = 0; i < *nmods; i++)
+		if (mods[i][0] == lo && mods[i][1] == hi)
+			return i;
+	mods[*nmods][0] = lo;
+	mods[*nmods][1] = hi;
+	return (*nmods)++;
+}
+
 int fdprobe_bind(struct fdprobe *fp, struct bpset *bps, struct symbolizer *s,
-		 pid_t tid, const uint64_t *order, unsigned n)
+		 pid_t tid, const uint64_t *order, unsigned n,
+		 fdprobe_patch_fn patch, void *ctx)
 {
 	const char *names[NFNS];
 	struct sym_def defs[NFNS];
-	unsigned i;
-	int ret = 0;
+	uint64_t mods[NFNS][2];
+	unsigned i, nmods = 0;
+	int ret = 0, r;
 
 	for (i = 0; i < NFNS; i++)
 		names[i] = fns[i].name;
@@ -187,6 +239,22 @@ int fdprobe_bind(struct fdprobe *fp, struct bpset *bps, struct symbolizer *s,
 
 		if (!defs[i].addr)
 			continue;
+		mod = dwfl_addrmodule(sym_dwfl(s), defs[i].addr);
+		if (!mod || !dwfl_module_info(mod, NULL, &lo, &hi, NULL, NULL,
+					      NULL, NULL))
+			lo = hi = 0;
+		r = patch ? patch(ctx, &defs[i], fns[i].name, rec_kind(fns[i].act),
+				  i, obj_index(mods, &nmods, lo, hi), lo, hi) : 0;
+		if (r < 0) {
+			ret = -1;
+			continue;
+		}
+		if (r > 0) {
+			fp->planted++;	/* recorded by the hooks */
+			fp->mod_lo[i] = lo;
+			fp->mod_hi[i] = hi;
+			continue;
+		}
 		bp = bp_plant(bps, tid, defs[i].addr, defs[i].addr + defs[i].size,
 			      BP_FD, (int)i, fns[i].name);
 		if (!bp) {
@@ -196,12 +264,8 @@ int fdprobe_bind(struct fdprobe *fp, struct bpset *bps, struct symbolizer *s,
 		fp->planted++;
 		if (bp->kind != BP_FD)
 			continue;	/* shares an address with another probe */
-		mod = dwfl_addrmodule(sym_dwfl(s), defs[i].addr);
-		if (mod && dwfl_module_info(mod, NULL, &lo, &hi, NULL, NULL,
-					    NULL, NULL)) {
-			fp->mod_lo[i] = lo;
-			fp->mod_hi[i] = hi;
-		}
+		fp->mod_lo[i] = lo;
+		fp->mod_hi[i] = hi;
 	}
 	fp->bound = 1;
 	return ret;
@@ -241,33 +305,63 @@ static int read_int(pid_t tid, uint64_t addr)
 	return v;
 }
 
-int fdprobe_entry(struct fdprobe *fp, pid_t tid, const struct bp *bp,
-		  const struct arch_regs *r)
+/* A close of action A with arguments A0, A1, A2; V: the descriptor of
+ * an fclose's FILE or a closedir's DIR. */
+static void closes(struct fdprobe *fp, enum action a, uint64_t a0, uint64_t a1,
+		   uint64_t a2, int v)
 {
-	uint64_t a0 = arch_arg(r, 0), a1 = arch_arg(r, 1), a2 = arch_arg(r, 2);
-
-	switch (action_of(bp)) {
+	switch (a) {
 	case A_CLOSE:
 		fds_close(fp->tab, (int)a0);
-		return 0;
+		return;
 	case A_CLOSE_RANGE:
 		/* what the kernel refuses closes nothing; CLOEXEC only marks
 		 * (an exec drops them: fdprobe_exec reads /proc again) */
 		if ((unsigned)a0 > (unsigned)a1 ||
 		    ((unsigned)a2 & ~(CLOSE_RANGE_UNSHARE | CLOSE_RANGE_CLOEXEC)) ||
 		    ((unsigned)a2 & CLOSE_RANGE_CLOEXEC))
-			return 0;
+			return;
 		fds_close_range(fp->tab, (unsigned)a0, (unsigned)a1);
-		return 0;
+		return;
 	case A_CLOSEFROM:
 		if ((int)a0 >= 0)
 			fds_close_range(fp->tab, (unsigned)a0, UINT_MAX);
+		return;
+	case A_FCLOSE:
+	case A_CLOSEDIR:
+		fds_close(fp->tab, v);
+		return;
+	default:
+		return;
+	}
+}
+
+void fdprobe_rec_close(struct fdprobe *fp, unsigned idx, uint64_t a0,
+		       uint64_t a1, uint64_t a2, int v)
+{
+	if (fp && idx < NFNS)
+		closes(fp, fns[idx].act, a0, a1, a2, v);
+}
+
+int fdprobe_entry(struct fdprobe *fp, pid_t tid, const struct bp *bp,
+		  const struct arch_regs *r)
+{
+	uint64_t a0 = arch_arg(r, 0), a1 = arch_arg(r, 1), a2 = arch_arg(r, 2);
+	enum action a = action_of(bp);
+
+	switch (a) {
+	case A_CLOSE:
+	case A_CLOSE_RANGE:
+	case A_CLOSEFROM:
+		closes(fp, a, a0, a1, a2, -1);
 		return 0;
 	case A_FCLOSE:
-		fds_close(fp->tab, read_int(tid, a0 ? a0 + offsetof(FILE, _fileno) : 0));
+		closes(fp, a, a0, a1, a2,
+		       read_int(tid, a0 ? a0 + offsetof(FILE, _fileno) : 0));
 		return 0;
 	case A_CLOSEDIR:
-		fds_close(fp->tab, read_int(tid, a0 ? a0 + DIR_FD_OFFSET : 0));
+		closes(fp, a, a0, a1, a2,
+		       read_int(tid, a0 ? a0 + DIR_FD_OFFSET : 0));
 		return 0;
 	case A_DUP2:
 		return (int)a0 != (int)a1;
@@ -280,21 +374,23 @@ int fdprobe_entry(struct fdprobe *fp, pid_t tid, const struct bp *bp,
 	}
 }
 
-static void created(struct fdprobe *fp, pid_t tid, const struct bp *bp, int fd,
-		    uint32_t stack, uint64_t time_ns)
+/* Descriptor FD made by function NAME in thread TID (its target read
+ * from /proc/VIA/fd). */
+static void created(struct fdprobe *fp, pid_t via, pid_t tid, const char *name,
+		    int fd, uint32_t stack, uint64_t time_ns)
 {
 	struct fd_now now;
 	struct fd_rec rec;
 
 	if (fd < 0)
 		return;
-	if (fds_proc_one(tid, fd, &now))
+	if (fds_proc_one(via, fd, &now))
 		memset(&now, 0, sizeof(now));	/* closed already? kept, no target */
 	memset(&rec, 0, sizeof(rec));
 	rec.fd = fd;
 	rec.origin = FD_TRACED;
 	rec.type = (uint8_t)fd_type_of(now.target);
-	rec.opened_by = bp->name;
+	rec.opened_by = name;
 	rec.target = now.target;
 	rec.stack = stack;
 	rec.tid = tid;
@@ -318,23 +414,46 @@ void fdprobe_return(struct fdprobe *fp, pid_t tid, const struct bp *bp,
 		    mem_read_all(tid, args[action_of(bp) == A_PAIR0 ? 0 : 3],
 				 pair, sizeof(pair)))
 			return;
-		created(fp, tid, bp, pair[0], stack, time_ns);
-		created(fp, tid, bp, pair[1], stack, time_ns);
+		created(fp, tid, tid, bp->name, pair[0], stack, time_ns);
+		created(fp, tid, tid, bp->name, pair[1], stack, time_ns);
 		return;
 	case A_FILE:
 		if (result)
-			created(fp, tid, bp,
+			created(fp, tid, tid, bp->name,
 				read_int(tid, result + offsetof(FILE, _fileno)),
 				stack, time_ns);
 		return;
 	case A_DIR:
 		if (result)
-			created(fp, tid, bp, read_int(tid, result + DIR_FD_OFFSET),
-				stack, time_ns);
+			created(fp, tid, tid, bp->name,
+				read_int(tid, result + DIR_FD_OFFSET), stack, time_ns);
 		return;
 	default:
 		if (!is_close(action_of(bp)))
-			created(fp, tid, bp, (int)result, stack, time_ns);
+			created(fp, tid, tid, bp->name, (int)result, stack, time_ns);
+	}
+}
+
+void fdprobe_rec_open(struct fdprobe *fp, pid_t pid, pid_t tid, unsigned idx,
+		      uint64_t result, int v0, int v1, uint32_t stack,
+		      uint64_t time_ns)
+{
+	if (!fp || idx >= NFNS)
+		return;
+	switch (fns[idx].act) {
+	case A_PAIR0:
+	case A_PAIR3:
+		created(fp, pid, tid, fns[idx].name, v0, stack, time_ns);
+		created(fp, pid, tid, fns[idx].name, v1, stack, time_ns);
+		return;
+	case A_FILE:
+	case A_DIR:
+		created(fp, pid, tid, fns[idx].name, v0, stack, time_ns);
+		return;
+	default:
+		if (!is_close(fns[idx].act))
+			created(fp, pid, tid, fns[idx].name, (int)result, stack,
+				time_ns);
 	}
 }
 

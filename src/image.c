@@ -82,9 +82,27 @@ static void bind_exec(struct session *S, struct symbolizer *s, pid_t tid,
 	}
 }
 
-/* Patch (recorder) or plant a breakpoint on each allocator function, in
- * the first of the objects ORDER (addresses inside them, link-map order)
- * that defines it. */
+struct fd_bind {
+	struct session *S;
+	pid_t tid;
+};
+
+/* fdprobe_patch_fn: a descriptor function offered to the recorder. */
+static int bind_fd(void *ctx, const struct sym_def *d, const char *name,
+		   unsigned kind, unsigned idx, unsigned obj, uint64_t lo,
+		   uint64_t hi)
+{
+	struct fd_bind *fb = ctx;
+	int r = recs_bind_fd(fb->S, fb->tid, d, name, kind, idx, obj, lo, hi);
+
+	if (r < 0)
+		fb->S->proc->rec_fatal = 1;
+	return r;
+}
+
+/* Patch (recorder) or plant a breakpoint on each allocator function, then
+ * each descriptor function, in the first of the objects ORDER (addresses
+ * inside them, link-map order) that defines it. */
 static int bind_allocator(struct session *S, pid_t tid, const uint64_t *order,
 			  unsigned n)
 {
@@ -99,9 +117,6 @@ static int bind_allocator(struct session *S, pid_t tid, const uint64_t *order,
 	s = sym_open(tid);
 	if (!s)
 		return -1;
-	if (P->fdp && !fdprobe_bound(P->fdp) &&
-	    fdprobe_bind(P->fdp, &P->bps, s, tid, order, n))
-		ret = -1;
 	bind_exec(S, s, tid, order, n);
 	for (i = 0; i < n && !P->no_heap; i++)
 		sym_find_in_module(s, order[i], alloc_names, AF_COUNT, 1, defs);
@@ -129,6 +144,12 @@ static int bind_allocator(struct session *S, pid_t tid, const uint64_t *order,
 			/* a static executable's malloc: glibc's, most likely */
 			P->glibc = !strncmp(base, "libc.so", 7) || !P->r_debug;
 		}
+	}
+	if (P->fdp && !fdprobe_bound(P->fdp) && !P->rec_fatal) {
+		struct fd_bind fb = { S, tid };
+
+		if (fdprobe_bind(P->fdp, &P->bps, s, tid, order, n, bind_fd, &fb))
+			ret = -1;
 	}
 	sym_close(s);
 	return ret;

@@ -219,6 +219,10 @@ int rec_inject(struct recorder *R, pid_t tid, uint64_t near_lo,
 	R->rd = ring_reader_new(R->area + AREA_RING, ring_mem_size(RING_LOG2));
 	R->conf->ring = (struct ring *)(R->area_t + AREA_RING);
 	R->conf->depth = R->depth > 1 ? R->depth - 1 : 0;
+	/* the descriptor hooks' getpid, if the filters allow it */
+	memset(a, 0, sizeof(a));
+	if (seccomp_allows(tid, "getpid", arch_sys_getpid, a, NULL, 0))
+		R->conf->pid = (uint64_t)R->pid;
 	R->conf->threads = (struct rec_thread *)(R->area_t + AREA_THREADS);
 	R->conf->threads_mask = NTHREADS - 1;
 	R->conf->stackset = (const uint64_t *)(R->area_t + AREA_STACKSET);
@@ -517,4 +521,9 @@ void rec_hijack(struct recorder *R, uint64_t slot, uint64_t real)
 		return;		/* full: that walk stops at the trampoline */
 	__atomic_store_n(&t[at].real, real, __ATOMIC_RELAXED);
 	__atomic_store_n(&t[at].slot, slot, __ATOMIC_RELEASE);
+}
+
+int rec_fd_hooks(const struct recorder *R)
+{
+	return R && R->area && R->conf->pid;
 }

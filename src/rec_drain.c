@@ -1,7 +1,8 @@
 /*
  * rec_drain.c - the recorder's consumer: ring records (rechook.h) to the
- * heap table (heap.h), the same calls the breakpoint engine makes, so
- * that reports do not know which engine ran.
+ * heap table (heap.h) and the descriptor probes (fdprobe.h), the same
+ * calls the breakpoint engine makes, so that reports do not know which
+ * engine ran.
  *
  * Stacks: a record carries a hash of its walked return addresses and,
  * the first times, the addresses themselves; ptleak interns them (hash ->
@@ -15,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "fdprobe.h"
 #include "ring.h"
 #include "rec_priv.h"
 #include "stacks.h"
@@ -34,6 +36,11 @@ struct op {
 	uint64_t addr;		/* FREE, REALLOC_BEGIN, REALLOC_END: old */
 	uint64_t tid;
 	uint64_t size;		/* REALLOC_END: the size for heap_realloc_end */
+	/* FD_OPEN: the result, FD_CLOSE: the arguments; the descriptors
+	 * the hook read; fdprobe's index of the function */
+	uint64_t fa[3];
+	int v0, v1;
+	unsigned idx;
 };
 
 #define BATCH 64
@@ -41,6 +48,7 @@ struct op {
 struct drain {
 	struct recorder *R;
 	struct heap *h;
+	struct fdprobe *fp;
 	struct stacks *st;
 	uint64_t now;
 	long n;
@@ -206,6 +214,15 @@ static void flush(struct drain *d)
 		struct op *o = &d->ops[i];
 
 		switch (o->type) {
+		case REC_FD_OPEN:
+			fdprobe_rec_open(d->fp, R->pid, (pid_t)o->tid, o->idx,
+					 o->fa[0], o->v0, o->v1, o->b.stack,
+					 o->b.time_ns);
+			break;
+		case REC_FD_CLOSE:
+			fdprobe_rec_close(d->fp, o->idx, o->fa[0], o->fa[1],
+					  o->fa[2], o->v0);
+			break;
 		case REC_FREE:
 			heap_free_by(d->h, o->addr, (int32_t)o->tid, o->b.time_ns);
 			break;
@@ -344,17 +361,36 @@ static int take(void *ctx, const struct ring_rec *rec)
 		b->stack = stack_of(d, f, w[7], w + nw, rec->npcs);
 		o->type = REC_ALLOC;
 		break;
+	case REC_FD_OPEN:
+		/* fn tid a0 a1 result v0 v1 hash */
+		if (nw < 8 || !d->fp)
+			return 0;
+		o->idx = REC_FN_TAG(w[0]);
+		o->fa[0] = w[4];
+		o->v0 = (int)w[5];
+		o->v1 = (int)w[6];
+		b->stack = stack_of(d, f, w[7], w + nw, rec->npcs);
+		break;
+	case REC_FD_CLOSE:
+		/* fn tid a0 a1 a2 v */
+		if (nw < 6 || !d->fp)
+			return 0;
+		o->idx = REC_FN_TAG(w[0]);
+		o->fa[0] = w[2], o->fa[1] = w[3], o->fa[2] = w[4];
+		o->v0 = (int)w[5];
+		break;
 	default:
 		return 0;
 	}
-	heap_prefetch(d->h, o->addr ? o->addr : b->addr);
+	if (rec->type != REC_FD_OPEN && rec->type != REC_FD_CLOSE)
+		heap_prefetch(d->h, o->addr ? o->addr : b->addr);
 	if (++d->nops == BATCH)
 		flush(d);
 	return 0;
 }
 
-long rec_drain(struct recorder *R, struct heap *h, struct stacks *st,
-	       uint64_t *lost)
+long rec_drain(struct recorder *R, struct heap *h, struct fdprobe *fp,
+	       struct stacks *st, uint64_t *lost)
 {
 	static struct drain d;
 	int got;
@@ -365,7 +401,7 @@ long rec_drain(struct recorder *R, struct heap *h, struct stacks *st,
 					__ATOMIC_RELAXED) : 0;
 	if (!R || !R->rd || R->broken)
 		return 0;
-	d.R = R, d.h = h, d.st = st, d.n = 0, d.nops = 0;
+	d.R = R, d.h = h, d.fp = fp, d.st = st, d.n = 0, d.nops = 0;
 	d.now = rec_checkpoint(R);
 	do {
 		got = ring_consume(R->rd, take, &d, 4096);

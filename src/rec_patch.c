@@ -1,5 +1,5 @@
 /*
- * rec_patch.c - patching an allocator function's entry so that its calls
+ * rec_patch.c - patching an allocator or descriptor function's entry so that its calls
  * go through the hooks (docs/recorder.md piece 4), and restoring it.
  *
  * With every thread of the target stopped: the trampoline and the
@@ -59,7 +59,7 @@ int rec_patch(struct recorder *R, pid_t tid, const char *name, uint64_t addr,
 	}
 	if (find_fn(R, addr))
 		return 1;
-	if (R->conf->nranges == REC_MAX_RANGES) {
+	if (!REC_FN_IS_FD(kind) && R->conf->nranges == REC_MAX_RANGES) {
 		snprintf(why, len, "more than %d functions patched", REC_MAX_RANGES);
 		return -1;
 	}
@@ -109,12 +109,16 @@ int rec_patch(struct recorder *R, pid_t tid, const char *name, uint64_t addr,
 		snprintf(why, len, "cannot write its trampoline");
 		return -1;
 	}
-	/* the nesting rule knows the body before a call can enter it */
-	i = (unsigned)R->conf->nranges;
-	R->conf->range[i].lo = addr;
-	R->conf->range[i].hi = addr + (size ? size : f.p.len);
-	R->conf->range[i].obj = obj;
-	__atomic_store_n(&R->conf->nranges, i + 1, __ATOMIC_RELEASE);
+	/* the nesting rule knows an allocator's body before a call can
+	 * enter it (a descriptor function's calls are not nested: closedir
+	 * calls free) */
+	if (!REC_FN_IS_FD(kind)) {
+		i = (unsigned)R->conf->nranges;
+		R->conf->range[i].lo = addr;
+		R->conf->range[i].hi = addr + (size ? size : f.p.len);
+		R->conf->range[i].obj = obj;
+		__atomic_store_n(&R->conf->nranges, i + 1, __ATOMIC_RELEASE);
+	}
 	if (rec_code_write(R, f.p.at, jump, f.p.len)) {
 		snprintf(why, len, "cannot write its entry");
 		return -1;
@@ -153,8 +157,18 @@ int rec_ra_nested(const struct recorder *R, uint64_t ra)
 	if (rec_pc_in_code(R, ra))
 		return 1;
 	for (i = 0; i < R->nfns; i++)
-		if (ra >= R->fns[i].addr && ra < R->fns[i].addr + R->fns[i].size)
+		if (!REC_FN_IS_FD(REC_FN_KIND(R->fns[i].fn)) &&
+		    ra >= R->fns[i].addr && ra < R->fns[i].addr + R->fns[i].size)
 			return 1;
+	return 0;
+}
+
+int rec_obj_text(struct recorder *R, unsigned obj, uint64_t lo, uint64_t hi)
+{
+	if (!R || !R->area || obj >= REC_MAX_OBJS)
+		return -1;
+	R->conf->obj_text[obj].lo = lo;
+	__atomic_store_n(&R->conf->obj_text[obj].hi, hi, __ATOMIC_RELEASE);
 	return 0;
 }
 

@@ -253,7 +253,7 @@ void recs_drain(struct session *S)
 			P->rec_main_known = 1;
 		}
 	}
-	if (rec_drain(P->rec, P->heap, P->stacks, &lost) < 0) {
+	if (rec_drain(P->rec, P->heap, P->fdp, P->stacks, &lost) < 0) {
 		cov_lost(&S->proc->cov, COV_HEAP, 0, "the recorder's ring in process %d "
 			 "is corrupt: recording stopped", (int)P->pid);
 		rec_disable(P->rec);
@@ -343,7 +343,7 @@ static int ensure(struct session *S, pid_t tid, uint64_t near)
 	struct arch_regs r;
 	int sig = 0;
 
-	if (P->rec_off || S->o->engine == ENGINE_BREAKPOINTS || P->no_heap)
+	if (P->rec_off || S->o->engine == ENGINE_BREAKPOINTS)
 		return 0;
 	if (P->rec && rec_injected(P->rec))
 		return 1;
@@ -369,8 +369,9 @@ static int ensure(struct session *S, pid_t tid, uint64_t near)
 	return 1;
 }
 
-int recs_bind(struct session *S, pid_t tid, const struct sym_def *d, int fn,
-	      const char *name, unsigned obj)
+/* Patch function NAME defined by D (rechook.h KIND, TAG, object OBJ). */
+static int bind_fn(struct session *S, pid_t tid, const struct sym_def *d,
+		   const char *name, unsigned kind, unsigned tag, unsigned obj)
 {
 	struct proc *P = S->proc;
 	uint64_t pcs[256];
@@ -382,8 +383,8 @@ int recs_bind(struct session *S, pid_t tid, const struct sym_def *d, int fn,
 	if (ret <= 0)
 		return ret;
 	n = stopped_pcs(S, pcs, 256);
-	ret = rec_patch(P->rec, tid, name, d->addr, d->size, obj, kind_of(fn),
-			(unsigned)fn, pcs, n, &sig, why, sizeof(why));
+	ret = rec_patch(P->rec, tid, name, d->addr, d->size, obj, kind, tag,
+			pcs, n, &sig, why, sizeof(why));
 	if (sig)
 		P->bps.held_sig = sig;
 	if (ret >= 0) {
@@ -393,13 +394,44 @@ int recs_bind(struct session *S, pid_t tid, const struct sym_def *d, int fn,
 		return 1;
 	}
 	/* even under --engine=recorder: the engine is there, this one
-	 * function's entry cannot take the jump; the calls it makes are
-	 * its own (nesting rule), its breakpoint records it */
-	rec_nest_range(P->rec, d->addr, d->size, obj);
+	 * function's entry cannot take the jump; the calls an allocator
+	 * makes are its own (nesting rule), its breakpoint records it */
+	if (!REC_FN_IS_FD(kind))
+		rec_nest_range(P->rec, d->addr, d->size, obj);
 	if (!util_quiet)
 		fprintf(stderr, "ptleak: %s in %s is seen with a breakpoint: %s\n",
 			name, d->module, why);
 	return 0;
+}
+
+int recs_bind(struct session *S, pid_t tid, const struct sym_def *d, int fn,
+	      const char *name, unsigned obj)
+{
+	return bind_fn(S, tid, d, name, kind_of(fn), (unsigned)fn, obj);
+}
+
+int recs_bind_fd(struct session *S, pid_t tid, const struct sym_def *d,
+		 const char *name, unsigned kind, unsigned idx, unsigned obj,
+		 uint64_t lo, uint64_t hi)
+{
+	struct proc *P = S->proc;
+	int ret;
+
+	if (obj >= REC_MAX_OBJS)
+		return 0;
+	ret = ensure(S, tid, d->addr);
+	if (ret <= 0)
+		return ret;
+	if (!rec_fd_hooks(P->rec)) {
+		if (!P->rec_fd_said++ && !util_quiet)
+			fprintf(stderr, "ptleak: the descriptor functions of process "
+				"%d are seen with breakpoints: its seccomp filters "
+				"refuse getpid, which their hooks need\n", (int)P->pid);
+		return 0;
+	}
+	if (rec_obj_text(P->rec, obj, lo, hi))
+		return 0;
+	return bind_fn(S, tid, d, name, kind, idx, obj);
 }
 
 void recs_thread_start(struct session *S, pid_t tid, const struct arch_regs *r)

@@ -109,6 +109,7 @@ struct proc {
 	struct recorder *rec;
 	int rec_off;		/* cannot be injected here: breakpoints */
 	int rec_fatal;		/* --engine=recorder could not be had: end */
+	int rec_fd_said;	/* the descriptor functions' notice was given */
 	int rec_detaching;	/* the ring is disabled: no more drains */
 	int rec_main_known;	/* the hooks know main's range */
 	unsigned rec_main_tries;	/* drains that looked for it (at most 500) */
@@ -403,6 +404,12 @@ void recs_drain_final(struct session *S);
  * and it cannot be (message). */
 int recs_bind(struct session *S, pid_t tid, const struct sym_def *d, int fn,
 	      const char *name, unsigned obj);
+/* The same for descriptor function NAME (fdprobe_patch_fn: its KIND,
+ * fdprobe's index IDX, object OBJ spanning [LO, HI)); 0 also without a
+ * heap (--fd-only: breakpoints). */
+int recs_bind_fd(struct session *S, pid_t tid, const struct sym_def *d,
+		 const char *name, unsigned kind, unsigned idx, unsigned obj,
+		 uint64_t lo, uint64_t hi);
 /* Thread TID starts (or is seized): its stack told to the hooks. */
 void recs_thread_start(struct session *S, pid_t tid, const struct arch_regs *r);
 /* Every stopped thread's stack told to the hooks. */

@@ -25,6 +25,7 @@ const long arch_sys_munmap = SYS_munmap;
 const long arch_sys_memfd_create = SYS_memfd_create;
 const long arch_sys_ftruncate = SYS_ftruncate;
 const long arch_sys_close = SYS_close;
+const long arch_sys_getpid = SYS_getpid;
 const uint32_t arch_audit_arch = AUDIT_ARCH_X86_64;
 
 int arch_get_regs(pid_t tid, struct arch_regs *r)

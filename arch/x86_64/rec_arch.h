@@ -10,6 +10,8 @@
  *            and its frame register (rbp), from the stub's frame
  *            (stub.S: the struct rec_call sits right below the pushed
  *            rbp, which is below the return address)
+ *   uint64_t rec_arch_getpid(void);   the process id (the system call:
+ *            a vfork child shares the memory, not the pid)
  */
 #ifndef PTLEAK_REC_ARCH_H
 #define PTLEAK_REC_ARCH_H
@@ -33,6 +35,14 @@ static inline void rec_arch_caller(const struct rec_call *c, uint64_t *sp,
 
 	*sp = rbp + 16;		/* past the saved rbp and the return address */
 	*fp = *(const uint64_t *)(uintptr_t)rbp;
+}
+
+static inline uint64_t rec_arch_getpid(void)
+{
+	uint64_t ret = 39;	/* __NR_getpid */
+
+	__asm__ volatile("syscall" : "+a"(ret) : : "rcx", "r11", "memory");
+	return ret;
 }
 
 #endif

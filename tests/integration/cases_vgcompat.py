@@ -526,7 +526,10 @@ def t_vg_make_install():
         raise Skip("make not installed")
     d = tempfile.mkdtemp(prefix="ptleak-inst.")
     try:
-        base = ["make", "-s", "-C", ROOT, "B=" + BUILD, "DESTDIR=" + d, "PREFIX=/usr"]
+        # -o: the binary under test is installed as it is, never rebuilt
+        # from sources edited since (a copied build dir, a flake run)
+        base = ["make", "-s", "-C", ROOT, "B=" + BUILD, "-o", os.path.join(BUILD, "ptleak"),
+                "DESTDIR=" + d, "PREFIX=/usr"]
         rc, out, err = run_cmd(base + ["install"], timeout=TIMEOUT * 5)
         files = sorted(os.path.relpath(os.path.join(r, f), d)
                        for r, _, fs in os.walk(d) for f in fs)
