@@ -4,6 +4,7 @@ import platform
 import re
 import signal
 import subprocess
+import threading
 import time
 
 
@@ -21,16 +22,30 @@ def run_timed(argv, timeout=None, stderr_path=None):
         p = subprocess.Popen(argv, stdin=subprocess.DEVNULL,
                              stdout=subprocess.DEVNULL, stderr=err,
                              start_new_session=True)
-        try:
-            rc = p.wait(timeout=timeout)
-        except subprocess.TimeoutExpired:
+        # a blocking wait, the timeout from a timer thread: Popen.wait
+        # with a timeout polls (sleeps of up to 50 ms), which made every
+        # time a multiple of ~50 ms
+        expired = []
+
+        def kill():
+            expired.append(1)
             try:
                 os.killpg(p.pid, signal.SIGKILL)
             except ProcessLookupError:
                 pass
-            p.wait()
+
+        timer = threading.Timer(timeout, kill) if timeout else None
+        if timer:
+            timer.start()
+        try:
+            rc = p.wait()
+        finally:
+            if timer:
+                timer.cancel()
+        dt = time.perf_counter() - t0
+        if expired:
             raise Timeout()
-        return time.perf_counter() - t0, rc
+        return dt, rc
     finally:
         if stderr_path:
             err.close()

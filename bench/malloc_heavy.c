@@ -1,7 +1,9 @@
 /*
- * malloc_heavy N M - N threads (default 1) each do M (default 100000)
+ * malloc_heavy N M D - N threads (default 1) each do M (default 100000)
  * malloc+free pairs, spread over four call sites with four sizes, and
- * touch every block.  Prints one checksum line; exits 0.
+ * touch every block; the loop runs D (default 0) frames deeper than the
+ * thread's start (D = 12: malloc's stacks are 16 frames, ptleak's default
+ * --depth).  Prints one checksum line; exits 0.
  *
  * Exactly N*M of the program's own malloc and free calls; everything else
  * is the C runtime's fixed cost (stdio buffer, one DTV per thread, ...),
@@ -80,12 +82,17 @@ static __attribute__((noinline)) unsigned long site_page(long i)
 	return s;
 }
 
-static void *worker(void *v)
+static int depth;	/* frames nested above the loop (16-frame stacks) */
+
+static __attribute__((noinline)) void loop(struct arg *a, int d)
 {
-	struct arg *a = v;
 	long i;
 
-	pthread_barrier_wait(&start);
+	if (d > 0) {
+		loop(a, d - 1);
+		KEEP(a);	/* not a tail call: the frame stays */
+		return;
+	}
 	for (i = 0; i < iterations; i++) {
 		switch ((i + a->index) & 3) {
 		case 0: a->sum += site_small(i); break;
@@ -94,6 +101,14 @@ static void *worker(void *v)
 		default: a->sum += site_page(i); break;
 		}
 	}
+}
+
+static void *worker(void *v)
+{
+	struct arg *a = v;
+
+	pthread_barrier_wait(&start);
+	loop(a, depth);
 	return NULL;
 }
 
@@ -108,8 +123,11 @@ int main(int argc, char **argv)
 
 	if (argc > 2)
 		iterations = atol(argv[2]);
-	if (n < 1 || n > 256 || iterations < 0) {
-		fprintf(stderr, "usage: malloc_heavy [THREADS 1..256 [PAIRS_PER_THREAD]]\n");
+	if (argc > 3)
+		depth = atoi(argv[3]);
+	if (n < 1 || n > 256 || iterations < 0 || depth < 0 || depth > 1000) {
+		fprintf(stderr, "usage: malloc_heavy [THREADS 1..256 [PAIRS_PER_THREAD "
+			"[DEPTH]]]\n");
 		return 64;
 	}
 	pthread_barrier_init(&start, NULL, (unsigned)n);

@@ -211,12 +211,16 @@ int image_rendezvous(struct session *S, pid_t tid)
 		}
 		map = lm[LM_NEXT / 8];
 	}
-	if (rec)
+	if (rec) {
 		rec_objects_publish(P->rec);
+		debug_time("rendezvous: objects' unwind tables published");
+	}
 	if (i == AF_COUNT && (!P->fdp || fdprobe_bound(P->fdp)))
 		return 0;
+	debug_time("rendezvous: binding");
 	if (bind_allocator(S, tid, order, n))
 		return -1;
+	debug_time("rendezvous: functions bound");
 	/* injected just now: the objects' tables */
 	if (!rec && P->rec && rec_injected(P->rec))
 		return image_rendezvous(S, tid);
@@ -267,6 +271,7 @@ int image_setup(struct session *S, pid_t tid)
 	static const char *const ld_names[] = { "_dl_debug_state" };
 	static const char *const ld_data[] = { "_r_debug" };
 
+	debug_time("image setup (exec stop)");
 	if (read_auxv(P->mem_pid, &base, &entry) || bpset_scratch(&P->bps, tid))
 		return -1;
 	unwinder_set_entry(P->unw, tid, entry);

@@ -273,10 +273,15 @@ int report_make(struct session *S, enum report_reason reason, pid_t via,
 int report_make_exit(struct session *S, const struct task *thread)
 {
 	struct arch_regs r;
+	int ret;
 
+	debug_time("exit report starts");
 	if (!thread || arch_get_regs(thread->tid, &r))
-		return report_make(S, REPORT_EXIT, S->proc->mem_pid, NULL, 0, 0);
-	return report_make(S, REPORT_EXIT, thread->tid, &r, 1, 0);
+		ret = report_make(S, REPORT_EXIT, S->proc->mem_pid, NULL, 0, 0);
+	else
+		ret = report_make(S, REPORT_EXIT, thread->tid, &r, 1, 0);
+	debug_time("exit report written");
+	return ret;
 }
 
 /* A report while every thread is held (events_stop_all): their registers. */

@@ -196,6 +196,8 @@ struct wbuf {
 /* PTLEAK_DEBUG=events,stops,stats: every heap event, every wait status,
  * timings on stderr (set by tracer_run) */
 extern int debug_events, debug_stops, debug_stats;
+/* PTLEAK_DEBUG=stats: "time T ms: WHAT", T from the first call. */
+void debug_time(const char *what);
 /* PTLEAK_DEBUG=die-on-report: a fatal error at the first report (tests
  * that ptleak detaches before dying) */
 extern int debug_die_on_report;

@@ -36,6 +36,18 @@
 
 /* PTLEAK_DEBUG (session.h) */
 int debug_events, debug_stops, debug_stats;
+
+void debug_time(const char *what)
+{
+	static uint64_t t0;
+
+	if (!debug_stats)
+		return;
+	if (!t0)
+		t0 = now_ns();
+	fprintf(stderr, "ptleak-debug: time %.1f ms: %s\n",
+		(double)(now_ns() - t0) / 1e6, what);
+}
 int debug_die_on_report;
 
 /*
@@ -283,6 +295,7 @@ int tracer_run(const struct options *o)
 	debug_stats = getenv("PTLEAK_DEBUG") && strstr(getenv("PTLEAK_DEBUG"), "stats");
 	debug_die_on_report = getenv("PTLEAK_DEBUG") &&
 			      strstr(getenv("PTLEAK_DEBUG"), "die-on-report");
+	debug_time("tracing starts");
 	signal(SIGPIPE, SIG_IGN);
 	die_session = S;
 	die_hook = detach_on_die;
@@ -333,6 +346,7 @@ int tracer_run(const struct options *o)
 			break;
 	}
 	die_hook = NULL;
+	debug_time("the event loop ends");
 
 	if (S->untraceable && !S->attached)
 		wait_untraced(S);
@@ -365,5 +379,6 @@ int tracer_run(const struct options *o)
 	if (S->report_failed)
 		ret = -1;
 	session_free(S);
+	debug_time("session freed");
 	return ret;
 }
