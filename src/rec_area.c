@@ -110,6 +110,37 @@ static void args_mmap_code(uint64_t *a, uint64_t at)
 	a[4] = (uint64_t)-1;
 }
 
+/* Process PID's pid as it sees it (getpid() in its pid namespace: the
+ * last NSpid of /proc/PID/status; PID if that cannot be read). */
+static pid_t own_pid(pid_t pid)
+{
+	char path[64], line[256];
+	long v = pid;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+	f = fopen(path, "re");
+	if (!f)
+		return pid;
+	while (fgets(line, sizeof(line), f)) {
+		char *p = line + 6, *end;
+
+		if (strncmp(line, "NSpid:", 6))
+			continue;
+		for (;;) {
+			long x = strtol(p, &end, 10);
+
+			if (end == p)
+				break;
+			v = x;
+			p = end;
+		}
+		break;
+	}
+	fclose(f);
+	return (pid_t)v;
+}
+
 int rec_allowed(pid_t tid, char *why, size_t len)
 {
 	uint64_t a[6];
@@ -222,7 +253,7 @@ int rec_inject(struct recorder *R, pid_t tid, uint64_t near_lo,
 	/* the descriptor hooks' getpid, if the filters allow it */
 	memset(a, 0, sizeof(a));
 	if (seccomp_allows(tid, "getpid", arch_sys_getpid, a, NULL, 0))
-		R->conf->pid = (uint64_t)R->pid;
+		R->conf->pid = (uint64_t)own_pid(R->pid);
 	R->conf->threads = (struct rec_thread *)(R->area_t + AREA_THREADS);
 	R->conf->threads_mask = NTHREADS - 1;
 	R->conf->stackset = (const uint64_t *)(R->area_t + AREA_STACKSET);

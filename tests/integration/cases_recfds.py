@@ -120,3 +120,32 @@ def t_rec_seccomp_getpid():
     ck.true("stderr, besides the report: %s, want one 'ptleak: ' line about getpid" % short(others),
             len(others) == 1 and others[0].startswith("ptleak: ") and "getpid" in others[0])
     ck.done()
+
+
+@case("rec_fd_pid_namespace", engines=True)
+def t_rec_fd_pid_namespace():
+    """ptleak -f unshare --pid --fork fd_churn loop 10: the traced child
+    runs in its own pid namespace, where getpid() is 1, not the pid ptleak
+    sees.  Its report (r.json.PID) has the five kept descriptors named
+    after their functions, with their callers: the descriptor hooks
+    compare getpid() with the process's own pid (NSpid), not ptleak's
+    view of it, or they would take every call for a vfork child's."""
+    if os.geteuid() != 0 or not shutil.which("unshare"):
+        raise Skip("needs root and unshare(1) for a pid namespace")
+    tgt = need_target("fd_churn")
+    d = tempfile.mkdtemp(prefix="ptleak-it.")
+    try:
+        js = os.path.join(d, "r.json")
+        rc, out, err = run_cmd(ptleak_cmd() + ["-f", "-q", "-o", os.devnull, "--json", js,
+                                               "unshare", "--pid", "--fork", tgt, "loop", "10"])
+        ck = Check()
+        ck.eq("exit status", rc, 0)
+        kids = [f for f in os.listdir(d) if f.startswith("r.json.")]
+        ck.eq("child reports", len(kids), 1)
+        if kids:
+            with open(os.path.join(d, kids[0])) as f:
+                rep = json.load(f)
+            check_fds(ck, "fd_churn", rep, fd_churn_fds())
+        ck.done()
+    finally:
+        shutil.rmtree(d)
