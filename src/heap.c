@@ -310,7 +310,8 @@ void heap_reset(struct heap *h)
 	slots_free(h->slots, h->cap);
 	table_init(h, HEAP_MIN_CAP);
 	memset(&h->st, 0, sizeof(h->st));
-	memset(h->per_stack, 0, h->nper_stack * sizeof(*h->per_stack));
+	if (h->per_stack)
+		memset(h->per_stack, 0, h->nper_stack * sizeof(*h->per_stack));
 	free(h->stack_bytes);
 	free(h->threads);
 	free(h->thread_slots);
