@@ -91,19 +91,19 @@ static uint64_t rd_uleb(struct rd *r)
 
 static int64_t rd_sleb(struct rd *r)
 {
-	int64_t v = 0;
+	uint64_t v = 0;		/* unsigned: shifts into bit 63 are defined */
 	unsigned shift = 0;
 
 	while (!r->bad && r->p < r->end) {
 		uint8_t b = *r->p++;
 
 		if (shift < 64)
-			v |= (int64_t)(b & 0x7f) << shift;
+			v |= (uint64_t)(b & 0x7f) << shift;
 		shift += 7;
 		if (!(b & 0x80)) {
 			if (shift < 64 && (b & 0x40))
-				v |= -((int64_t)1 << shift);
-			return v;
+				v |= ~0ull << shift;
+			return (int64_t)v;
 		}
 	}
 	r->bad = 1;
