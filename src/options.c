@@ -78,7 +78,7 @@ static const char usage[] =
 	"      --depth N       frames kept per stack (default 16)\n"
 	"      --show-reachable  also list still reachable blocks\n"
 	"      --no-scan       no reachability scan: records are unclassified\n"
-	"      --error-exitcode N  exit N when lost blocks were found\n"
+	"      --error-exitcode N  exit N when lost blocks or leaked fds were found\n"
 	"      --suppressions FILE  leak:GLOB and fd:GLOB lines, or valgrind's\n"
 	"                      suppressions: records to leave out (repeatable)\n"
 	"      --timeline FILE  heap, RSS, fds and threads over time as CSV\n"
