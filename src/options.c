@@ -63,7 +63,7 @@ static const char usage[] =
 	"                      makes a report instead of reaching it\n"
 	"      --min-age SECONDS  report only blocks and fds older than this\n"
 	"      --duration SECONDS  report and detach after SECONDS\n"
-	"      --fd-only       file descriptors only (no allocator breakpoints)\n"
+	"      --fd-only       file descriptors only (the allocator not hooked)\n"
 	"      --heap-only     heap only (no descriptor breakpoints)\n"
 	"      --engine=auto|recorder|breakpoints  how allocator calls are seen:\n"
 	"                      code injected into the target that records them\n"
