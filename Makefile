@@ -23,7 +23,7 @@ PKGS := libdw libelf libunwind-ptrace libunwind-generic capstone zlib
 DEPS_DEB := gcc g++ make pkg-config python3 libdw-dev libelf-dev \
 	libunwind-dev libcapstone-dev libcmocka-dev valgrind \
 	libjemalloc2 libtcmalloc-minimal4 libmimalloc2.0 zlib1g-dev \
-	golang-go libtest-valgrind-perl
+	golang-go libtest-valgrind-perl strace
 # the HTML report's browser test (cases_html.py); without its Recommends:
 # libnss-mdns (avahi's) adds a module to /etc/nsswitch.conf, which changes
 # what every process that resolves a name allocates
@@ -36,8 +36,10 @@ PKG_CFLAGS = $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 # Start-up cost: libcapstone.so has 77,000 relative relocations (its tables
 # for every architecture), applied at every start; linked from its archive
 # into a position-dependent ptleak they cost nothing.  libstdc++ (only the
-# demangler is used) is linked statically for the same reason.
-CAPSTONE_A := $(wildcard $(shell pkg-config --variable=libdir capstone 2>/dev/null)/libcapstone.a)
+# demangler is used) is linked statically for the same reason.  Expanded
+# when ptleak is linked, not when make starts: "make deps demo" installs
+# libcapstone-dev after the Makefile is read.
+CAPSTONE_A = $(wildcard $(shell pkg-config --variable=libdir capstone 2>/dev/null)/libcapstone.a)
 PKG_LIBS = $(shell pkg-config --libs $(filter-out $(if $(CAPSTONE_A),capstone),$(PKGS)) 2>/dev/null) \
 	$(if $(CAPSTONE_A),$(CAPSTONE_A))
 CPPFLAGS += -Iinclude -Iarch/$(ARCH) -I$(B)/gen -D_GNU_SOURCE \

@@ -30,6 +30,7 @@ const char vgopt_usage[] =
 	"      --errors-for-leak-kinds=...  what --error-exitcode counts\n"
 	"      --log-file=FILE  = -o FILE;  --num-callers=N  = --depth N\n"
 	"      --track-fds=yes|no  descriptors tracked or not (--heap-only)\n"
+	"      --trace-children=yes|no  = -f, or not (the default)\n"
 	"      --xml=yes --xml-file=FILE  valgrind's XML (protocol 4)\n"
 	"      --gen-suppressions=all  a valgrind suppression per record\n"
 	"      --pprof FILE    the report as a gzip'd pprof profile\n"
@@ -244,8 +245,8 @@ static const struct {
 	{ "sim-hints", NULL, "ptleak runs the program's own code natively" },
 	{ "fair-sched", NULL, "ptleak does not schedule the program's threads" },
 	{ "main-stacksize", NULL, "ptleak does not change the program's stack" },
-	{ "trace-children-skip", NULL, "ptleak does not follow children in this build" },
-	{ "trace-children-skip-by-arg", NULL, "ptleak does not follow children in this build" },
+	{ "trace-children-skip", NULL, "ptleak's -f (--trace-children=yes) follows every child, it has no skip list" },
+	{ "trace-children-skip-by-arg", NULL, "ptleak's -f (--trace-children=yes) follows every child, it has no skip list" },
 	{ "xml-fd", NULL, "ptleak writes XML to a file (--xml-file)" },
 	{ "xml-socket", NULL, "ptleak writes XML to a file (--xml-file)" },
 	{ "xml-user-comment", NULL, "ptleak's XML has no user comment" },

@@ -182,15 +182,13 @@ def t_tl_launch():
     ck.done()
 
 
-@case("tl_attach", engines=True)
-def t_tl_attach():
-    """ptleak -p with --timeline, --events and --folded, detached by
-    SIGINT after the program did its work: the timeline's last row is the
-    detach report's, the events add up to its totals (counted from the
-    attach on), the workers' threads are exact, the folded file adds up."""
+def tl_attached(ck, prefix, make_opts, check):
+    """t_timeline started waiting for a line on stdin, ptleak -p with the
+    options MAKE_OPTS(D) gives (D: a fresh directory), the work done, then
+    SIGINT: ptleak exits 0 with a detach report, CHECK(AT, REP) looks at
+    it, and the target, let go, exits 0."""
     tgt = need_target(TL_NAME)
-    ck = Check()
-    d = tempfile.mkdtemp(prefix="ptleak-tl.")
+    d = tempfile.mkdtemp(prefix=prefix)
     p = subprocess.Popen([tgt, "wait"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                          stderr=subprocess.PIPE, env=target_env(), start_new_session=True,
                          preexec_fn=_child_setup)
@@ -198,9 +196,7 @@ def t_tl_attach():
     at = None
     try:
         out.expect("ready")
-        tl, ev, fo = (os.path.join(d, n) for n in ("t.csv", "e.csv", "f.folded"))
-        at = Attached(p.pid, ["--timeline", tl, "--interval", "50", "--events", ev,
-                              "--folded", fo], d=d)
+        at = Attached(p.pid, make_opts(d), d=d)
         p.stdin.write(b"go\n")
         p.stdin.flush()
         out.expect("done", 30)
@@ -208,12 +204,7 @@ def t_tl_attach():
         ck.eq("ptleak's exit status", at.wait(), 0)
         rep = at.report(1)
         ck.eq("reason", rep["reason"], "detach")
-        tl_check_timeline(ck, tl_rows(tl), rep, 6)
-        tl_check_events(ck, ev, rep, TL_NAME)
-        with open(at.txt) as f:
-            tl_check_threads(ck, rep, TL_NAME, f.read())
-        tl_check_folded(ck, fo, rep, TL_NAME)
-        tl_check_resources(ck, rep, 0.36)
+        check(at, rep)
         p.stdin.write(b"quit\n")
         p.stdin.flush()
         ck.eq("target's exit status", p.wait(timeout=20), 0)
@@ -224,6 +215,31 @@ def t_tl_attach():
             _kill_group(p.pid)
             p.wait()
         shutil.rmtree(d, ignore_errors=True)
+
+
+@case("tl_attach", engines=True)
+def t_tl_attach():
+    """ptleak -p with --timeline, --events and --folded, detached by
+    SIGINT after the program did its work: the timeline's last row is the
+    detach report's, the events add up to its totals (counted from the
+    attach on), the workers' threads are exact, the folded file adds up."""
+    ck = Check()
+    names = ("t.csv", "e.csv", "f.folded")
+
+    def opts(d):
+        tl, ev, fo = (os.path.join(d, n) for n in names)
+        return ["--timeline", tl, "--interval", "50", "--events", ev, "--folded", fo]
+
+    def check(at, rep):
+        tl, ev, fo = (os.path.join(at.d, n) for n in names)
+        tl_check_timeline(ck, tl_rows(tl), rep, 6)
+        tl_check_events(ck, ev, rep, TL_NAME)
+        with open(at.txt) as f:
+            tl_check_threads(ck, rep, TL_NAME, f.read())
+        tl_check_folded(ck, fo, rep, TL_NAME)
+        tl_check_resources(ck, rep, 0.36)
+
+    tl_attached(ck, "ptleak-tl.", opts, check)
     ck.done()
 
 

@@ -72,36 +72,9 @@ def t_together_launch():
 def t_together_attach():
     """t_timeline attached (it waits for a line on stdin before working)
     with every output: at the detach, each file agrees with the JSON."""
-    tgt = need_target(TL_NAME)
     ck = Check()
-    d = tempfile.mkdtemp(prefix="ptleak-all.")
-    p = subprocess.Popen([tgt, "wait"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                         stderr=subprocess.PIPE, env=target_env(), start_new_session=True,
-                         preexec_fn=_child_setup)
-    out = Lines(p.stdout)
-    at = None
-    try:
-        out.expect("ready")
-        opts, paths = all_outputs(d)
-        at = Attached(p.pid, opts, d=d)
-        p.stdin.write(b"go\n")
-        p.stdin.flush()
-        out.expect("done", 30)
-        at.signal(signal.SIGINT)
-        ck.eq("ptleak's exit status", at.wait(), 0)
-        rep = at.report(1)
-        ck.eq("reason", rep["reason"], "detach")
-        check_all_outputs(ck, paths, rep, 6)
-        p.stdin.write(b"quit\n")
-        p.stdin.flush()
-        ck.eq("target's exit status", p.wait(timeout=20), 0)
-    finally:
-        if at:
-            at.kill()
-        if p.poll() is None:
-            _kill_group(p.pid)
-            p.wait()
-        shutil.rmtree(d, ignore_errors=True)
+    tl_attached(ck, "ptleak-all.", lambda d: all_outputs(d)[0],
+                lambda at, rep: check_all_outputs(ck, all_outputs(at.d)[1], rep, 6))
     ck.done()
 
 
