@@ -58,4 +58,7 @@ int options_parse(struct options *o, int argc, char **argv);
  * returns EXIT_USAGE. */
 int usage_error(const char *fmt, const char *arg);
 
+/* What options_parse allocated in O (its list of suppression files). */
+void options_free(struct options *o);
+
 #endif

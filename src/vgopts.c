@@ -339,3 +339,10 @@ int vgopt_finish(struct options *o)
 				   "writes valgrind's XML to a file)");
 	return 0;
 }
+
+void options_free(struct options *o)
+{
+	free(o->suppressions);
+	o->suppressions = NULL;
+	o->nsuppressions = 0;
+}
