@@ -355,6 +355,15 @@ int events_wait_one(struct session *S)
 	pid_t tid;
 
 	while (!qlen) {
+		/* stops already waiting come before another drain: a drain
+		 * that lasts longer than the timer's period (a consumer slower
+		 * than the program's threads) would otherwise be followed by
+		 * the next at once, and no stop would ever be handled */
+		while (qlen < QUEUE_MAX &&
+		       (tid = waitpid(-1, &status, WNOHANG | __WALL)) > 0)
+			queue_push(tid, status);
+		if (qlen)
+			break;
 		recs_waiting(1);
 		sampler_waiting(1);
 		tid = drain_due || sample_due ? (errno = EINTR, -1) :

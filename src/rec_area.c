@@ -36,6 +36,8 @@ struct recorder *rec_new(pid_t pid, unsigned depth)
 	R->depth = depth;
 	R->memfd = -1;
 	R->walked = stacks_new();
+	R->slow_drain = getenv("PTLEAK_DEBUG") &&
+			strstr(getenv("PTLEAK_DEBUG"), "slow-drain");
 	return R;
 }
 

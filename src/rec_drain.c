@@ -210,6 +210,12 @@ static void flush(struct drain *d)
 	struct rec_realloc *q;
 	unsigned i;
 
+	if (R->slow_drain) {
+		uint64_t until = now_ns() + 1000ull * d->nops;
+
+		while (now_ns() < until)
+			;
+	}
 	for (i = 0; i < d->nops; i++) {
 		struct op *o = &d->ops[i];
 
@@ -393,6 +399,7 @@ long rec_drain(struct recorder *R, struct heap *h, struct fdprobe *fp,
 	       struct stacks *st, uint64_t *lost)
 {
 	static struct drain d;
+	uint64_t goal;
 	int got;
 
 	if (lost)
@@ -403,6 +410,10 @@ long rec_drain(struct recorder *R, struct heap *h, struct fdprobe *fp,
 		return 0;
 	d.R = R, d.h = h, d.fp = fp, d.st = st, d.n = 0, d.nops = 0;
 	d.now = rec_checkpoint(R);
+	/* what was reserved before now, not more: threads that allocate
+	 * faster than ptleak consumes would keep it here for ever (its
+	 * events, signals and reports waiting) */
+	goal = rec_head_pos(R);
 	do {
 		got = ring_consume(R->rd, take, &d, 4096);
 		flush(&d);
@@ -410,7 +421,7 @@ long rec_drain(struct recorder *R, struct heap *h, struct fdprobe *fp,
 			R->broken = 1;
 			return -1;
 		}
-	} while (got == 4096);
+	} while (got == 4096 && ring_tail(R->rd) < goal);
 	return d.n;
 }
 

@@ -90,6 +90,9 @@ struct recorder {
 	struct rec_conf *conf;		/* in ptleak's mapping */
 	struct ring_reader *rd;
 	int broken;			/* a corrupt ring: no more draining */
+	/* PTLEAK_DEBUG=slow-drain: ~1 us per record taken (a consumer
+	 * slower than the target's threads, for the tests) */
+	int slow_drain;
 	struct code_page pages[REC_MAX_STUBS];
 	unsigned npages;
 	struct rec_fn *fns;
