@@ -144,7 +144,8 @@ static struct top *top_at_report(const struct report_input *in, size_t *n)
 	sum_grow(&s);
 	heap_foreach(in->heap, sum_block, &s);
 	free(s.slots);
-	qsort(s.v, s.n, sizeof(*s.v), cmp_top);
+	if (s.n)	/* s.v may be NULL: not for qsort */
+		qsort(s.v, s.n, sizeof(*s.v), cmp_top);
 	*n = s.n < HTML_TOP_STACKS ? s.n : HTML_TOP_STACKS;
 	return s.v;
 }

@@ -288,7 +288,8 @@ static const struct module_aliases *aliases_of(struct symbolizer *s,
 		m->a[m->n].name = name;
 		m->n++;
 	}
-	qsort(m->a, m->n, sizeof(*m->a), cmp_alias);
+	if (m->n)
+		qsort(m->a, m->n, sizeof(*m->a), cmp_alias);
 	return m;
 }
 

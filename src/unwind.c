@@ -420,7 +420,8 @@ static void load_tables(struct unwinder *u)
 		return;
 	dwfl_getmodules(sym_dwfl(s), add_table, u, 0);
 	sym_close(s);
-	qsort(u->tabs, u->ntabs, sizeof(*u->tabs), cmp_table);
+	if (u->ntabs)
+		qsort(u->tabs, u->ntabs, sizeof(*u->tabs), cmp_table);
 	for (i = 0; i < u->ntabs; i++)
 		if (u->tabs[i].syn)
 			u->tabs[i].di.u.rti.table_data = SYN_BASE + i * SYN_SPAN;
