@@ -530,11 +530,14 @@ def t_vg_make_install():
         # from sources edited since (a copied build dir, a flake run)
         base = ["make", "-s", "-C", ROOT, "B=" + BUILD, "-o", os.path.join(BUILD, "ptleak"),
                 "DESTDIR=" + d, "PREFIX=/usr"]
-        rc, out, err = run_cmd(base + ["install"], timeout=TIMEOUT * 5)
+        # not the jobserver of a `make -j2 check` around us (its warning)
+        menv = {k: v for k, v in target_env().items()
+                if k not in ("MAKEFLAGS", "MFLAGS", "MAKELEVEL")}
+        rc, out, err = run_cmd(base + ["install"], timeout=TIMEOUT * 5, env=menv)
         files = sorted(os.path.relpath(os.path.join(r, f), d)
                        for r, _, fs in os.walk(d) for f in fs)
         vrc, vout, verr = run_cmd([os.path.join(d, "usr/bin/ptleak"), "--version"])
-        urc, uout, uerr = run_cmd(base + ["uninstall"])
+        urc, uout, uerr = run_cmd(base + ["uninstall"], env=menv)
         left = sorted(os.path.relpath(os.path.join(r, f), d)
                       for r, _, fs in os.walk(d) for f in fs)
     finally:
