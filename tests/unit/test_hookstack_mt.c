@@ -11,6 +11,7 @@
 #include "hookstack.h"
 
 #include <sys/time.h>
+#include <ucontext.h>
 
 /* ---- threads ---- */
 
@@ -189,14 +190,24 @@ static void test_four_threads(void **state)
 /* ---- a timer's handler allocating wherever its thread was ---- */
 
 #define STRESS_ITER 20000
+#define STRESS_MAX (1u << 16)	/* handler runs the test can check */
 
 static volatile int stress_runs;
 static uint64_t stress_restore;	/* the handler's return address */
+/* the pc each handler run interrupted, by (its block >> 4) % STRESS_MAX:
+ * the handlers' blocks are consecutive 16-byte slots of one arena */
+static uint64_t stress_rip[STRESS_MAX];
 
-static void on_stress(int sig)
+static void on_stress(int sig, siginfo_t *si, void *uc)
 {
+	void *p;
+
+	(void)sig;
+	(void)si;
 	__atomic_store_n(&stress_restore, RA(), __ATOMIC_RELAXED);
-	t_malloc(T_SIGSAFE);
+	p = t_malloc(T_SIGSAFE);
+	stress_rip[((uintptr_t)p >> 4) % STRESS_MAX] =
+		(uint64_t)((ucontext_t *)uc)->uc_mcontext.gregs[REG_RIP];
 	__atomic_fetch_add(&stress_runs, 1, __ATOMIC_RELAXED);
 }
 
@@ -222,20 +233,24 @@ static void *stress_main(void *arg)
 
 struct stress {
 	uint64_t lo, hi;	/* stress_loop */
-	unsigned handler, blob, bad;
+	uint64_t hlo, hhi;	/* on_stress */
+	unsigned handler, blob, code, other, bad;
 	uint64_t allocs, frees;
 };
 
 /*
- * A handler's record: its stack goes through __restore_rt to the
- * interrupted pc; from a frame in the blob (the stub or a hook) the
- * walk goes on to stress_loop, the patched call's caller.
+ * A handler's record: its caller on_stress, __restore_rt, then the
+ * interrupted pc RIP.  In the blob (stub, hooks, walker) RIP is left
+ * out (ptleak's code, not the program's) and the walk goes through the
+ * stub's frame on to stress_loop, the patched call's caller; in the rest
+ * of the code page (trampolines, relocated prologues: no unwind rules)
+ * the walk ends at __restore_rt; elsewhere RIP is the third pc.
  */
 static int check_stress(void *ctx, const struct ring_rec *rec)
 {
 	struct stress *st = ctx;
-	uint64_t lo = (uint64_t)(uintptr_t)code, pc;
-	unsigned i, last = 0;
+	uint64_t lo = (uint64_t)(uintptr_t)code, rip;
+	const uint64_t *pcs = &rec->w[6];
 
 	if (rec->type == REC_FREE) {
 		st->frees++;
@@ -246,22 +261,21 @@ static int check_stress(void *ctx, const struct ring_rec *rec)
 		return 0;
 	}
 	st->handler++;
-	if (rec->npcs < 3 || rec->w[6 + 1] !=
-	    __atomic_load_n(&stress_restore, __ATOMIC_RELAXED)) {
+	rip = stress_rip[(rec->w[2] >> 4) % STRESS_MAX];
+	if (rec->npcs < 2 || pcs[0] - 1 < st->hlo || pcs[0] - 1 >= st->hhi ||
+	    pcs[1] != __atomic_load_n(&stress_restore, __ATOMIC_RELAXED)) {
 		st->bad++;
-		return 0;
+	} else if (rip >= lo && rip < lo + rec_blob_size) {
+		st->blob++;
+		st->bad += rec->npcs < 3 || pcs[2] - 1 < st->lo ||
+			   pcs[2] - 1 >= st->hi;
+	} else if (rip >= lo && rip < lo + PATCH_CODE_LEN) {
+		st->code++;
+		st->bad += rec->npcs != 2;
+	} else {
+		st->other++;
+		st->bad += rec->npcs < 3 || pcs[2] != rip;
 	}
-	for (i = 2; i < rec->npcs; i++) {
-		pc = rec->w[6 + i];
-		if (pc >= lo && pc < lo + rec_blob_size)
-			last = i;
-	}
-	if (!last)
-		return 0;
-	st->blob++;
-	if (last + 1 >= rec->npcs || rec->w[6 + last + 1] - 1 < st->lo ||
-	    rec->w[6 + last + 1] - 1 >= st->hi)
-		st->bad++;
 	return 0;
 }
 
@@ -269,13 +283,14 @@ static int check_stress(void *ctx, const struct ring_rec *rec)
  * Four threads allocating under a 200 us ITIMER_REAL whose handler
  * allocates: the handler lands anywhere (the test's loop, the
  * trampolines, the stub, the hooks, the walker, the allocator) and its
- * walk never faults; through a blob frame it reaches the caller; every
- * record arrives.  No stack is interned: every record has its pcs.
+ * walk never faults; its stack is as check_stress says; every record
+ * arrives.  No stack is interned: every record has its pcs.
  */
 static void test_signals_anywhere(void **state)
 {
 	struct itimerval it = { { 0, 200 }, { 0, 200 } }, off = { { 0, 0 }, { 0, 0 } };
-	struct sigaction sa = { .sa_handler = on_stress }, old;
+	struct sigaction sa = { .sa_sigaction = on_stress,
+				  .sa_flags = SA_SIGINFO }, old;
 	struct stress st = { 0 };
 	pthread_t th[4];
 	sigset_t alrm;
@@ -284,6 +299,9 @@ static void test_signals_anywhere(void **state)
 	st.lo = (uint64_t)(uintptr_t)stress_loop;
 	st.hi = st.lo + elf_func("/proc/self/exe", SHT_SYMTAB, "stress_loop", NULL);
 	assert_true(st.hi > st.lo);
+	st.hlo = (uint64_t)(uintptr_t)on_stress;
+	st.hhi = st.hlo + elf_func("/proc/self/exe", SHT_SYMTAB, "on_stress", NULL);
+	assert_true(st.hhi > st.hlo);
 	assert_int_equal(sigaction(SIGALRM, &sa, &old), 0);
 	ready = go = done = stress_runs = 0;
 	for (k = 0; k < 4; k++)
@@ -314,10 +332,14 @@ static void test_signals_anywhere(void **state)
 	assert_int_equal(st.allocs, 4 * STRESS_ITER);
 	assert_int_equal(st.frees, 4 * STRESS_ITER);
 	assert_int_equal(st.handler, stress_runs);
+	assert_true(st.handler < STRESS_MAX);
+	/* nearly every run lands in a patched call, most in the blob */
+	assert_true(st.blob > 0);
 	assert_int_equal(ring->lost + ring->dropped, 0);
 	if (getenv("PTLEAK_BENCH"))
-		printf("# timer: %u handler runs, %u walked through a blob frame\n",
-		       st.handler, st.blob);
+		printf("# timer: %u handler runs: %u in the blob, %u in the "
+		       "rest of the code page, %u elsewhere\n", st.handler,
+		       st.blob, st.code, st.other);
 }
 
 /* ---- CPU ns per call, 16-frame stacks ---- */
