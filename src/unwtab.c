@@ -2,10 +2,18 @@
  * unwtab.c - compile an ELF object's CFI into an unwind table (unwtab.h).
  *
  * The FDEs are enumerated with dwarf_next_cfi (their address ranges
- * decoded here: libdw has no FDE iterator), each FDE's rows are asked of
- * libdw (dwarf_cfi_addrframe gives a row and the range it covers), and the
- * arch half turns a row into a rule.  Rules are interned (a few hundred
- * distinct ones in a whole libc), ranges sorted and merged.
+ * decoded here: libdw has no FDE iterator), each FDE's rows are run by
+ * cfi.c's interpreter in one pass, and the arch half turns a row into a
+ * rule.  Rules are interned (a few hundred distinct ones in a whole libc),
+ * ranges sorted and merged.
+ *
+ * libdw is the reference: the table is byte for byte the one compiled by
+ * asking libdw for every row (dwarf_cfi_addrframe gives a row and the
+ * range it covers, re-running the FDE from its start: 10 ms for libc),
+ * which unwtab_compile_slow does, and which an FDE the interpreter does
+ * not follow exactly (a DWARF expression) still does.  The interpreter
+ * only runs where libdw would find the FDE being compiled for each of its
+ * pcs (unwtab_fast.c).
  */
 #include <dwarf.h>
 #include <elfutils/libdw.h>
@@ -19,38 +27,8 @@
 
 #include "unwtab.h"
 #include "unwtab_arch.h"
+#include "unwtab_priv.h"
 #include "util.h"
-
-/* [start, end) of code with one rule */
-struct range {
-	uint64_t start, end;
-	uint32_t rule;
-};
-
-/* An interned CIE: what its FDEs need to decode their address range. */
-struct cie {
-	Dwarf_Off off;
-	uint8_t enc;		/* DW_EH_PE_* of the FDE addresses */
-};
-
-struct compiler {
-	const char *path;
-	Elf *elf;
-	Elf_Data *data;		/* the CFI section */
-	uint64_t sec_addr;	/* its sh_addr (pc-relative pointers) */
-	int eh;			/* .eh_frame, not .debug_frame */
-	int addr_size;
-	Dwarf_CFI *cfi;
-	struct cie *cies;
-	size_t ncies, acies;
-	struct range *ranges;
-	size_t nranges, aranges;
-	struct unwtab_rule *rules;
-	size_t nrules, arules;
-	uint32_t *rule_hash;	/* rule index + 1, 0 = empty */
-	size_t hash_size;	/* power of two */
-	struct unwtab_stats st;
-};
 
 #define MAX_RULES 65535u
 
@@ -120,8 +98,8 @@ static int64_t intern_rule(struct compiler *c, const struct unwtab_rule *r)
  * the encodings of FDE addresses (absolute, pc-relative).  -1 if ENC is
  * not one of them or the bytes end.
  */
-static int read_encoded(const struct compiler *c, uint8_t enc,
-			const uint8_t **p, const uint8_t *end, uint64_t *v)
+int read_encoded(const struct compiler *c, uint8_t enc, const uint8_t **p,
+		 const uint8_t *end, uint64_t *v)
 {
 	uint64_t where = c->sec_addr +
 		(uint64_t)(*p - (const uint8_t *)c->data->d_buf);
@@ -149,37 +127,21 @@ static int read_encoded(const struct compiler *c, uint8_t enc,
 	return 0;
 }
 
-/* The FDE address encoding of the CIE at OFF ('R' in its augmentation). */
-static int cie_encoding(struct compiler *c, Dwarf_Off off, uint8_t *enc)
+/* The FDE address encoding of the CIE E: 'R' in its augmentation. */
+uint8_t cie_fde_encoding(const struct compiler *c, const Dwarf_CIE *e)
 {
-	Dwarf_CFI_Entry e;
-	Dwarf_Off next;
-	const uint8_t *p, *end;
-	const char *a;
+	const uint8_t *p = e->augmentation_data;
+	const uint8_t *end = p + e->augmentation_data_size;
+	const char *a = e->augmentation;
 	uint64_t skip;
-	size_t i;
 
-	for (i = 0; i < c->ncies; i++)
-		if (c->cies[i].off == off) {
-			*enc = c->cies[i].enc;
-			return 0;
-		}
-	if (dwarf_next_cfi((const unsigned char *)elf_getident(c->elf, NULL), c->data, c->eh, off,
-			   &next, &e) != 0 || !dwarf_cfi_cie_p(&e))
-		return error("%s: bad CIE at offset %#lx of its CFI: %s",
-			     c->path, (unsigned long)off, dwarf_errmsg(-1));
-	*enc = DW_EH_PE_absptr;
-	a = e.cie.augmentation;
-	p = e.cie.augmentation_data;
-	end = p + e.cie.augmentation_data_size;
 	if (!a || *a != 'z')
 		a = "";
 	else
 		a++;
 	for (; *a; a++) {
 		if (*a == 'R' && p < end) {
-			*enc = *p;
-			break;
+			return *p;
 		} else if (*a == 'L' && p < end) {
 			p++;
 		} else if (*a == 'P' && p < end) {
@@ -191,14 +153,41 @@ static int cie_encoding(struct compiler *c, Dwarf_Off off, uint8_t *enc)
 			break;
 		}
 	}
+	return DW_EH_PE_absptr;
+}
+
+/* The CIE at OFF, interned: *IDX, its index in c->cies. */
+static int cie_encoding(struct compiler *c, Dwarf_Off off, size_t *idx)
+{
+	Dwarf_CFI_Entry e;
+	Dwarf_Off next;
+	size_t i;
+
+	/* an FDE's CIE is most often the previous FDE's */
+	if (c->ncies && c->cies[c->last_cie].off == off) {
+		*idx = c->last_cie;
+		return 0;
+	}
+	for (i = 0; i < c->ncies; i++)
+		if (c->cies[i].off == off) {
+			*idx = c->last_cie = i;
+			return 0;
+		}
+	if (dwarf_next_cfi((const unsigned char *)elf_getident(c->elf, NULL), c->data, c->eh, off,
+			   &next, &e) != 0 || !dwarf_cfi_cie_p(&e))
+		return error("%s: bad CIE at offset %#lx of its CFI: %s",
+			     c->path, (unsigned long)off, dwarf_errmsg(-1));
 	grow_array((void **)&c->cies, &c->acies, c->ncies + 1, sizeof(*c->cies));
-	c->cies[c->ncies++] = (struct cie){ off, *enc };
+	c->cies[c->ncies] = (struct cie){ .off = off,
+					  .enc = cie_fde_encoding(c, &e.cie) };
+	fast_cie(c, &c->cies[c->ncies], &e.cie);
+	*idx = c->last_cie = c->ncies++;
 	return 0;
 }
 
 /* Account for rule R over [START, END): the range, and the stats. */
-static int add_rule(struct compiler *c, uint64_t start, uint64_t end,
-		    const struct unwtab_rule *r)
+int add_rule(struct compiler *c, uint64_t start, uint64_t end,
+	     const struct unwtab_rule *r)
 {
 	int64_t idx = intern_rule(c, r);
 
@@ -217,28 +206,33 @@ static int add_rule(struct compiler *c, uint64_t start, uint64_t end,
 }
 
 /*
- * The rows of the FDE covering [START, END), as ranges.  A row libdw
- * refuses to interpret (libgcrypt's hand-written assembly redefines the
- * CFA register after a CFA expression) makes the rest of the FDE INVALID:
- * libdw stops at the same instruction for every later row.
+ * The rows of the FDE covering [START, END), as ranges, asked of libdw.
+ * A row libdw refuses to interpret (libgcrypt's hand-written assembly
+ * redefines the CFA register after a CFA expression) makes the rest of
+ * the FDE INVALID: libdw stops at the same instruction for every later
+ * row.
  */
-static int compile_fde(struct compiler *c, uint64_t start, uint64_t end)
+static int compile_fde_libdw(struct compiler *c, uint64_t start, uint64_t end)
 {
 	const struct unwtab_rule invalid = { .kind = UNWTAB_INVALID };
 	uint64_t pc = start, s, e;
 	struct unwtab_rule r;
+	struct cfi_row row;
 	Dwarf_Frame *f;
 	bool sig;
 	int bad;
 
-	c->st.fdes++;
+	c->st.libdw_fdes++;
 	while (pc < end) {
 		if (dwarf_cfi_addrframe(c->cfi, pc, &f) < 0) {
 			c->st.refused++;
 			return add_rule(c, pc, end, &invalid);
 		}
-		bad = dwarf_frame_info(f, &s, &e, &sig) < 0 ||
-		      arch_unwtab_rule(f, sig, &r) < 0;
+		bad = dwarf_frame_info(f, &s, &e, &sig) < 0;
+		if (!bad) {
+			cfi_frame_row(f, sig, &row);
+			bad = arch_unwtab_rule(&row, &r) < 0;
+		}
 		free(f);
 		if (bad) {
 			c->st.refused++;
@@ -253,6 +247,19 @@ static int compile_fde(struct compiler *c, uint64_t start, uint64_t end)
 	return 0;
 }
 
+/* The FDE at OFF covering [START, END), its instructions after P. */
+static int compile_fde(struct compiler *c, Dwarf_Off off, size_t cie,
+		       uint64_t start, uint64_t end, const uint8_t *p,
+		       const uint8_t *fend)
+{
+	int rc = 1;
+
+	c->st.fdes++;
+	if (c->fast)
+		rc = fast_fde(c, off, &c->cies[cie], start, end, p, fend);
+	return rc > 0 ? compile_fde_libdw(c, start, end) : rc;
+}
+
 static int compile_cfi(struct compiler *c)
 {
 	const unsigned char *ident =
@@ -261,7 +268,8 @@ static int compile_cfi(struct compiler *c)
 	Dwarf_CFI_Entry e;
 	const uint8_t *p;
 	uint64_t start, len;
-	uint8_t enc = 0;
+	size_t cie = 0;
+	uint8_t enc;
 	int rc;
 
 	for (;; off = next) {
@@ -273,8 +281,9 @@ static int compile_cfi(struct compiler *c)
 				     (unsigned long)off, dwarf_errmsg(-1));
 		if (rc < 0 || dwarf_cfi_cie_p(&e))
 			continue;
-		if (cie_encoding(c, e.fde.CIE_pointer, &enc) < 0)
+		if (cie_encoding(c, e.fde.CIE_pointer, &cie) < 0)
 			return -1;
+		enc = c->cies[cie].enc;
 		p = e.fde.start;
 		if (read_encoded(c, enc, &p, e.fde.end, &start) < 0 ||
 		    read_encoded(c, enc & 0x0f, &p, e.fde.end, &len) < 0)
@@ -285,7 +294,8 @@ static int compile_cfi(struct compiler *c)
 		if (start + len > UINT32_MAX)
 			return error("%s: code at %#lx, past 4 GiB: the table cannot hold it",
 				     c->path, (unsigned long)start);
-		if (compile_fde(c, start, start + len) < 0)
+		if (compile_fde(c, off, cie, start, start + len, p,
+				e.fde.end) < 0)
 			return -1;
 	}
 }
@@ -367,10 +377,15 @@ static struct unwtab_hdr *layout(struct compiler *c)
 	return h;
 }
 
-/* The CFI section: .eh_frame, else .debug_frame. */
+/*
+ * The CFI section: .eh_frame, else .debug_frame.  And the sections libdw
+ * reads for .eh_frame (the first one so named, with the last
+ * .eh_frame_hdr before it): the interpreter runs only if they are ours.
+ */
 static int find_cfi(struct compiler *c, Dwarf **dw)
 {
 	Elf_Scn *scn = NULL, *debug = NULL, *eh = NULL;
+	Elf_Scn *libdw_eh = NULL, *libdw_hdr = NULL;
 	size_t shstrndx;
 	GElf_Shdr sh, found;
 	const char *name;
@@ -378,16 +393,25 @@ static int find_cfi(struct compiler *c, Dwarf **dw)
 	if (elf_getshdrstrndx(c->elf, &shstrndx) < 0)
 		return error("%s: not an ELF file: %s", c->path, elf_errmsg(-1));
 	while ((scn = elf_nextscn(c->elf, scn))) {
-		if (!gelf_getshdr(scn, &sh) || sh.sh_type == SHT_NOBITS ||
-		    sh.sh_size == 0)
+		if (!gelf_getshdr(scn, &sh))
 			continue;
 		name = elf_strptr(c->elf, shstrndx, sh.sh_name);
-		if (name && !strcmp(name, ".eh_frame"))
+		if (!name)
+			continue;
+		if (!libdw_eh && !strcmp(name, ".eh_frame_hdr"))
+			libdw_hdr = scn;
+		else if (!libdw_eh && !strcmp(name, ".eh_frame"))
+			libdw_eh = scn;
+		if (sh.sh_type == SHT_NOBITS || sh.sh_size == 0)
+			continue;
+		if (!strcmp(name, ".eh_frame"))
 			eh = scn;
-		else if (name && !strcmp(name, ".debug_frame"))
+		else if (!strcmp(name, ".debug_frame"))
 			debug = scn;
 	}
 	c->eh = eh != NULL;
+	c->fast = eh && eh == libdw_eh && !c->slow;
+	c->hdr_scn = libdw_hdr;
 	scn = eh ? eh : debug;
 	if (!scn)
 		return 0;
@@ -418,6 +442,8 @@ static int compile_elf(struct compiler *c)
 	c->addr_size = id[EI_CLASS] == ELFCLASS64 ? 8 : 4;
 	if (find_cfi(c, &dw) < 0)
 		return -1;
+	if (c->fast)
+		fast_plan(c);
 	rc = c->cfi ? compile_cfi(c) : 0;
 	if (c->cfi && c->eh)
 		dwarf_cfi_end(c->cfi);
@@ -427,9 +453,9 @@ static int compile_elf(struct compiler *c)
 }
 
 static int compile_path(const char *path, struct unwtab_hdr **tab,
-			struct unwtab_stats *stats)
+			struct unwtab_stats *stats, bool slow)
 {
-	struct compiler c = { .path = path, .hash_size = 1024 };
+	struct compiler c = { .path = path, .hash_size = 1024, .slow = slow };
 	struct unwtab_rule stop = { .kind = UNWTAB_STOP };
 	int fd, rc;
 
@@ -457,6 +483,7 @@ static int compile_path(const char *path, struct unwtab_hdr **tab,
 	free(c.ranges);
 	free(c.rules);
 	free(c.rule_hash);
+	free(c.pend);
 	return rc;
 }
 
@@ -524,7 +551,7 @@ int unwtab_compile(const char *path, struct unwtab_hdr **tab,
 	int rc;
 
 	if (stats || stat(path, &st))
-		return compile_path(path, tab, stats);
+		return compile_path(path, tab, stats, false);
 	e = cache_find(&st);
 	if (e) {
 		e->used = ++cache_clock;
@@ -532,10 +559,16 @@ int unwtab_compile(const char *path, struct unwtab_hdr **tab,
 		memcpy(*tab, e->tab, e->tab->size);
 		return 0;
 	}
-	rc = compile_path(path, tab, NULL);
+	rc = compile_path(path, tab, NULL, false);
 	if (!rc)
 		cache_put(&st, *tab);
 	return rc;
+}
+
+int unwtab_compile_slow(const char *path, struct unwtab_hdr **tab,
+			struct unwtab_stats *stats)
+{
+	return compile_path(path, tab, stats, true);
 }
 
 /* The buckets of a table whose header and rows are checked: 0 or -1. */
