@@ -146,8 +146,9 @@ static bool plan_entries(struct compiler *c)
 	const unsigned char *ident =
 		(const unsigned char *)elf_getident(c->elf, NULL);
 	struct cie *cies = NULL;
-	struct span *spans = NULL, s;
-	size_t ncies = 0, acies = 0, n = 0, alloc = 0, i;
+	/* an FDE takes 12 bytes at least */
+	size_t ncies = 0, acies = 0, n = 0, alloc = c->data->d_size / 12 + 1, i;
+	struct span *spans = xmalloc(alloc * sizeof(*spans)), s;
 	Dwarf_Off off = 0, next;
 	Dwarf_CFI_Entry e;
 	bool ok = true;
@@ -210,8 +211,9 @@ static int pend_row(const struct cfi_row *row, uint64_t start, uint64_t end,
 		c->pend_refused = true;
 		rc = ROWS_REFUSED;
 	}
-	grow_array((void **)&c->pend, &c->apend, c->npend + 1,
-		   sizeof(*c->pend));
+	if (c->npend == c->apend)
+		grow_array((void **)&c->pend, &c->apend, c->npend + 1,
+			   sizeof(*c->pend));
 	c->pend[c->npend++] = (struct pending){ start, end, r };
 	return rc;
 }

@@ -15,9 +15,9 @@
 #include "cfi.h"
 #include "unwtab.h"
 
-/* [start, end) of code with one rule */
+/* [start, end) of code with one rule (below 4 GiB: compile_cfi checks) */
 struct range {
-	uint64_t start, end;
+	uint32_t start, end;
 	uint32_t rule;
 };
 
