@@ -316,13 +316,6 @@ struct run {
 	size_t i, n;		/* c->ranges[i .. i + n - 1] */
 };
 
-static int cmp_run(const void *a, const void *b)
-{
-	const struct run *x = a, *y = b;
-
-	return x->first < y->first ? -1 : x->first > y->first;
-}
-
 /*
  * The ranges in order of start: the runs to read them in, *NRUNS of
  * them.  .eh_frame's FDEs are not in address order but each FDE's ranges
@@ -332,7 +325,8 @@ static int cmp_run(const void *a, const void *b)
  */
 static struct run *sort_ranges(struct compiler *c, size_t *nruns)
 {
-	struct run *runs = xmalloc((c->nranges + 1) * sizeof(*runs));
+	struct run *runs = xmalloc((c->nranges + 1) * sizeof(*runs)), *sorted;
+	struct kv32 *keys;
 	size_t i, n = 0;
 
 	for (i = 0; i < c->nranges; i++) {
@@ -344,7 +338,16 @@ static struct run *sort_ranges(struct compiler *c, size_t *nruns)
 		runs[n - 1].end = r->end;
 		runs[n - 1].n++;
 	}
-	qsort(runs, n, sizeof(*runs), cmp_run);
+	keys = xmalloc(2 * (n + 1) * sizeof(*keys));
+	for (i = 0; i < n; i++)
+		keys[i] = (struct kv32){ runs[i].first, (uint32_t)i };
+	radix_sort_kv32(keys, keys + n, n);
+	sorted = xmalloc((n + 1) * sizeof(*sorted));
+	for (i = 0; i < n; i++)
+		sorted[i] = runs[keys[i].val];
+	free(keys);
+	free(runs);
+	runs = sorted;
 	/* strictly increasing starts: the one order any sort gives */
 	for (i = 1; i < n; i++)
 		if (runs[i].first <= runs[i - 1].last)

@@ -79,13 +79,6 @@ void fast_cie(struct compiler *c, struct cie *cie, const Dwarf_CIE *e)
 	cfi_cie_init(&cie->fast, e, signal);
 }
 
-static int cmp_span(const void *a, const void *b)
-{
-	const struct span *x = a, *y = b;
-
-	return x->start < y->start ? -1 : x->start > y->start;
-}
-
 /* An FDE's augmentation length at *P (CIE 'z'): 0 and past it, or -1. */
 static int skip_fde_aug(const uint8_t **p, const uint8_t *end)
 {
@@ -126,6 +119,25 @@ static int fde_span(const struct compiler *c, const Dwarf_FDE *e,
 	return 0;
 }
 
+/* Whether two of the N SPANS overlap (or one ends past 4 GiB). */
+static bool overlap(const struct span *spans, size_t n)
+{
+	struct kv32 *keys = xmalloc(2 * (n + 1) * sizeof(*keys));
+	bool over = false;
+	size_t i;
+
+	for (i = 0; i < n && !over; i++) {
+		over = spans[i].end > UINT32_MAX;
+		keys[i] = (struct kv32){ (uint32_t)spans[i].start, (uint32_t)i };
+	}
+	if (!over)
+		radix_sort_kv32(keys, keys + n, n);
+	for (i = 1; i < n && !over; i++)
+		over = spans[keys[i - 1].val].end > keys[i].key;
+	free(keys);
+	return over;
+}
+
 /* The CIE E at OFF as fde_span needs it: 0, or -1 (not one we know). */
 static int plan_cie(struct compiler *c, Dwarf_Off off, const Dwarf_CIE *e,
 		    struct cie **cies, size_t *n, size_t *alloc)
@@ -147,7 +159,7 @@ static bool plan_entries(struct compiler *c)
 		(const unsigned char *)elf_getident(c->elf, NULL);
 	struct cie *cies = NULL;
 	/* an FDE takes 12 bytes at least */
-	size_t ncies = 0, acies = 0, n = 0, alloc = c->data->d_size / 12 + 1, i;
+	size_t ncies = 0, acies = 0, n = 0, alloc = c->data->d_size / 12 + 1;
 	struct span *spans = xmalloc(alloc * sizeof(*spans)), s;
 	Dwarf_Off off = 0, next;
 	Dwarf_CFI_Entry e;
@@ -169,11 +181,8 @@ static bool plan_entries(struct compiler *c)
 			spans[n++] = s;
 		}
 	}
-	if (ok) {
-		qsort(spans, n, sizeof(*spans), cmp_span);
-		for (i = 1; i < n && ok; i++)
-			ok = spans[i - 1].end <= spans[i].start;
-	}
+	if (ok)
+		ok = !overlap(spans, n);
 	free(cies);
 	free(spans);
 	return ok;
