@@ -11,9 +11,9 @@
  * start for every row.
  *
  * cfi_fde_rows gives exactly the rows dwarf_cfi_addrframe would give
- * (libdw's execute_cfi is the reference: the x86-64 ABI's initial rules,
- * the CIE's then the FDE's instructions, offsets truncated to 61 bits as
- * libdw stores them) or says it cannot: DW_CFA_expression,
+ * (libdw's execute_cfi is the reference: the ABI's initial rules from
+ * cfi_arch.h, the CIE's then the FDE's instructions, offsets truncated
+ * to 61 bits as libdw stores them) or says it cannot: DW_CFA_expression,
  * def_cfa_expression, val_expression, set_loc, unknown opcodes, an
  * instruction libdw would refuse, truncated operands.  The caller then asks
  * libdw for that FDE.  An FDE's lookup (which FDE libdw finds for a pc) is
