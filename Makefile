@@ -105,7 +105,9 @@ $(B)/gen/recblob.c $(B)/gen/recblob_offsets.h &: $(B)/recorder/blob.elf recorder
 # The blob's own unwind table (its CFI compiled by the host's unwtab.c):
 # a walk from a signal handler that interrupted a hook goes on through it.
 $(B)/recorder/mkunwtab: recorder/gen/mkunwtab.c $(B)/obj/src/unwtab.o \
-		$(B)/obj/arch/$(ARCH)/unwtab_rule.o $(B)/obj/src/util.o
+		$(B)/obj/src/unwtab_fast.o $(B)/obj/src/cfi.o \
+		$(B)/obj/arch/$(ARCH)/unwtab_rule.o $(B)/obj/arch/$(ARCH)/cfi_abi.o \
+		$(B)/obj/src/util.o
 	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -o $@ $^ $$(pkg-config --libs libdw libelf)
 $(B)/gen/recblob_unwtab.c: $(B)/recorder/blob.elf $(B)/recorder/mkunwtab
 	@mkdir -p $(dir $@)
@@ -142,6 +144,15 @@ $(B)/tests/test_unwtab: ALL_CFLAGS += -fomit-frame-pointer
 # libdw refuses.
 $(B)/tests/test_unwtab: $(B)/tests/libuwt_debug_frame.so \
 	$(B)/tests/libuwt_cfi_odd.so
+# test_cfi compiles every target and those objects both ways, and one
+# with every call frame instruction, with and without .eh_frame_hdr.
+$(B)/tests/test_cfi: | $(B)/tests/libuwt_debug_frame.so \
+	$(B)/tests/libuwt_cfi_odd.so $(B)/tests/libuwt_cfi_ops.so \
+	$(B)/tests/libuwt_cfi_ops_nohdr.so $(TARGET_BIN)
+$(B)/tests/libuwt_%_nohdr.so: tests/unit/uwt_%.S
+	@mkdir -p $(dir $@)
+	@# ld says "error in .eh_frame": the opcode it does not know
+	$(CC) -fPIC -shared -nostdlib -DUWT_NOHDR -Wl,--no-eh-frame-hdr -o $@ $<
 $(B)/tests/libuwt_%.so: tests/unit/uwt_%.c
 	@mkdir -p $(dir $@)
 	$(CC) -O2 -g -fPIC -shared -nostdlib -fno-asynchronous-unwind-tables \

@@ -111,6 +111,8 @@ struct unwtab_stats {
 				 * on (INVALID there) */
 	unsigned plt, signal, stop;	/* PLT, SIGNAL and outermost rows */
 	int debug_frame;	/* the CFI came from .debug_frame */
+	unsigned libdw_fdes;	/* of the FDEs, those whose rows were asked
+				 * of libdw, not run by cfi.h's interpreter */
 };
 
 /*
@@ -124,6 +126,14 @@ struct unwtab_stats {
  */
 int unwtab_compile(const char *path, struct unwtab_hdr **tab,
 		   struct unwtab_stats *stats);
+
+/*
+ * The same, every row asked of libdw, none run by cfi.h's interpreter
+ * (nor any cache): the reference the interpreter's tables must equal
+ * byte for byte (tests), 5-10 times slower.
+ */
+int unwtab_compile_slow(const char *path, struct unwtab_hdr **tab,
+			struct unwtab_stats *stats);
 
 /* 0 if the SIZE bytes at TAB are a well-formed table (header, offsets,
  * sorted rows, buckets, rule indexes and kinds in range), else -1 with a

@@ -9,17 +9,16 @@
 #ifndef PTLEAK_UNWTAB_ARCH_H
 #define PTLEAK_UNWTAB_ARCH_H
 
-#include <elfutils/libdw.h>
-#include <stdbool.h>
-
+#include "cfi.h"
 #include "unwtab.h"
 
 /*
- * The table rule (unwtab.h) equivalent to the CFI row FRAME, which
- * dwarf_frame_info says is a signal frame if SIGNALP: kind STOP when CFI
- * says the return address is undefined (outermost frame), INVALID when
- * the row cannot be expressed.  Returns 0, or -1 if libdw fails.
+ * The table rule (unwtab.h) equivalent to the CFI row ROW (cfi.h): kind
+ * STOP when CFI says the return address is undefined (outermost frame),
+ * INVALID when the row cannot be expressed.  Returns 0, or -1 if the row
+ * has a CFA or register libdw refused (CFI_CFA_INVALID, CFI_ERROR) where
+ * the rule needs it.
  */
-int arch_unwtab_rule(Dwarf_Frame *frame, bool signalp, struct unwtab_rule *r);
+int arch_unwtab_rule(const struct cfi_row *row, struct unwtab_rule *r);
 
 #endif

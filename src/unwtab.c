@@ -2,10 +2,18 @@
  * unwtab.c - compile an ELF object's CFI into an unwind table (unwtab.h).
  *
  * The FDEs are enumerated with dwarf_next_cfi (their address ranges
- * decoded here: libdw has no FDE iterator), each FDE's rows are asked of
- * libdw (dwarf_cfi_addrframe gives a row and the range it covers), and the
- * arch half turns a row into a rule.  Rules are interned (a few hundred
- * distinct ones in a whole libc), ranges sorted and merged.
+ * decoded here: libdw has no FDE iterator), each FDE's rows are run by
+ * cfi.c's interpreter in one pass, and the arch half turns a row into a
+ * rule.  Rules are interned (a few hundred distinct ones in a whole libc),
+ * ranges sorted and merged.
+ *
+ * libdw is the reference: the table is byte for byte the one compiled by
+ * asking libdw for every row (dwarf_cfi_addrframe gives a row and the
+ * range it covers, re-running the FDE from its start: 10 ms for libc),
+ * which unwtab_compile_slow does, and which an FDE the interpreter does
+ * not follow exactly (a DWARF expression) still does.  The interpreter
+ * only runs where libdw would find the FDE being compiled for each of its
+ * pcs (unwtab_fast.c).
  */
 #include <dwarf.h>
 #include <elfutils/libdw.h>
@@ -19,38 +27,8 @@
 
 #include "unwtab.h"
 #include "unwtab_arch.h"
+#include "unwtab_priv.h"
 #include "util.h"
-
-/* [start, end) of code with one rule */
-struct range {
-	uint64_t start, end;
-	uint32_t rule;
-};
-
-/* An interned CIE: what its FDEs need to decode their address range. */
-struct cie {
-	Dwarf_Off off;
-	uint8_t enc;		/* DW_EH_PE_* of the FDE addresses */
-};
-
-struct compiler {
-	const char *path;
-	Elf *elf;
-	Elf_Data *data;		/* the CFI section */
-	uint64_t sec_addr;	/* its sh_addr (pc-relative pointers) */
-	int eh;			/* .eh_frame, not .debug_frame */
-	int addr_size;
-	Dwarf_CFI *cfi;
-	struct cie *cies;
-	size_t ncies, acies;
-	struct range *ranges;
-	size_t nranges, aranges;
-	struct unwtab_rule *rules;
-	size_t nrules, arules;
-	uint32_t *rule_hash;	/* rule index + 1, 0 = empty */
-	size_t hash_size;	/* power of two */
-	struct unwtab_stats st;
-};
 
 #define MAX_RULES 65535u
 
@@ -120,8 +98,8 @@ static int64_t intern_rule(struct compiler *c, const struct unwtab_rule *r)
  * the encodings of FDE addresses (absolute, pc-relative).  -1 if ENC is
  * not one of them or the bytes end.
  */
-static int read_encoded(const struct compiler *c, uint8_t enc,
-			const uint8_t **p, const uint8_t *end, uint64_t *v)
+int read_encoded(const struct compiler *c, uint8_t enc, const uint8_t **p,
+		 const uint8_t *end, uint64_t *v)
 {
 	uint64_t where = c->sec_addr +
 		(uint64_t)(*p - (const uint8_t *)c->data->d_buf);
@@ -149,37 +127,21 @@ static int read_encoded(const struct compiler *c, uint8_t enc,
 	return 0;
 }
 
-/* The FDE address encoding of the CIE at OFF ('R' in its augmentation). */
-static int cie_encoding(struct compiler *c, Dwarf_Off off, uint8_t *enc)
+/* The FDE address encoding of the CIE E: 'R' in its augmentation. */
+uint8_t cie_fde_encoding(const struct compiler *c, const Dwarf_CIE *e)
 {
-	Dwarf_CFI_Entry e;
-	Dwarf_Off next;
-	const uint8_t *p, *end;
-	const char *a;
+	const uint8_t *p = e->augmentation_data;
+	const uint8_t *end = p + e->augmentation_data_size;
+	const char *a = e->augmentation;
 	uint64_t skip;
-	size_t i;
 
-	for (i = 0; i < c->ncies; i++)
-		if (c->cies[i].off == off) {
-			*enc = c->cies[i].enc;
-			return 0;
-		}
-	if (dwarf_next_cfi((const unsigned char *)elf_getident(c->elf, NULL), c->data, c->eh, off,
-			   &next, &e) != 0 || !dwarf_cfi_cie_p(&e))
-		return error("%s: bad CIE at offset %#lx of its CFI: %s",
-			     c->path, (unsigned long)off, dwarf_errmsg(-1));
-	*enc = DW_EH_PE_absptr;
-	a = e.cie.augmentation;
-	p = e.cie.augmentation_data;
-	end = p + e.cie.augmentation_data_size;
 	if (!a || *a != 'z')
 		a = "";
 	else
 		a++;
 	for (; *a; a++) {
 		if (*a == 'R' && p < end) {
-			*enc = *p;
-			break;
+			return *p;
 		} else if (*a == 'L' && p < end) {
 			p++;
 		} else if (*a == 'P' && p < end) {
@@ -191,14 +153,41 @@ static int cie_encoding(struct compiler *c, Dwarf_Off off, uint8_t *enc)
 			break;
 		}
 	}
+	return DW_EH_PE_absptr;
+}
+
+/* The CIE at OFF, interned: *IDX, its index in c->cies. */
+static int cie_encoding(struct compiler *c, Dwarf_Off off, size_t *idx)
+{
+	Dwarf_CFI_Entry e;
+	Dwarf_Off next;
+	size_t i;
+
+	/* an FDE's CIE is most often the previous FDE's */
+	if (c->ncies && c->cies[c->last_cie].off == off) {
+		*idx = c->last_cie;
+		return 0;
+	}
+	for (i = 0; i < c->ncies; i++)
+		if (c->cies[i].off == off) {
+			*idx = c->last_cie = i;
+			return 0;
+		}
+	if (dwarf_next_cfi((const unsigned char *)elf_getident(c->elf, NULL), c->data, c->eh, off,
+			   &next, &e) != 0 || !dwarf_cfi_cie_p(&e))
+		return error("%s: bad CIE at offset %#lx of its CFI: %s",
+			     c->path, (unsigned long)off, dwarf_errmsg(-1));
 	grow_array((void **)&c->cies, &c->acies, c->ncies + 1, sizeof(*c->cies));
-	c->cies[c->ncies++] = (struct cie){ off, *enc };
+	c->cies[c->ncies] = (struct cie){ .off = off,
+					  .enc = cie_fde_encoding(c, &e.cie) };
+	fast_cie(c, &c->cies[c->ncies], &e.cie);
+	*idx = c->last_cie = c->ncies++;
 	return 0;
 }
 
 /* Account for rule R over [START, END): the range, and the stats. */
-static int add_rule(struct compiler *c, uint64_t start, uint64_t end,
-		    const struct unwtab_rule *r)
+int add_rule(struct compiler *c, uint64_t start, uint64_t end,
+	     const struct unwtab_rule *r)
 {
 	int64_t idx = intern_rule(c, r);
 
@@ -210,35 +199,42 @@ static int add_rule(struct compiler *c, uint64_t start, uint64_t end,
 	c->st.plt += r->kind == UNWTAB_PLT;
 	c->st.signal += r->kind == UNWTAB_SIGNAL;
 	c->st.stop += r->kind == UNWTAB_STOP;
-	grow_array((void **)&c->ranges, &c->aranges, c->nranges + 1,
-		   sizeof(*c->ranges));
-	c->ranges[c->nranges++] = (struct range){ start, end, (uint32_t)idx };
+	if (c->nranges == c->aranges)
+		grow_array((void **)&c->ranges, &c->aranges, c->nranges + 1,
+			   sizeof(*c->ranges));
+	c->ranges[c->nranges++] = (struct range){ (uint32_t)start, (uint32_t)end,
+						   (uint32_t)idx };
 	return 0;
 }
 
 /*
- * The rows of the FDE covering [START, END), as ranges.  A row libdw
- * refuses to interpret (libgcrypt's hand-written assembly redefines the
- * CFA register after a CFA expression) makes the rest of the FDE INVALID:
- * libdw stops at the same instruction for every later row.
+ * The rows of the FDE covering [START, END), as ranges, asked of libdw.
+ * A row libdw refuses to interpret (libgcrypt's hand-written assembly
+ * redefines the CFA register after a CFA expression) makes the rest of
+ * the FDE INVALID: libdw stops at the same instruction for every later
+ * row.
  */
-static int compile_fde(struct compiler *c, uint64_t start, uint64_t end)
+static int compile_fde_libdw(struct compiler *c, uint64_t start, uint64_t end)
 {
 	const struct unwtab_rule invalid = { .kind = UNWTAB_INVALID };
 	uint64_t pc = start, s, e;
 	struct unwtab_rule r;
+	struct cfi_row row;
 	Dwarf_Frame *f;
 	bool sig;
 	int bad;
 
-	c->st.fdes++;
+	c->st.libdw_fdes++;
 	while (pc < end) {
 		if (dwarf_cfi_addrframe(c->cfi, pc, &f) < 0) {
 			c->st.refused++;
 			return add_rule(c, pc, end, &invalid);
 		}
-		bad = dwarf_frame_info(f, &s, &e, &sig) < 0 ||
-		      arch_unwtab_rule(f, sig, &r) < 0;
+		bad = dwarf_frame_info(f, &s, &e, &sig) < 0;
+		if (!bad) {
+			cfi_frame_row(f, sig, &row);
+			bad = arch_unwtab_rule(&row, &r) < 0;
+		}
 		free(f);
 		if (bad) {
 			c->st.refused++;
@@ -253,6 +249,19 @@ static int compile_fde(struct compiler *c, uint64_t start, uint64_t end)
 	return 0;
 }
 
+/* The FDE at OFF covering [START, END), its instructions after P. */
+static int compile_fde(struct compiler *c, Dwarf_Off off, size_t cie,
+		       uint64_t start, uint64_t end, const uint8_t *p,
+		       const uint8_t *fend)
+{
+	int rc = 1;
+
+	c->st.fdes++;
+	if (c->fast)
+		rc = fast_fde(c, off, &c->cies[cie], start, end, p, fend);
+	return rc > 0 ? compile_fde_libdw(c, start, end) : rc;
+}
+
 static int compile_cfi(struct compiler *c)
 {
 	const unsigned char *ident =
@@ -261,7 +270,8 @@ static int compile_cfi(struct compiler *c)
 	Dwarf_CFI_Entry e;
 	const uint8_t *p;
 	uint64_t start, len;
-	uint8_t enc = 0;
+	size_t cie = 0;
+	uint8_t enc;
 	int rc;
 
 	for (;; off = next) {
@@ -273,8 +283,9 @@ static int compile_cfi(struct compiler *c)
 				     (unsigned long)off, dwarf_errmsg(-1));
 		if (rc < 0 || dwarf_cfi_cie_p(&e))
 			continue;
-		if (cie_encoding(c, e.fde.CIE_pointer, &enc) < 0)
+		if (cie_encoding(c, e.fde.CIE_pointer, &cie) < 0)
 			return -1;
+		enc = c->cies[cie].enc;
 		p = e.fde.start;
 		if (read_encoded(c, enc, &p, e.fde.end, &start) < 0 ||
 		    read_encoded(c, enc & 0x0f, &p, e.fde.end, &len) < 0)
@@ -285,7 +296,8 @@ static int compile_cfi(struct compiler *c)
 		if (start + len > UINT32_MAX)
 			return error("%s: code at %#lx, past 4 GiB: the table cannot hold it",
 				     c->path, (unsigned long)start);
-		if (compile_fde(c, start, start + len) < 0)
+		if (compile_fde(c, off, cie, start, start + len, p,
+				e.fde.end) < 0)
 			return -1;
 	}
 }
@@ -295,6 +307,61 @@ static int cmp_range(const void *a, const void *b)
 	const struct range *x = a, *y = b;
 
 	return x->start < y->start ? -1 : x->start > y->start;
+}
+
+/* ranges each starting where the one before ends (an FDE's) */
+struct run {
+	uint32_t first, last;	/* the first and last range's start */
+	uint32_t end;		/* the last range's end */
+	size_t i, n;		/* c->ranges[i .. i + n - 1] */
+};
+
+/*
+ * The ranges in order of start: the runs to read them in, *NRUNS of
+ * them.  .eh_frame's FDEs are not in address order but each FDE's ranges
+ * follow one another: runs sorted by their first start are in order when
+ * no two FDEs overlap (a qsort of the 25,000 ranges of libc took 40% of
+ * its compilation).  Else the ranges are sorted, one run.
+ */
+static struct run *sort_ranges(struct compiler *c, size_t *nruns)
+{
+	struct run *runs = xmalloc((c->nranges + 1) * sizeof(*runs)), *sorted;
+	struct kv32 *keys;
+	size_t i, n = 0;
+
+	for (i = 0; i < c->nranges; i++) {
+		const struct range *r = &c->ranges[i];
+
+		if (!i || r->start != r[-1].end)
+			runs[n++] = (struct run){ .first = r->start, .i = i };
+		runs[n - 1].last = r->start;
+		runs[n - 1].end = r->end;
+		runs[n - 1].n++;
+	}
+	keys = xmalloc(2 * (n + 1) * sizeof(*keys));
+	for (i = 0; i < n; i++)
+		keys[i] = (struct kv32){ runs[i].first, (uint32_t)i };
+	radix_sort_kv32(keys, keys + n, n);
+	sorted = xmalloc((n + 1) * sizeof(*sorted));
+	for (i = 0; i < n; i++)
+		sorted[i] = runs[keys[i].val];
+	free(keys);
+	free(runs);
+	runs = sorted;
+	/* strictly increasing starts: the one order any sort gives */
+	for (i = 1; i < n; i++)
+		if (runs[i].first <= runs[i - 1].last)
+			break;
+	if (i < n) {
+		qsort(c->ranges, c->nranges, sizeof(*c->ranges), cmp_range);
+		runs[0] = (struct run){ .i = 0, .n = c->nranges };
+		for (i = 0; i < c->nranges; i++)
+			if (c->ranges[i].end > runs[0].end)
+				runs[0].end = c->ranges[i].end;
+		n = 1;
+	}
+	*nruns = n;
+	return runs;
 }
 
 /* Bucket b's first row: the last one at or before its first pc. */
@@ -313,45 +380,73 @@ static void fill_buckets(struct unwtab_hdr *h, const struct unwtab_row *rows,
 	}
 }
 
-/* Sorted, merged rows with STOP in the gaps and at the end, as the table. */
-static struct unwtab_hdr *layout(struct compiler *c)
+/*
+ * The ranges' rows, sorted and merged, with STOP in the gaps and at the
+ * end, written at ROWS: their count.
+ */
+static size_t lay_rows(struct compiler *c, const struct run *runs,
+		       size_t nruns, struct unwtab_row *rows)
 {
-	struct unwtab_row *rows;
-	struct unwtab_hdr *h;
-	size_t i, n = 0, rows_off = sizeof(*h), rules_off, size;
-	size_t buckets_off, nbuckets;
-	uint64_t end = 0;
+	size_t k, i, n = 0;
+	uint32_t end = 0;
 	int32_t last = -1;
 
-	qsort(c->ranges, c->nranges, sizeof(*c->ranges), cmp_range);
-	/* at most two rows per range (a gap's STOP, the range) + the last */
-	rows = xmalloc((2 * c->nranges + 1) * sizeof(*rows));
-	for (i = 0; i < c->nranges; i++) {
-		struct range *r = &c->ranges[i];
+	for (k = 0; k < nruns; k++)
+		for (i = runs[k].i; i < runs[k].i + runs[k].n; i++) {
+			struct range r = c->ranges[i];
 
-		if (r->end <= end)	/* inside an earlier FDE: overlap */
-			continue;
-		if (r->start < end)
-			r->start = end;
-		if (n && r->start >= end + GAP_PADDING && last != UNWTAB_STOP) {
-			rows[n++] = (struct unwtab_row){ (uint32_t)end, 0, 0 };
-			last = UNWTAB_STOP;
+			if (r.end <= end)	/* inside an earlier FDE: overlap */
+				continue;
+			if (r.start < end)
+				r.start = end;
+			if (n && r.start >= (uint64_t)end + GAP_PADDING &&
+			    last != UNWTAB_STOP) {
+				rows[n++] = (struct unwtab_row){ end, 0, 0 };
+				last = UNWTAB_STOP;
+			}
+			if ((int32_t)r.rule != last) {
+				rows[n++] = (struct unwtab_row){
+					r.start, (uint16_t)r.rule, 0 };
+				last = r.rule;
+			}
+			end = r.end;
 		}
-		if ((int32_t)r->rule != last) {
-			rows[n++] = (struct unwtab_row){ (uint32_t)r->start,
-							 (uint16_t)r->rule, 0 };
-			last = r->rule;
-		}
-		end = r->end;
-	}
 	if (last != UNWTAB_STOP)
-		rows[n++] = (struct unwtab_row){ (uint32_t)end, 0, 0 };
+		rows[n++] = (struct unwtab_row){ end, 0, 0 };
+	return n;
+}
+
+/*
+ * The table.  Rows are written in place, in room for the most there can
+ * be (two per range: a gap's STOP, the range; and the last), the buckets
+ * and rules after the rows there are: no copy, and no page of the
+ * allocation touched but those used.
+ */
+static struct unwtab_hdr *layout(struct compiler *c)
+{
+	struct unwtab_hdr *h;
+	struct unwtab_row *rows;
+	struct run *runs;
+	size_t k, n, nruns, rows_off = sizeof(*h), rules_off, size;
+	size_t buckets_off, nbuckets;
+	uint32_t lo, hi = 0;
+
+	runs = sort_ranges(c, &nruns);
+	for (k = 0; k < nruns; k++)
+		if (runs[k].end > hi)
+			hi = runs[k].end;
+	lo = nruns ? c->ranges[runs[0].i].start : 0;
+	nbuckets = ((hi - lo) >> BUCKET_SHIFT) + 1;
+	size = rows_off + (2 * c->nranges + 1) * sizeof(*rows) +
+	       nbuckets * sizeof(uint32_t) + c->nrules * sizeof(*c->rules);
+	h = xmalloc(size);
+	rows = (struct unwtab_row *)((char *)h + rows_off);
+	n = lay_rows(c, runs, nruns, rows);
+	free(runs);
 
 	buckets_off = rows_off + n * sizeof(*rows);
-	nbuckets = ((rows[n - 1].pc - rows[0].pc) >> BUCKET_SHIFT) + 1;
 	rules_off = buckets_off + nbuckets * sizeof(uint32_t);
 	size = rules_off + c->nrules * sizeof(*c->rules);
-	h = xcalloc(1, size);
 	*h = (struct unwtab_hdr){
 		.magic = UNWTAB_MAGIC, .version = UNWTAB_VERSION,
 		.nrules = (uint16_t)c->nrules, .nrows = (uint32_t)n,
@@ -360,17 +455,20 @@ static struct unwtab_hdr *layout(struct compiler *c)
 		.buckets_off = (uint32_t)buckets_off,
 		.nbuckets = (uint32_t)nbuckets, .bucket_shift = BUCKET_SHIFT,
 	};
-	memcpy((char *)h + rows_off, rows, n * sizeof(*rows));
 	fill_buckets(h, rows, n);
 	memcpy((char *)h + rules_off, c->rules, c->nrules * sizeof(*c->rules));
-	free(rows);
-	return h;
+	return xrealloc(h, size);
 }
 
-/* The CFI section: .eh_frame, else .debug_frame. */
+/*
+ * The CFI section: .eh_frame, else .debug_frame.  And the sections libdw
+ * reads for .eh_frame (the first one so named, with the last
+ * .eh_frame_hdr before it): the interpreter runs only if they are ours.
+ */
 static int find_cfi(struct compiler *c, Dwarf **dw)
 {
 	Elf_Scn *scn = NULL, *debug = NULL, *eh = NULL;
+	Elf_Scn *libdw_eh = NULL, *libdw_hdr = NULL;
 	size_t shstrndx;
 	GElf_Shdr sh, found;
 	const char *name;
@@ -378,16 +476,25 @@ static int find_cfi(struct compiler *c, Dwarf **dw)
 	if (elf_getshdrstrndx(c->elf, &shstrndx) < 0)
 		return error("%s: not an ELF file: %s", c->path, elf_errmsg(-1));
 	while ((scn = elf_nextscn(c->elf, scn))) {
-		if (!gelf_getshdr(scn, &sh) || sh.sh_type == SHT_NOBITS ||
-		    sh.sh_size == 0)
+		if (!gelf_getshdr(scn, &sh))
 			continue;
 		name = elf_strptr(c->elf, shstrndx, sh.sh_name);
-		if (name && !strcmp(name, ".eh_frame"))
+		if (!name)
+			continue;
+		if (!libdw_eh && !strcmp(name, ".eh_frame_hdr"))
+			libdw_hdr = scn;
+		else if (!libdw_eh && !strcmp(name, ".eh_frame"))
+			libdw_eh = scn;
+		if (sh.sh_type == SHT_NOBITS || sh.sh_size == 0)
+			continue;
+		if (!strcmp(name, ".eh_frame"))
 			eh = scn;
-		else if (name && !strcmp(name, ".debug_frame"))
+		else if (!strcmp(name, ".debug_frame"))
 			debug = scn;
 	}
 	c->eh = eh != NULL;
+	c->fast = eh && eh == libdw_eh && !c->slow;
+	c->hdr_scn = libdw_hdr;
 	scn = eh ? eh : debug;
 	if (!scn)
 		return 0;
@@ -418,6 +525,17 @@ static int compile_elf(struct compiler *c)
 	c->addr_size = id[EI_CLASS] == ELFCLASS64 ? 8 : 4;
 	if (find_cfi(c, &dw) < 0)
 		return -1;
+	if (c->fast)
+		fast_plan(c);
+	/*
+	 * Room for the ranges there will be (libc: 25,000 for 153 KB of
+	 * CFI), allocated untouched: grown by doubling, and zeroed, the
+	 * array cost page faults for twice its size.
+	 */
+	if (c->data) {
+		c->aranges = c->data->d_size / 4 + 16;
+		c->ranges = xmalloc(c->aranges * sizeof(*c->ranges));
+	}
 	rc = c->cfi ? compile_cfi(c) : 0;
 	if (c->cfi && c->eh)
 		dwarf_cfi_end(c->cfi);
@@ -427,9 +545,9 @@ static int compile_elf(struct compiler *c)
 }
 
 static int compile_path(const char *path, struct unwtab_hdr **tab,
-			struct unwtab_stats *stats)
+			struct unwtab_stats *stats, bool slow)
 {
-	struct compiler c = { .path = path, .hash_size = 1024 };
+	struct compiler c = { .path = path, .hash_size = 1024, .slow = slow };
 	struct unwtab_rule stop = { .kind = UNWTAB_STOP };
 	int fd, rc;
 
@@ -457,6 +575,7 @@ static int compile_path(const char *path, struct unwtab_hdr **tab,
 	free(c.ranges);
 	free(c.rules);
 	free(c.rule_hash);
+	free(c.pend);
 	return rc;
 }
 
@@ -524,7 +643,7 @@ int unwtab_compile(const char *path, struct unwtab_hdr **tab,
 	int rc;
 
 	if (stats || stat(path, &st))
-		return compile_path(path, tab, stats);
+		return compile_path(path, tab, stats, false);
 	e = cache_find(&st);
 	if (e) {
 		e->used = ++cache_clock;
@@ -532,10 +651,16 @@ int unwtab_compile(const char *path, struct unwtab_hdr **tab,
 		memcpy(*tab, e->tab, e->tab->size);
 		return 0;
 	}
-	rc = compile_path(path, tab, NULL);
+	rc = compile_path(path, tab, NULL, false);
 	if (!rc)
 		cache_put(&st, *tab);
 	return rc;
+}
+
+int unwtab_compile_slow(const char *path, struct unwtab_hdr **tab,
+			struct unwtab_stats *stats)
+{
+	return compile_path(path, tab, stats, true);
 }
 
 /* The buckets of a table whose header and rows are checked: 0 or -1. */

@@ -109,6 +109,33 @@ void grow_array(void **p, size_t *alloc, size_t need, size_t size)
 	*alloc = n;
 }
 
+void radix_sort_kv32(struct kv32 *a, struct kv32 *tmp, size_t n)
+{
+	struct kv32 *from = a, *to = tmp, *t;
+	size_t count[256], i, sum, c;
+	unsigned shift;
+
+	for (shift = 0; shift < 32 && n; shift += 8) {
+		memset(count, 0, sizeof(count));
+		for (i = 0; i < n; i++)
+			count[(from[i].key >> shift) & 0xff]++;
+		if (count[(from[0].key >> shift) & 0xff] == n)
+			continue;	/* one digit: the order stays */
+		for (i = 0, sum = 0; i < 256; i++) {
+			c = count[i];
+			count[i] = sum;
+			sum += c;
+		}
+		for (i = 0; i < n; i++)
+			to[count[(from[i].key >> shift) & 0xff]++] = from[i];
+		t = from;
+		from = to;
+		to = t;
+	}
+	if (from != a)
+		memcpy(a, from, n * sizeof(*a));
+}
+
 int utf8_len(const char *s)
 {
 	const unsigned char *p = (const unsigned char *)s;

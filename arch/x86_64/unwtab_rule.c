@@ -62,20 +62,20 @@ static int plt_expr(const Dwarf_Op *ops, size_t n, struct unwtab_rule *r)
 }
 
 /* The CFA rule of a normal frame into R; 0 if the table cannot say it. */
-static int cfa_rule(Dwarf_Frame *frame, struct unwtab_rule *r)
+static int cfa_rule(const struct cfi_row *row, struct unwtab_rule *r)
 {
-	Dwarf_Op *ops;
-	size_t n;
-	int64_t off;
+	int64_t off = row->cfa_off;
 
-	if (dwarf_frame_cfa(frame, &ops, &n) < 0)
+	if (row->cfa == CFI_CFA_INVALID)
 		return -1;
-	if (n == 1 && op_breg(&ops[0], DW_RSP, &off))
+	if (row->cfa == CFI_CFA_REG && row->cfa_reg == DW_RSP)
 		r->kind = UNWTAB_CFA_SP;
-	else if (n == 1 && op_breg(&ops[0], DW_RBP, &off))
+	else if (row->cfa == CFI_CFA_REG && row->cfa_reg == DW_RBP)
 		r->kind = UNWTAB_CFA_FP;
+	else if (row->cfa == CFI_CFA_EXPR)
+		return plt_expr(row->cfa_ops, row->cfa_nops, r);
 	else
-		return plt_expr(ops, n, r);
+		return 0;
 	if (off != (int32_t)off)
 		return 0;
 	r->cfa_off = (int32_t)off;
@@ -84,42 +84,36 @@ static int cfa_rule(Dwarf_Frame *frame, struct unwtab_rule *r)
 
 /*
  * Where register REGNO of the caller is: *OFF = its offset from the CFA
- * (1), unchanged (2, *OFF = 0), undefined (3), or elsewhere (0).
+ * (1), unchanged (2, *OFF = 0), undefined (3), or elsewhere (0); -1 if
+ * libdw failed to say.
  */
-static int saved_at(Dwarf_Frame *frame, int regno, int64_t *off)
+static int saved_at(const struct cfi_row *row, int regno, int64_t *off)
 {
-	Dwarf_Op mem[3], *ops;
-	size_t n;
+	const struct cfi_loc *l = &row->regs[regno];
 
-	*off = 0;
-	if (dwarf_frame_register(frame, regno, mem, &ops, &n) < 0)
-		return -1;
-	if (n == 0)
-		return ops == NULL ? 2 : 3;
-	if (ops[0].atom != DW_OP_call_frame_cfa)
-		return 0;
-	if (n == 1)
-		return 1;
-	if (n == 2 && ops[1].atom == DW_OP_plus_uconst) {
-		*off = (int64_t)ops[1].number;
-		return 1;
+	*off = l->where == CFI_AT_CFA ? l->off : 0;
+	switch (l->where) {
+	case CFI_AT_CFA: return 1;
+	case CFI_SAME: return 2;
+	case CFI_UNDEFINED: return 3;
+	case CFI_ERROR: return -1;
+	default: return 0;
 	}
-	return 0;
 }
 
-int arch_unwtab_rule(Dwarf_Frame *frame, bool signalp, struct unwtab_rule *r)
+int arch_unwtab_rule(const struct cfi_row *row, struct unwtab_rule *r)
 {
-	Dwarf_Op *ops;
-	size_t n;
+	const Dwarf_Op *ops = row->cfa_ops;
 	int64_t ra, fp, off;
 	int how, c;
 
 	*r = (struct unwtab_rule){ .kind = UNWTAB_INVALID };
-	if (signalp) {
+	if (row->signal) {
 		/* glibc's __restore_rt: CFA = *(rsp + saved rsp's offset) */
-		if (dwarf_frame_cfa(frame, &ops, &n) < 0)
+		if (row->cfa == CFI_CFA_INVALID)
 			return -1;
-		if (n == 2 && op_breg(&ops[0], DW_RSP, &off) &&
+		if (row->cfa == CFI_CFA_EXPR && row->cfa_nops == 2 &&
+		    op_breg(&ops[0], DW_RSP, &off) &&
 		    off == SIG_GREG(REG_RSP) && ops[1].atom == DW_OP_deref)
 			*r = (struct unwtab_rule){
 				.kind = UNWTAB_SIGNAL,
@@ -129,7 +123,7 @@ int arch_unwtab_rule(Dwarf_Frame *frame, bool signalp, struct unwtab_rule *r)
 			};
 		return 0;
 	}
-	how = saved_at(frame, DW_RIP, &ra);
+	how = saved_at(row, DW_RIP, &ra);
 	if (how < 0)
 		return -1;
 	if (how == 3) {
@@ -138,12 +132,12 @@ int arch_unwtab_rule(Dwarf_Frame *frame, bool signalp, struct unwtab_rule *r)
 	}
 	if (how != 1 || ra != -8)
 		return 0;
-	how = saved_at(frame, DW_RBP, &fp);
+	how = saved_at(row, DW_RBP, &fp);
 	if (how < 0)
 		return -1;
 	if ((how == 1 && (fp == 0 || fp != (int16_t)fp)) || how == 0)
 		return 0;
-	c = cfa_rule(frame, r);
+	c = cfa_rule(row, r);
 	if (c <= 0) {
 		*r = (struct unwtab_rule){ .kind = UNWTAB_INVALID };
 		return c;

@@ -54,11 +54,38 @@ static void test_messages_escaped(void **state)
 	free(err);
 }
 
+/* radix_sort_kv32: by key over all four bytes, equal keys kept in order */
+static void test_radix_sort(void **state)
+{
+	static const uint32_t keys[] = {
+		0x01000000, 7, 0xffffffff, 7, 0x00010000, 0, 0x100, 7, 0x01000000,
+	};
+	static const uint32_t sorted[] = {
+		0, 7, 7, 7, 0x100, 0x00010000, 0x01000000, 0x01000000, 0xffffffff,
+	};
+	static const uint32_t vals[] = { 5, 1, 3, 7, 6, 4, 0, 8, 2 };
+	struct kv32 a[9], tmp[9], same[3] = { { 4, 2 }, { 4, 0 }, { 4, 1 } };
+	unsigned i;
+
+	for (i = 0; i < 9; i++)
+		a[i] = (struct kv32){ keys[i], i };
+	radix_sort_kv32(a, tmp, 9);
+	for (i = 0; i < 9; i++) {
+		assert_int_equal(a[i].key, sorted[i]);
+		assert_int_equal(a[i].val, vals[i]);
+	}
+	radix_sort_kv32(same, tmp, 3);	/* one digit every pass */
+	assert_int_equal(same[0].val, 2);
+	assert_int_equal(same[2].val, 1);
+	radix_sort_kv32(a, tmp, 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_text_safe),
 		cmocka_unit_test(test_messages_escaped),
+		cmocka_unit_test(test_radix_sort),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
