@@ -132,6 +132,10 @@ static const struct window *window_at(struct proc_mem *m, uint64_t a)
 		return NULL;
 	w->lo = base < map->start ? map->start : base;
 	w->hi = base + WIN_SIZE > map->end ? map->end : base + WIN_SIZE;
+	/* on first use: a page fault costs 0.1-15 us (a VM's are dear),
+	 * and a small scan needs few windows */
+	if (!w->data)
+		w->data = xmalloc(WIN_SIZE);
 	got = read_direct(m, w->lo, w->data + (w->lo - base), w->hi - w->lo);
 	w->hi = got > 0 ? w->lo + (uint64_t)got : w->lo;
 	return a >= w->lo && a < w->hi ? w : NULL;
@@ -437,8 +441,6 @@ int scan_process(pid_t pid, const struct heap *heap,
 		in.root_values = values;
 		in.nvalues = (size_t)nregs * ARCH_NREG_VALUES;
 	}
-	for (i = 0; i < WIN_SLOTS; i++)
-		m.win[i].data = xmalloc(WIN_SIZE);
 	in.read = read_mem;
 	in.skip = skip_mem;
 	in.glibc_chunks = glibc;
