@@ -44,10 +44,6 @@ struct utable {
 #define RO_PAGE 4096u
 #define RO_PAGES 32u
 
-struct ro_page {
-	uint64_t addr;		/* 0: empty */
-	uint8_t data[RO_PAGE];
-};
 
 #define SNAP_FIRST 8192u	/* read at each stop, from the stack pointer */
 #define SNAP_MAX (64u * 1024)	/* extended up to this on demand */
@@ -69,7 +65,10 @@ struct unwinder {
 	size_t snap_len;		/* bytes valid */
 	int snap_end;			/* the mapping ends at snap_base + snap_len */
 	uint8_t snap[SNAP_MAX];
-	struct ro_page ro[RO_PAGES];
+	/* the pages' addresses apart from their bytes: a flush writes one
+	 * array, not a word in each of 32 pages (32 page faults) */
+	uint64_t ro_addr[RO_PAGES];	/* 0: empty */
+	uint8_t ro_data[RO_PAGES][RO_PAGE];
 
 	/* main, where stacks end: from the entry code (unwinder_set_entry) */
 	uint64_t entry, main_ref;	/* main, or a pointer to it (kind 1) */
@@ -115,17 +114,17 @@ static int snap_extend(struct unwinder *u, uint64_t addr)
 static int ro_read(struct unwinder *u, uint64_t addr, uint64_t *val)
 {
 	uint64_t page = addr & ~(uint64_t)(RO_PAGE - 1);
-	struct ro_page *p = &u->ro[(page / RO_PAGE) % RO_PAGES];
+	unsigned i = (unsigned)((page / RO_PAGE) % RO_PAGES);
 
 	if (addr + 8 > page + RO_PAGE || !page)
 		return mem_read_all(u->tid, addr, val, 8);
-	if (p->addr != page) {
-		p->addr = 0;
-		if (mem_read(u->tid, page, p->data, RO_PAGE) != (ssize_t)RO_PAGE)
+	if (u->ro_addr[i] != page) {
+		u->ro_addr[i] = 0;
+		if (mem_read(u->tid, page, u->ro_data[i], RO_PAGE) != (ssize_t)RO_PAGE)
 			return mem_read_all(u->tid, addr, val, 8);
-		p->addr = page;
+		u->ro_addr[i] = page;
 	}
-	memcpy(val, p->data + (addr - page), 8);
+	memcpy(val, u->ro_data[i] + (addr - page), 8);
 	return 0;
 }
 
@@ -508,14 +507,28 @@ struct unwinder *unwinder_new(pid_t pid)
 
 	u->pid = pid;
 	u->main_kind = -1;
-	u->as = unw_create_addr_space(&accessors, 0);
 	u->upt = _UPT_create(pid);
-	if (!u->as || !u->upt) {
+	if (!u->upt) {
 		error("libunwind: cannot create an address space for process %d",
 		      (int)pid);
 		unwinder_delete(u);
 		return NULL;
 	}
+	return u;
+}
+
+/*
+ * libunwind's address space, made on first use (0.4-0.5 ms with its
+ * cache: under the recorder a program may never need it).  0, or -1.
+ */
+static int need_as(struct unwinder *u)
+{
+	if (u->as)
+		return 0;
+	u->as = unw_create_addr_space(&accessors, 0);
+	if (!u->as)
+		return error("libunwind: cannot create an address space for "
+			     "process %d", (int)u->pid);
 	/*
 	 * ptleak is single-threaded: a per-thread cache is one global cache
 	 * without the lock whose signal masking costs two rt_sigprocmask
@@ -523,7 +536,7 @@ struct unwinder *unwinder_new(pid_t pid)
 	 */
 	unw_set_caching_policy(u->as, getenv("PTLEAK_UNW_NOCACHE") ? UNW_CACHE_NONE : UNW_CACHE_PER_THREAD);
 	unw_set_cache_size(u->as, 1024, 0);
-	return u;
+	return 0;
 }
 
 void unwinder_delete(struct unwinder *u)
@@ -547,13 +560,11 @@ void unwinder_set_pid(struct unwinder *u, pid_t pid)
 
 void unwinder_flush(struct unwinder *u)
 {
-	unsigned i;
-
-	unw_flush_cache(u->as, 0, 0);
+	if (u->as)
+		unw_flush_cache(u->as, 0, 0);
 	clear_tables(u);
 	u->tabs_fresh = 0;
-	for (i = 0; i < RO_PAGES; i++)
-		u->ro[i].addr = 0;
+	memset(u->ro_addr, 0, sizeof(u->ro_addr));
 }
 
 void unwinder_set_entry(struct unwinder *u, pid_t tid, uint64_t entry)
@@ -587,7 +598,8 @@ static void resolve_main(struct unwinder *u)
 	if (!exe || m < exe->start || m >= exe->end)
 		return;
 	memset(&pi, 0, sizeof(pi));
-	if (UNW_OBJ(dwarf_search_unwind_table)(u->as, m, &exe->di, &pi, 0, u) < 0 ||
+	if (need_as(u) ||
+	    UNW_OBJ(dwarf_search_unwind_table)(u->as, m, &exe->di, &pi, 0, u) < 0 ||
 	    pi.start_ip != m || pi.end_ip <= m)
 		return;
 	u->main_lo = pi.start_ip;
@@ -640,7 +652,7 @@ unsigned unwind_stack(struct unwinder *u, pid_t tid, const struct arch_regs *r,
 
 	if (u->main_kind >= 0 && !u->main_hi && u->main_tries < MAIN_TRIES)
 		resolve_main(u);
-	if (unw_init_remote(&cur, u->as, u) < 0)
+	if (need_as(u) || unw_init_remote(&cur, u->as, u) < 0)
 		goto out;
 	while (n < max && unw_step(&cur) > 0) {
 		unw_word_t ip;
