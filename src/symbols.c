@@ -4,6 +4,7 @@
 #include <fcntl.h>
 #include <gelf.h>
 #include <unistd.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -247,6 +248,99 @@ int sym_find_in_module(struct symbolizer *s, uint64_t in_module,
 			found++;
 		}
 	}
+	return found;
+}
+
+/* The path of the file whose mapping starts at BASE in PID: 0, or -1. */
+static int mapped_path(pid_t pid, uint64_t base, char *path, size_t len)
+{
+	char name[64], line[4096 + 128];
+	unsigned long long lo;
+	FILE *f;
+	int ret = -1;
+	char *p;
+
+	snprintf(name, sizeof(name), "/proc/%d/maps", (int)pid);
+	f = fopen(name, "re");
+	if (!f)
+		return -1;
+	while (ret && fgets(line, sizeof(line), f)) {
+		if (sscanf(line, "%llx-", &lo) != 1 || lo != base)
+			continue;
+		p = strchr(line, '/');
+		if (!p)
+			break;
+		p[strcspn(p, "\n")] = '\0';
+		snprintf(path, len, "%s", p);
+		ret = 0;
+	}
+	fclose(f);
+	return ret;
+}
+
+int sym_find_dynsym(pid_t pid, uint64_t base, const char *const *names,
+		    unsigned n, int funcs, struct sym_def *out)
+{
+	char path[4096];
+	uint64_t bias = UINT64_MAX;
+	Elf_Scn *scn = NULL;
+	size_t nph, i, k;
+	int fd, found = -1;
+	GElf_Shdr sh;
+	GElf_Phdr ph;
+	GElf_Sym sym;
+	Elf_Data *data;
+	const char *name;
+	Elf *e;
+
+	if (mapped_path(pid, base, path, sizeof(path)))
+		return -1;
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	elf_version(EV_CURRENT);
+	e = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	if (!e || elf_getphdrnum(e, &nph))
+		goto out;
+	/* the first PT_LOAD is mapped at BASE */
+	for (i = 0; i < nph && bias == UINT64_MAX; i++)
+		if (gelf_getphdr(e, (int)i, &ph) && ph.p_type == PT_LOAD)
+			bias = base - (ph.p_vaddr & ~(uint64_t)(ph.p_align ? ph.p_align - 1 : 0));
+	if (bias == UINT64_MAX)
+		goto out;
+	found = 0;
+	while ((scn = elf_nextscn(e, scn))) {
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_DYNSYM ||
+		    !sh.sh_entsize)
+			continue;
+		data = elf_getdata(scn, NULL);
+		for (i = 1; data && i < sh.sh_size / sh.sh_entsize; i++) {
+			int type, bind;
+
+			if (!gelf_getsym(data, (int)i, &sym) ||
+			    sym.st_shndx == SHN_UNDEF || !sym.st_value)
+				continue;
+			type = GELF_ST_TYPE(sym.st_info);
+			bind = GELF_ST_BIND(sym.st_info);
+			if ((bind != STB_GLOBAL && bind != STB_WEAK) ||
+			    (funcs ? type != STT_FUNC : type != STT_OBJECT))
+				continue;
+			name = elf_strptr(e, sh.sh_link, sym.st_name);
+			for (k = 0; name && k < n; k++) {
+				if (out[k].addr || strcmp(name, names[k]))
+					continue;
+				out[k].addr = bias + sym.st_value;
+				out[k].size = sym.st_size;
+				out[k].module = NULL;
+				found++;
+			}
+		}
+		break;
+	}
+out:
+	if (e)
+		elf_end(e);
+	close(fd);
 	return found;
 }
 
