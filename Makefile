@@ -105,6 +105,7 @@ $(B)/gen/recblob.c $(B)/gen/recblob_offsets.h &: $(B)/recorder/blob.elf recorder
 # The blob's own unwind table (its CFI compiled by the host's unwtab.c):
 # a walk from a signal handler that interrupted a hook goes on through it.
 $(B)/recorder/mkunwtab: recorder/gen/mkunwtab.c $(B)/obj/src/unwtab.o \
+		$(B)/obj/src/unwtab_cache.o \
 		$(B)/obj/src/unwtab_fast.o $(B)/obj/src/cfi.o \
 		$(B)/obj/arch/$(ARCH)/unwtab_rule.o $(B)/obj/arch/$(ARCH)/cfi_abi.o \
 		$(B)/obj/src/util.o
@@ -210,6 +211,9 @@ demo: $(B)/ptleak $(B)/targets/demo
 
 unit: $(UNIT_BIN)
 	@tests/run-unit $(UNIT_BIN)
+
+# the unwind tables' disk cache of the tests (and benchmarks): the build's
+export PTLEAK_CACHE_DIR ?= $(abspath $(B))/cache
 
 check: $(B)/ptleak $(UNIT_BIN) $(TARGET_BIN)
 	@tests/run-all $(B) $(UNIT_BIN)

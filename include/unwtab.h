@@ -120,12 +120,31 @@ struct unwtab_stats {
  * (*TAB)->size bytes, free() it).  An object without CFI gives a table
  * with no rows but the final STOP.  STATS may be NULL.  Returns 0, or -1
  * with a message (not an ELF file, corrupt CFI, more than 65,535 rules,
- * addresses past 4 GiB).  Without STATS, a file compiled before (the
- * same device, inode, size and time) is not compiled again: a copy of
- * its table (16 kept at most).
+ * addresses past 4 GiB).  No cache (unwtab_cache.c).
+ */
+int unwtab_compile_file(const char *path, struct unwtab_hdr **tab,
+			struct unwtab_stats *stats);
+
+/*
+ * unwtab_compile_file's table, kept by file (device, inode, size and
+ * modification time): in memory (16 tables at most, the least recently
+ * used replaced) and on disk (unwtab_cache.c: $PTLEAK_CACHE_DIR, else
+ * $XDG_CACHE_HOME/ptleak/unwind, else ~/.cache/ptleak/unwind; 256
+ * tables at most; PTLEAK_CACHE_DIR set empty: no disk cache).  A file
+ * compiled before is not compiled again.  With STATS it always compiles
+ * and keeps nothing.  *TAB is the caller's copy.
  */
 int unwtab_compile(const char *path, struct unwtab_hdr **tab,
 		   struct unwtab_stats *stats);
+
+/*
+ * The same without a copy: USE(CTX, table) is called with the kept table
+ * (valid during the call only) and its result returned; -1 if the file
+ * cannot be compiled (with a message).
+ */
+int unwtab_compile_use(const char *path,
+		       int (*use)(void *ctx, const struct unwtab_hdr *tab),
+		       void *ctx);
 
 /*
  * The same, every row asked of libdw, none run by cfi.h's interpreter

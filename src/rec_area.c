@@ -35,6 +35,7 @@ struct recorder *rec_new(pid_t pid, unsigned depth)
 	R->pid = pid;
 	R->depth = depth;
 	R->memfd = -1;
+	R->area_fd = -1;
 	R->walked = stacks_new();
 	R->slow_drain = getenv("PTLEAK_DEBUG") &&
 			strstr(getenv("PTLEAK_DEBUG"), "slow-drain");
@@ -53,6 +54,8 @@ void rec_delete(struct recorder *R)
 		munmap(R->area, AREA_SIZE);
 	if (R->memfd >= 0)
 		close(R->memfd);
+	if (R->area_fd >= 0)
+		close(R->area_fd);
 	for (i = 0; i < R->nobjs; i++)
 		free(R->objs[i].path);
 	free(R->objs);
@@ -234,17 +237,19 @@ int rec_inject(struct recorder *R, pid_t tid, uint64_t near_lo,
 		goto unmap;
 	}
 	mem = mmap(NULL, AREA_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED, lfd, 0);
-	close(lfd);
 	if (mem == MAP_FAILED) {
+		close(lfd);
 		snprintf(why, len, "cannot map the target's ring: %s", strerror(errno));
 		goto unmap;
 	}
 	args_close(a, fd);
 	if (inject(tid, "close", arch_sys_close, a, &fd, held_sig, why, len)) {
 		munmap(mem, AREA_SIZE);
+		close(lfd);
 		goto unmap;
 	}
 	R->area = mem;
+	R->area_fd = lfd;
 	R->area_t = addr;
 	R->arena_used = AREA_ARENA;
 	R->conf = (struct rec_conf *)(R->area + AREA_CONF);
@@ -293,7 +298,11 @@ uint64_t rec_arena_put(struct recorder *R, const void *data, size_t len)
 
 	if (!R->area || off + len > AREA_SIZE)
 		return 0;
-	memcpy(R->area + off, data, len);
+	/* written through the file: fresh pages without a page fault each
+	 * (4-5 times faster for a 200 KB table where faults are dear) */
+	if (R->area_fd < 0 ||
+	    pwrite(R->area_fd, data, len, (off_t)off) != (ssize_t)len)
+		memcpy(R->area + off, data, len);
 	R->arena_used = off + len;
 	return off;
 }

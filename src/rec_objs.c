@@ -53,9 +53,21 @@ static int exec_range(const char *path, uint64_t bias, uint64_t *lo,
 	return *lo < *hi ? 0 : -1;
 }
 
+struct put_table {
+	struct recorder *R;
+	uint64_t off;	/* in the data area, 0: no room */
+};
+
+static int put_table(void *ctx, const struct unwtab_hdr *h)
+{
+	struct put_table *p = ctx;
+
+	p->off = rec_arena_put(p->R, h, h->size);
+	return 0;
+}
+
 int rec_object_add(struct recorder *R, const char *path, uint64_t bias)
 {
-	struct unwtab_hdr *h;
 	struct rec_obj *o;
 	uint64_t lo, hi, tab = 0;
 	unsigned i;
@@ -75,10 +87,11 @@ int rec_object_add(struct recorder *R, const char *path, uint64_t bias)
 		}
 	}
 	if (!tab) {
-		if (unwtab_compile(path, &h, NULL))
+		struct put_table put = { R, 0 };
+
+		if (unwtab_compile_use(path, put_table, &put))
 			return -1;
-		tab = rec_arena_put(R, h, h->size);
-		free(h);
+		tab = put.off;
 		if (!tab)
 			return error("no room left in ptleak's data area for the "
 				     "unwind table of %s", path);

@@ -85,6 +85,7 @@ struct recorder {
 	unsigned depth;
 	int memfd;			/* /proc/PID/mem */
 	uint8_t *area;			/* ptleak's mapping, NULL: none */
+	int area_fd;			/* the memfd, ptleak's (-1: none) */
 	uint64_t area_t;		/* the target's */
 	uint64_t arena_used;
 	struct rec_conf *conf;		/* in ptleak's mapping */

@@ -19,7 +19,6 @@
 #include <elfutils/libdw.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <sys/stat.h>
 #include <gelf.h>
 #include <stdlib.h>
 #include <string.h>
@@ -579,82 +578,10 @@ static int compile_path(const char *path, struct unwtab_hdr **tab,
 	return rc;
 }
 
-/*
- * Compiled tables kept by file (device, inode, size, modification time):
- * with -f every process compiles the same objects again (libc's table
- * took most of the 38 ms a forked child cost the recorder).  Bounded:
- * CACHE_N tables of at most CACHE_MAX bytes each, the least recently
- * used one replaced.
- */
-#define CACHE_N 16
-#define CACHE_MAX (16u << 20)
-
-static struct cached {
-	dev_t dev;
-	ino_t ino;
-	off_t size;
-	struct timespec mtime;
-	struct unwtab_hdr *tab;
-	uint64_t used;
-} cache[CACHE_N];
-static uint64_t cache_clock;
-
-static struct cached *cache_find(const struct stat *st)
+int unwtab_compile_file(const char *path, struct unwtab_hdr **tab,
+			struct unwtab_stats *stats)
 {
-	unsigned i;
-
-	for (i = 0; i < CACHE_N; i++) {
-		struct cached *e = &cache[i];
-
-		if (e->tab && e->dev == st->st_dev && e->ino == st->st_ino &&
-		    e->size == st->st_size &&
-		    e->mtime.tv_sec == st->st_mtim.tv_sec &&
-		    e->mtime.tv_nsec == st->st_mtim.tv_nsec)
-			return e;
-	}
-	return NULL;
-}
-
-static void cache_put(const struct stat *st, const struct unwtab_hdr *tab)
-{
-	struct cached *e = &cache[0];
-	unsigned i;
-
-	if (tab->size > CACHE_MAX)
-		return;
-	for (i = 1; i < CACHE_N && e->tab; i++)
-		if (!cache[i].tab || cache[i].used < e->used)
-			e = &cache[i];
-	free(e->tab);
-	e->dev = st->st_dev;
-	e->ino = st->st_ino;
-	e->size = st->st_size;
-	e->mtime = st->st_mtim;
-	e->tab = xmalloc(tab->size);
-	memcpy(e->tab, tab, tab->size);
-	e->used = ++cache_clock;
-}
-
-int unwtab_compile(const char *path, struct unwtab_hdr **tab,
-		   struct unwtab_stats *stats)
-{
-	struct cached *e;
-	struct stat st;
-	int rc;
-
-	if (stats || stat(path, &st))
-		return compile_path(path, tab, stats, false);
-	e = cache_find(&st);
-	if (e) {
-		e->used = ++cache_clock;
-		*tab = xmalloc(e->tab->size);
-		memcpy(*tab, e->tab, e->tab->size);
-		return 0;
-	}
-	rc = compile_path(path, tab, NULL, false);
-	if (!rc)
-		cache_put(&st, *tab);
-	return rc;
+	return compile_path(path, tab, stats, false);
 }
 
 int unwtab_compile_slow(const char *path, struct unwtab_hdr **tab,

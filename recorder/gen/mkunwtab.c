@@ -23,7 +23,7 @@ int main(int argc, char **argv)
 		fprintf(stderr, "usage: mkunwtab ELF OUT_C\n");
 		return 1;
 	}
-	if (unwtab_compile(argv[1], &t, NULL) < 0 || unwtab_check(t, t->size) < 0)
+	if (unwtab_compile_file(argv[1], &t, NULL) < 0 || unwtab_check(t, t->size) < 0)
 		return 1;
 	f = fopen(argv[2], "w");
 	if (!f) {

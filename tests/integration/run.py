@@ -1105,6 +1105,8 @@ def main():
     PTLEAK = os.path.abspath(os.environ.get("PTLEAK") or os.path.join(BUILD, "ptleak"))
     TIMEOUT = a.timeout
     VERBOSE = a.verbose
+    # ptleak's unwind-table cache: the build's, not the user's
+    os.environ.setdefault("PTLEAK_CACHE_DIR", os.path.join(BUILD, "cache"))
     load_case_files()
     if a.valgrind:
         cases = [("valgrind:" + n, valgrind_case(n, args), True) for n, args in VALGRIND_TARGETS]
