@@ -210,6 +210,90 @@ static int name_is(const char *name, const char *want)
 	       (!name[n] || (name[n] == '@' && name[n + 1] == '@'));
 }
 
+/*
+ * The defined global or weak symbols NAMES of E's .dynsym (their default
+ * version: .gnu.version's hidden ones skipped), at BIAS + st_value, into
+ * OUT (module MODULE).  Returns the number found.
+ */
+static int dynsym_find(Elf *e, uint64_t bias, const char *const *names,
+		       unsigned n, int funcs, const char *module,
+		       struct sym_def *out)
+{
+	Elf_Data *data = NULL, *ver = NULL;
+	Elf_Scn *scn = NULL;
+	size_t i, k, nsyms = 0;
+	GElf_Versym vs;
+	const char *name;
+	int found = 0, type, bind;
+	GElf_Shdr sh;
+	GElf_Sym sym;
+	size_t link = 0;
+
+	while ((scn = elf_nextscn(e, scn))) {
+		if (!gelf_getshdr(scn, &sh))
+			continue;
+		if (sh.sh_type == SHT_DYNSYM && sh.sh_entsize) {
+			data = elf_getdata(scn, NULL);
+			nsyms = sh.sh_size / sh.sh_entsize;
+			link = sh.sh_link;
+		} else if (sh.sh_type == SHT_GNU_versym) {
+			ver = elf_getdata(scn, NULL);
+		}
+	}
+	for (i = 1; data && i < nsyms; i++) {
+		if (!gelf_getsym(data, (int)i, &sym) ||
+		    sym.st_shndx == SHN_UNDEF || !sym.st_value)
+			continue;
+		type = GELF_ST_TYPE(sym.st_info);
+		bind = GELF_ST_BIND(sym.st_info);
+		if ((bind != STB_GLOBAL && bind != STB_WEAK) ||
+		    (funcs ? type != STT_FUNC : type != STT_OBJECT))
+			continue;
+		if (ver && gelf_getversym(ver, (int)i, &vs) && (vs & 0x8000))
+			continue;	/* a compat version, not the default */
+		name = elf_strptr(e, link, sym.st_name);
+		for (k = 0; name && k < n; k++) {
+			if (out[k].addr || strcmp(name, names[k]))
+				continue;
+			out[k].addr = bias + sym.st_value;
+			out[k].size = sym.st_size;
+			out[k].module = module;
+			found++;
+		}
+	}
+	return found;
+}
+
+/* E is a shared library: ET_DYN without an interpreter and not a
+ * (static) PIE executable.  Its .dynsym holds every global symbol it
+ * defines (the link made the others local). */
+static int is_library(Elf *e)
+{
+	GElf_Ehdr eh;
+	GElf_Phdr ph;
+	GElf_Dyn dy;
+	Elf_Scn *scn = NULL;
+	Elf_Data *d;
+	GElf_Shdr sh;
+	size_t nph, i;
+
+	if (!gelf_getehdr(e, &eh) || eh.e_type != ET_DYN || elf_getphdrnum(e, &nph))
+		return 0;
+	for (i = 0; i < nph; i++)
+		if (gelf_getphdr(e, (int)i, &ph) && ph.p_type == PT_INTERP)
+			return 0;
+	while ((scn = elf_nextscn(e, scn))) {
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_DYNAMIC)
+			continue;
+		d = elf_getdata(scn, NULL);
+		for (i = 0; d && gelf_getdyn(d, (int)i, &dy) && dy.d_tag != DT_NULL; i++)
+			if (dy.d_tag == DT_FLAGS_1 && (dy.d_un.d_val & DF_1_PIE))
+				return 0;
+		return 1;
+	}
+	return 0;
+}
+
 int sym_find_in_module(struct symbolizer *s, uint64_t in_module,
 		       const char *const *names, unsigned n, int funcs,
 		       struct sym_def *out)
@@ -217,10 +301,17 @@ int sym_find_in_module(struct symbolizer *s, uint64_t in_module,
 	Dwfl_Module *mod = dwfl_addrmodule(s->dwfl, in_module);
 	int nsyms, i, found = 0;
 	const char *path;
+	GElf_Addr bias;
+	Elf *elf;
 
 	if (!mod)
 		return -1;
 	path = module_path(mod, NULL);
+	/* a library: its .dynsym (libdwfl's symbol table would be its
+	 * separate debug file's, loaded for this: ~1 ms for libc) */
+	elf = dwfl_module_getelf(mod, &bias);
+	if (elf && is_library(elf))
+		return dynsym_find(elf, bias, names, n, funcs, path, out);
 	nsyms = dwfl_module_getsymtab(mod);
 	for (i = 1; i < nsyms; i++) {
 		GElf_Sym sym;
@@ -283,14 +374,9 @@ int sym_find_dynsym(pid_t pid, uint64_t base, const char *const *names,
 {
 	char path[4096];
 	uint64_t bias = UINT64_MAX;
-	Elf_Scn *scn = NULL;
-	size_t nph, i, k;
+	size_t nph, i;
 	int fd, found = -1;
-	GElf_Shdr sh;
 	GElf_Phdr ph;
-	GElf_Sym sym;
-	Elf_Data *data;
-	const char *name;
 	Elf *e;
 
 	if (mapped_path(pid, base, path, sizeof(path)))
@@ -308,35 +394,7 @@ int sym_find_dynsym(pid_t pid, uint64_t base, const char *const *names,
 			bias = base - (ph.p_vaddr & ~(uint64_t)(ph.p_align ? ph.p_align - 1 : 0));
 	if (bias == UINT64_MAX)
 		goto out;
-	found = 0;
-	while ((scn = elf_nextscn(e, scn))) {
-		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_DYNSYM ||
-		    !sh.sh_entsize)
-			continue;
-		data = elf_getdata(scn, NULL);
-		for (i = 1; data && i < sh.sh_size / sh.sh_entsize; i++) {
-			int type, bind;
-
-			if (!gelf_getsym(data, (int)i, &sym) ||
-			    sym.st_shndx == SHN_UNDEF || !sym.st_value)
-				continue;
-			type = GELF_ST_TYPE(sym.st_info);
-			bind = GELF_ST_BIND(sym.st_info);
-			if ((bind != STB_GLOBAL && bind != STB_WEAK) ||
-			    (funcs ? type != STT_FUNC : type != STT_OBJECT))
-				continue;
-			name = elf_strptr(e, sh.sh_link, sym.st_name);
-			for (k = 0; name && k < n; k++) {
-				if (out[k].addr || strcmp(name, names[k]))
-					continue;
-				out[k].addr = bias + sym.st_value;
-				out[k].size = sym.st_size;
-				out[k].module = NULL;
-				found++;
-			}
-		}
-		break;
-	}
+	found = dynsym_find(e, bias, names, n, funcs, NULL, out);
 out:
 	if (e)
 		elf_end(e);
