@@ -47,6 +47,14 @@ static void put32(uint8_t *p, int64_t v)
 	memcpy(p, &u, 4);
 }
 
+static uint32_t get32(const uint8_t *p)
+{
+	uint32_t u;
+
+	memcpy(&u, p, 4);
+	return u;
+}
+
 static void put64(uint8_t *p, uint64_t v)
 {
 	memcpy(p, &v, 8);
@@ -190,8 +198,15 @@ out:
 }
 
 /* Refuse if a branch anywhere in BODY targets (at, at + len). */
-static int check_body(const struct arch_patch *p, const uint8_t *body,
-		      size_t n, char *err, size_t errlen)
+/*
+ * Decode BODY from its start (the function's entry) until offset STOP or
+ * its end: -1 with a message at the first branch into the displaced
+ * bytes; else 0 and in *END the offset where decoding stopped (an
+ * instruction boundary).
+ */
+static int decode_until(const struct arch_patch *p, const uint8_t *body,
+			size_t n, size_t stop, size_t *end, char *err,
+			size_t errlen)
 {
 	csh h = x86_cs_detail();
 	cs_insn *ci = cs_malloc(h);
@@ -202,7 +217,7 @@ static int check_body(const struct arch_patch *p, const uint8_t *body,
 
 	if (!ci)
 		return fail(err, errlen, "capstone: out of memory");
-	while (n) {
+	while (n && (size_t)(c - body) < stop) {
 		if (!cs_disasm_iter(h, &c, &n, &addr, ci)) {
 			/* data or padding: resynchronise a byte further */
 			c++, n--, addr++;
@@ -220,7 +235,46 @@ static int check_body(const struct arch_patch *p, const uint8_t *body,
 		}
 	}
 	cs_free(ci, 1);
+	*end = (size_t)(c - body);
 	return ret;
+}
+
+/* 1 if some byte of BODY from FROM on starts a jmp/call rel32 or a jcc
+ * rel32 (as if an instruction began there) into the displaced bytes. */
+static int rel32_candidate(const struct arch_patch *p, const uint8_t *body,
+			   size_t n, size_t from)
+{
+	uint64_t t;
+	size_t o;
+
+	for (o = from; o + 5 <= n; o++) {
+		if (body[o] == 0xe8 || body[o] == 0xe9)
+			t = p->func + o + 5 + (uint64_t)(int64_t)(int32_t)get32(body + o + 1);
+		else if (body[o] == 0x0f && o + 6 <= n && (body[o + 1] & 0xf0) == 0x80)
+			t = p->func + o + 6 + (uint64_t)(int64_t)(int32_t)get32(body + o + 2);
+		else
+			continue;
+		if (t > p->at && t < p->at + p->len)
+			return 1;
+	}
+	return 0;
+}
+
+int arch_patch_check_body(const struct arch_patch *p, const uint8_t *body,
+			  size_t n, int exact, char *err, size_t errlen)
+{
+	/* a rel8 branch reaches 126 bytes back, 129 forward: its source is
+	 * before the displaced bytes' end + 126 */
+	size_t reach = (size_t)(p->at - p->func) + p->len + 130, end;
+
+	if (exact)
+		return decode_until(p, body, n, n, &end, err, errlen);
+	if (decode_until(p, body, n, reach, &end, err, errlen))
+		return -1;
+	if (end >= n || !rel32_candidate(p, body, n, end))
+		return 0;
+	/* perhaps a branch there: decide exactly */
+	return decode_until(p, body, n, n, &end, err, errlen);
 }
 
 int arch_patch_plan(struct arch_patch *p, const uint8_t *body, size_t body_len,
@@ -237,7 +291,7 @@ int arch_patch_plan(struct arch_patch *p, const uint8_t *body, size_t body_len,
 	p->at = func_addr + skip;
 	if (plan_insns(p, body + skip, body_len - skip, err, errlen) < 0)
 		return -1;
-	return check_body(p, body, body_len, err, errlen);
+	return arch_patch_check_body(p, body, body_len, 0, err, errlen);
 }
 
 /* A jump from FROM to T: rel32, or `jmp *0(%rip)` + the address. */

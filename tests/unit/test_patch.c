@@ -5,6 +5,7 @@
 #include <stddef.h>
 #include <setjmp.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <cmocka.h>
@@ -261,6 +262,118 @@ static void test_tail_jmp_and_trampoline(void **state)
 					       err, sizeof(err)), -1);
 }
 
+/* arch_patch_plan's body check: the fast one (the short branches'
+ * reach decoded, the rest scanned for rel32 candidates) gives the exact
+ * one's answer on every function of libc's .dynsym and of the files in
+ * LIBS, bodies up to 64 KiB. */
+static void check_file(const char *path, unsigned *ok, unsigned *into)
+{
+	static uint8_t body[64 << 10];
+	Elf_Scn *scn = NULL, *text;
+	struct arch_patch p;
+	char err[256], err2[256];
+	GElf_Shdr sh, th;
+	GElf_Sym sym;
+	Elf_Data *d, *td;
+	int fd = open(path, O_RDONLY), r;
+	Elf *e;
+	size_t i, len;
+
+	if (fd < 0)
+		return;
+	elf_version(EV_CURRENT);
+	e = elf_begin(fd, ELF_C_READ, NULL);
+	assert_non_null(e);
+	while ((scn = elf_nextscn(e, scn))) {
+		gelf_getshdr(scn, &sh);
+		if (sh.sh_type != SHT_DYNSYM)
+			continue;
+		d = elf_getdata(scn, NULL);
+		for (i = 1; i < sh.sh_size / sh.sh_entsize; i++) {
+			gelf_getsym(d, (int)i, &sym);
+			if (GELF_ST_TYPE(sym.st_info) != STT_FUNC || !sym.st_size ||
+			    sym.st_shndx == SHN_UNDEF || sym.st_shndx >= SHN_LORESERVE)
+				continue;
+			text = elf_getscn(e, sym.st_shndx);
+			gelf_getshdr(text, &th);
+			td = elf_getdata(text, NULL);
+			if (th.sh_type != SHT_PROGBITS || sym.st_value < th.sh_addr ||
+			    sym.st_value - th.sh_addr >= td->d_size)
+				continue;
+			len = sym.st_size < sizeof(body) ? sym.st_size : sizeof(body);
+			if (len > td->d_size - (sym.st_value - th.sh_addr))
+				len = td->d_size - (sym.st_value - th.sh_addr);
+			memcpy(body, (char *)td->d_buf + (sym.st_value - th.sh_addr), len);
+			err[0] = '\0';
+			r = arch_patch_plan(&p, body, len, sym.st_value, err, sizeof(err));
+			if (r && !strstr(err, "branches into the patched bytes"))
+				continue;	/* refused before the body check */
+			err2[0] = '\0';
+			if (arch_patch_check_body(&p, body, len, 1, err2, sizeof(err2)) != r ||
+			    strcmp(err, err2))
+				fail_msg("%s: %s at %#lx: fast %d '%s', exact '%s'", path,
+					 elf_strptr(e, sh.sh_link, sym.st_name),
+					 (unsigned long)sym.st_value, r, err, err2);
+			*(r ? into : ok) += 1;
+		}
+	}
+	elf_end(e);
+	close(fd);
+}
+
+/* Far from the entry (beyond a short branch's reach, where the fast check
+ * only scans): a jmp rel32, a call rel32 and a jcc rel32 into the
+ * displaced bytes are each refused; one to their first byte is not. */
+static void synthetic_far_branches(void)
+{
+	static const uint8_t ops[][2] = { { 0xe9, 0 }, { 0xe8, 0 }, { 0x0f, 0x85 } };
+	uint8_t body[1024];
+	struct arch_patch p;
+	char err[256];
+	unsigned k, at, n, target;
+	int32_t rel;
+
+	for (k = 0; k < 3; k++) {
+		for (target = 0; target < 3; target += 2) {
+			memset(body, 0x90, sizeof(body));	/* nops */
+			at = 700;
+			n = ops[k][0] == 0x0f ? 6 : 5;
+			body[at] = ops[k][0];
+			if (n == 6)
+				body[at + 1] = ops[k][1];
+			rel = (int32_t)target - (int32_t)(at + n);
+			memcpy(body + at + n - 4, &rel, 4);
+			body[sizeof(body) - 1] = 0xc3;
+			err[0] = '\0';
+			assert_int_equal(arch_patch_plan(&p, body, sizeof(body), 0x1000,
+							 err, sizeof(err)), target ? -1 : 0);
+			if (target)
+				assert_non_null(strstr(err, "branches into the patched bytes"));
+		}
+	}
+}
+
+static void test_fast_body_check(void **state)
+{
+	static const char *const files[] = {
+		LIBC,
+		"/lib/x86_64-linux-gnu/libstdc++.so.6",
+		"/lib/x86_64-linux-gnu/libm.so.6",
+		"/lib64/ld-linux-x86-64.so.2",
+	};
+	unsigned ok = 0, into = 0, i;
+
+	for (i = 0; i < sizeof(files) / sizeof(files[0]); i++)
+		check_file(files[i], &ok, &into);
+	/* libc alone has about 2,000 exported functions */
+	assert_true(ok > 2000);
+	assert_true(into > 0);
+	synthetic_far_branches();
+	if (getenv("PTLEAK_BENCH"))
+		printf("# body check: %u functions patchable, %u refused for a "
+		       "branch into the displaced bytes\n", ok, into);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -273,6 +386,7 @@ int main(void)
 		cmocka_unit_test(test_branch_to_edges),
 		cmocka_unit_test(test_endbr_jcc8),
 		cmocka_unit_test(test_tail_jmp_and_trampoline),
+		cmocka_unit_test(test_fast_body_check),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
