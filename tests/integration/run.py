@@ -792,8 +792,12 @@ class Server:
         try:
             self.out.expect(r"bye 0", timeout)
         except Fail as e:	# say where it hangs: a thread left stopped?
-            raise Fail("%s; its threads' states %s, TracerPid %s" % (
-                e, "".join(sorted(thread_states(self.p.pid))), tracer_pid(self.p.pid)))
+            states = "".join(sorted(thread_states(self.p.pid)))
+            tracer = tracer_pid(self.p.pid)
+            time.sleep(0.2)
+            raise Fail("%s; its threads' states %s, TracerPid %s, exit status %s, "
+                       "stderr %r" % (e, states, tracer, self.p.poll(),
+                                      "".join(self.err.seen[-5:])))
         return self.p.wait(timeout=timeout)
 
     def kill(self):
