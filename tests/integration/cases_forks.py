@@ -532,11 +532,24 @@ def pty_job(cmdline):
         expect(r"status \d+\r\n")
         os.write(fd, b"exit\n")
     finally:
-        try:
-            os.waitpid(pid, 0)
-        except ChildProcessError:
-            pass
+        # after a failure bash never gets its exit: hang up its terminal
+        # (the job gets SIGHUP too), then kill it, rather than wait forever
+        end = time.time() + 5
+        done = False
+        while not done and time.time() < end:
+            try:
+                done = os.waitpid(pid, os.WNOHANG)[0] == pid
+            except ChildProcessError:
+                done = True
+            if not done:
+                time.sleep(0.05)
         os.close(fd)
+        if not done:
+            try:
+                os.kill(pid, signal.SIGKILL)
+                os.waitpid(pid, 0)
+            except (ProcessLookupError, ChildProcessError):
+                pass
     return [o.replace(cmdline, "CMD") for o in out]
 
 
