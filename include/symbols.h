@@ -37,21 +37,13 @@ struct sym_def {
  * defined symbols called NAMES[0..N-1] (functions if FUNCS, data objects
  * otherwise); fills OUT[i] for each name found there, leaves the others
  * untouched.  Returns the number found, or -1 if no module contains
- * IN_MODULE.
+ * IN_MODULE.  A shared library's from its .dynsym (it holds every global
+ * symbol the library defines; no debug file loaded), an executable's from
+ * its whole symbol table.
  */
 int sym_find_in_module(struct symbolizer *s, uint64_t in_module,
 		       const char *const *names, unsigned n, int funcs,
 		       struct sym_def *out);
-
-/*
- * The same in the dynamic symbol table alone of the ELF file mapped at
- * BASE in process PID (its first mapping starts there), read with libelf:
- * no symbolizer, no debug file (libdwfl loads ld.so's separate debug
- * information for its .symtab: 1.2 ms at every exec).  OUT[i].module is
- * NULL.  Returns the number found, or -1 if the file cannot be read.
- */
-int sym_find_dynsym(pid_t pid, uint64_t base, const char *const *names,
-		    unsigned n, int funcs, struct sym_def *out);
 
 /*
  * An object PATH that process had loaded at BIAS and has unloaded

@@ -278,19 +278,14 @@ int image_setup(struct session *S, pid_t tid)
 	if (!base)
 		return bind_static(S, tid, entry);
 
+	/* the dynamic linker is a library: found in its .dynsym */
+	s = sym_open(P->mem_pid);
+	if (!s)
+		return -1;
 	memset(d, 0, sizeof(d));
-	/* exported by glibc's and musl's dynamic linkers: their .dynsym
-	 * is enough, a symbolizer for the rest */
-	sym_find_dynsym(P->mem_pid, base, ld_names, 1, 1, &d[0]);
-	sym_find_dynsym(P->mem_pid, base, ld_data, 1, 0, &d[1]);
-	if (!d[0].addr || !d[1].addr) {
-		s = sym_open(P->mem_pid);
-		if (!s)
-			return -1;
-		sym_find_in_module(s, base, ld_names, 1, 1, &d[0]);
-		sym_find_in_module(s, base, ld_data, 1, 0, &d[1]);
-		sym_close(s);
-	}
+	sym_find_in_module(s, base, ld_names, 1, 1, &d[0]);
+	sym_find_in_module(s, base, ld_data, 1, 0, &d[1]);
+	sym_close(s);
 	if (!d[0].addr || !d[1].addr)
 		return error("the dynamic linker of process %d exports no "
 			     "_dl_debug_state/_r_debug: cannot see libraries load",

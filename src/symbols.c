@@ -342,66 +342,6 @@ int sym_find_in_module(struct symbolizer *s, uint64_t in_module,
 	return found;
 }
 
-/* The path of the file whose mapping starts at BASE in PID: 0, or -1. */
-static int mapped_path(pid_t pid, uint64_t base, char *path, size_t len)
-{
-	char name[64], line[4096 + 128];
-	unsigned long long lo;
-	FILE *f;
-	int ret = -1;
-	char *p;
-
-	snprintf(name, sizeof(name), "/proc/%d/maps", (int)pid);
-	f = fopen(name, "re");
-	if (!f)
-		return -1;
-	while (ret && fgets(line, sizeof(line), f)) {
-		if (sscanf(line, "%llx-", &lo) != 1 || lo != base)
-			continue;
-		p = strchr(line, '/');
-		if (!p)
-			break;
-		p[strcspn(p, "\n")] = '\0';
-		snprintf(path, len, "%s", p);
-		ret = 0;
-	}
-	fclose(f);
-	return ret;
-}
-
-int sym_find_dynsym(pid_t pid, uint64_t base, const char *const *names,
-		    unsigned n, int funcs, struct sym_def *out)
-{
-	char path[4096];
-	uint64_t bias = UINT64_MAX;
-	size_t nph, i;
-	int fd, found = -1;
-	GElf_Phdr ph;
-	Elf *e;
-
-	if (mapped_path(pid, base, path, sizeof(path)))
-		return -1;
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -1;
-	elf_version(EV_CURRENT);
-	e = elf_begin(fd, ELF_C_READ_MMAP, NULL);
-	if (!e || elf_getphdrnum(e, &nph))
-		goto out;
-	/* the first PT_LOAD is mapped at BASE */
-	for (i = 0; i < nph && bias == UINT64_MAX; i++)
-		if (gelf_getphdr(e, (int)i, &ph) && ph.p_type == PT_LOAD)
-			bias = base - (ph.p_vaddr & ~(uint64_t)(ph.p_align ? ph.p_align - 1 : 0));
-	if (bias == UINT64_MAX)
-		goto out;
-	found = dynsym_find(e, bias, names, n, funcs, NULL, out);
-out:
-	if (e)
-		elf_end(e);
-	close(fd);
-	return found;
-}
-
 static int cmp_alias(const void *x, const void *y)
 {
 	const struct alias *a = x, *b = y;
