@@ -42,6 +42,19 @@ PKG_CFLAGS = $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 CAPSTONE_A = $(wildcard $(shell pkg-config --variable=libdir capstone 2>/dev/null)/libcapstone.a)
 PKG_LIBS = $(shell pkg-config --libs $(filter-out $(if $(CAPSTONE_A),capstone),$(PKGS)) 2>/dev/null) \
 	$(if $(CAPSTONE_A),$(CAPSTONE_A))
+# The same, for ptleak itself (not the tests: some are position-
+# independent, and these archives are not), for libdw, libelf, libunwind
+# and the compressors they use: eight shared objects mapped and relocated
+# at every start were 1.3 ms of the 4.7 ms of `ptleak --version` here.
+# From their archives when every one is installed (Debian's -dev
+# packages have them), else shared.
+DEP_PKGS := $(filter-out capstone,$(PKGS))
+DEP_STATIC = $(filter-out -pthread -lpthread,$(shell pkg-config --static --libs $(DEP_PKGS) 2>/dev/null))
+DEP_LIBDIR = $(shell pkg-config --variable=libdir libdw 2>/dev/null)
+DEP_MISSING = $(strip $(foreach l,$(DEP_STATIC),$(if $(wildcard $(DEP_LIBDIR)/lib$(l:-l%=%).a),,$(l))))
+BIN_LIBS = $(if $(DEP_STATIC),$(if $(DEP_MISSING),$(PKG_LIBS),-Wl,-Bstatic $(DEP_STATIC) -Wl,-Bdynamic \
+	$(if $(CAPSTONE_A),$(CAPSTONE_A),$(shell pkg-config --libs capstone 2>/dev/null))),$(PKG_LIBS)) \
+	-Wl,-Bstatic -lstdc++ -Wl,-Bdynamic
 CPPFLAGS += -Iinclude -Iarch/$(ARCH) -I$(B)/gen -D_GNU_SOURCE \
 	-DPTLEAK_VERSION='"$(VERSION)"'
 ALL_CFLAGS = -std=gnu11 $(WARN) $(CFLAGS) $(PKG_CFLAGS)
@@ -131,7 +144,7 @@ $(B)/libptleak.a: $(OBJ)
 	ar rcs $@ $^
 
 $(B)/ptleak: $(MAIN_OBJ) $(B)/libptleak.a
-	$(CC) $(ALL_CFLAGS) $(LDFLAGS) -o $@ $^ $(LIBS)
+	$(CC) $(ALL_CFLAGS) $(LDFLAGS) -o $@ $^ $(BIN_LIBS)
 
 $(B)/tests/%: tests/unit/%.c $(B)/libptleak.a $(wildcard tests/unit/*.h) \
 		$(B)/gen/recblob_offsets.h
