@@ -262,10 +262,11 @@ static void test_tail_jmp_and_trampoline(void **state)
 					       err, sizeof(err)), -1);
 }
 
-/* arch_patch_plan's body check: the fast one (the short branches'
- * reach decoded, the rest scanned for rel32 candidates) gives the exact
- * one's answer on every function of libc's .dynsym and of the files in
- * LIBS, bodies up to 64 KiB. */
+/* arch_patch_plan's body check: the fast one (every byte scanned for a
+ * relative branch into the displaced bytes, decoded only if there could
+ * be one) gives the exact one's answer on every function of the .dynsym
+ * of libc and the files in FILES, bodies up to 64 KiB; *DECODED counts
+ * the functions the fast check had to decode. */
 static void check_file(const char *path, unsigned *ok, unsigned *into)
 {
 	static uint8_t body[64 << 10];
@@ -353,6 +354,30 @@ static void synthetic_far_branches(void)
 	}
 }
 
+/* A byte that would be a branch into the displaced bytes but is the
+ * middle of another instruction (mov $0xf9eb, %eax: eb f9 is jmp .-7 if
+ * read from there) is decoded and let through; the same two bytes as an
+ * instruction are refused. */
+static void synthetic_candidates(void)
+{
+	/* push %rbp; mov %rsp,%rbp; push %rbx: displaced (5 bytes) */
+	static const uint8_t inside_mov[] = { 0x55, 0x48, 0x89, 0xe5, 0x53,
+		0x90, 0xb8, 0xeb, 0xf9, 0x00, 0x00, 0x5b, 0x5d, 0xc3 };
+	static const uint8_t real_jmp[] = { 0x55, 0x48, 0x89, 0xe5, 0x53,
+		0x90, 0x90, 0xeb, 0xf8, 0x5b, 0x5d, 0xc3 };
+	struct arch_patch p;
+	char err[256];
+
+	assert_int_equal(arch_patch_plan(&p, inside_mov, sizeof(inside_mov),
+					 0x1000, err, sizeof(err)), 0);
+	assert_int_equal(p.len, 5);
+	err[0] = '\0';
+	assert_int_equal(arch_patch_plan(&p, real_jmp, sizeof(real_jmp),
+					 0x1000, err, sizeof(err)), -1);
+	assert_string_equal(err, "'jmp 0x1001' at 0x1007 branches into the "
+			    "patched bytes [0x1000, 0x1005)");
+}
+
 static void test_fast_body_check(void **state)
 {
 	static const char *const files[] = {
@@ -369,6 +394,7 @@ static void test_fast_body_check(void **state)
 	assert_true(ok > 2000);
 	assert_true(into > 0);
 	synthetic_far_branches();
+	synthetic_candidates();
 	if (getenv("PTLEAK_BENCH"))
 		printf("# body check: %u functions patchable, %u refused for a "
 		       "branch into the displaced bytes\n", ok, into);
