@@ -210,63 +210,139 @@ static int name_is(const char *name, const char *want)
 	       (!name[n] || (name[n] == '@' && name[n + 1] == '@'));
 }
 
+/* The symbol tables of E's .dynsym rendezvous with its names. */
+struct dynsym {
+	Elf *e;
+	Elf_Data *syms, *ver, *hash;
+	size_t nsyms, strndx;
+};
+
+/* Symbol I of D into OUT if it is NAME, defined, global or weak, of the
+ * wanted kind (FUNCS: a function, else an object), in its default
+ * version (.gnu.version's hidden ones are compat versions). */
+static int dynsym_is(const struct dynsym *d, size_t i, const char *name,
+		     int funcs, GElf_Sym *sym)
+{
+	GElf_Versym vs;
+	const char *s;
+	int bind;
+
+	if (!gelf_getsym(d->syms, (int)i, sym) || sym->st_shndx == SHN_UNDEF ||
+	    !sym->st_value)
+		return 0;
+	bind = GELF_ST_BIND(sym->st_info);
+	if ((bind != STB_GLOBAL && bind != STB_WEAK) ||
+	    (funcs ? GELF_ST_TYPE(sym->st_info) != STT_FUNC :
+		     GELF_ST_TYPE(sym->st_info) != STT_OBJECT))
+		return 0;
+	if (d->ver && gelf_getversym(d->ver, (int)i, &vs) && (vs & 0x8000))
+		return 0;
+	s = elf_strptr(d->e, d->strndx, sym->st_name);
+	return s && !strcmp(s, name);
+}
+
+static uint32_t gnu_hash(const char *name)
+{
+	uint32_t h = 5381;
+
+	while (*name)
+		h = h * 33 + (uint8_t)*name++;
+	return h;
+}
+
+/*
+ * NAME's index through D's .gnu.hash (the chain of its bucket holds
+ * every symbol of its hash, in index order): the first one dynsym_is
+ * takes, 0 if none, -1 if the table is unusable (then scan).
+ */
+static long gnu_hash_find(const struct dynsym *d, const char *name, int funcs,
+			  GElf_Sym *sym)
+{
+	const uint32_t *w = d->hash->d_buf;
+	size_t words = d->hash->d_size / 4, nbuckets, symoff, bloom, i;
+	const uint32_t *buckets, *chain;
+	uint32_t h = gnu_hash(name), h2;
+
+	if (words < 4)
+		return -1;
+	nbuckets = w[0];
+	symoff = w[1];
+	bloom = w[2];		/* 64-bit words on ELFCLASS64 */
+	if (!nbuckets || 4 + 2 * bloom + nbuckets > words)
+		return -1;
+	buckets = w + 4 + 2 * bloom;
+	chain = buckets + nbuckets;
+	i = buckets[h % nbuckets];
+	if (i < symoff)
+		return 0;
+	for (; i < d->nsyms && (size_t)(chain - w) + (i - symoff) < words; i++) {
+		h2 = chain[i - symoff];
+		if ((h | 1) == (h2 | 1) && dynsym_is(d, i, name, funcs, sym))
+			return (long)i;
+		if (h2 & 1)
+			break;
+	}
+	return 0;
+}
+
 /*
  * The defined global or weak symbols NAMES of E's .dynsym (their default
- * version: .gnu.version's hidden ones skipped), at BIAS + st_value, into
- * OUT (module MODULE).  Returns the number found.
+ * version), at BIAS + st_value, into OUT (module MODULE): looked up in its
+ * .gnu.hash, else by a scan.  Returns the number found.
  */
 static int dynsym_find(Elf *e, uint64_t bias, const char *const *names,
 		       unsigned n, int funcs, const char *module,
 		       struct sym_def *out)
 {
-	Elf_Data *data = NULL, *ver = NULL;
+	struct dynsym d;
 	Elf_Scn *scn = NULL;
-	size_t i, k, nsyms = 0;
-	GElf_Versym vs;
-	const char *name;
-	int found = 0, type, bind;
 	GElf_Shdr sh;
 	GElf_Sym sym;
-	size_t link = 0;
+	size_t i;
+	unsigned k;
+	int found = 0;
+	long at;
 
+	memset(&d, 0, sizeof(d));
+	d.e = e;
 	while ((scn = elf_nextscn(e, scn))) {
 		if (!gelf_getshdr(scn, &sh))
 			continue;
 		if (sh.sh_type == SHT_DYNSYM && sh.sh_entsize) {
-			data = elf_getdata(scn, NULL);
-			nsyms = sh.sh_size / sh.sh_entsize;
-			link = sh.sh_link;
+			d.syms = elf_getdata(scn, NULL);
+			d.nsyms = sh.sh_size / sh.sh_entsize;
+			d.strndx = sh.sh_link;
 		} else if (sh.sh_type == SHT_GNU_versym) {
-			ver = elf_getdata(scn, NULL);
+			d.ver = elf_getdata(scn, NULL);
+		} else if (sh.sh_type == SHT_GNU_HASH && gelf_getclass(e) == ELFCLASS64) {
+			d.hash = elf_getdata(scn, NULL);
 		}
 	}
-	for (i = 1; data && i < nsyms; i++) {
-		if (!gelf_getsym(data, (int)i, &sym) ||
-		    sym.st_shndx == SHN_UNDEF || !sym.st_value)
+	if (!d.syms)
+		return 0;
+	for (k = 0; k < n; k++) {
+		if (out[k].addr)
 			continue;
-		type = GELF_ST_TYPE(sym.st_info);
-		bind = GELF_ST_BIND(sym.st_info);
-		if ((bind != STB_GLOBAL && bind != STB_WEAK) ||
-		    (funcs ? type != STT_FUNC : type != STT_OBJECT))
+		at = d.hash && d.hash->d_buf ? gnu_hash_find(&d, names[k], funcs, &sym) : -1;
+		for (i = 1; at < 0 && i < d.nsyms; i++)
+			if (dynsym_is(&d, i, names[k], funcs, &sym))
+				at = (long)i;
+		if (at <= 0)
 			continue;
-		if (ver && gelf_getversym(ver, (int)i, &vs) && (vs & 0x8000))
-			continue;	/* a compat version, not the default */
-		name = elf_strptr(e, link, sym.st_name);
-		for (k = 0; name && k < n; k++) {
-			if (out[k].addr || strcmp(name, names[k]))
-				continue;
-			out[k].addr = bias + sym.st_value;
-			out[k].size = sym.st_size;
-			out[k].module = module;
-			found++;
-		}
+		out[k].addr = bias + sym.st_value;
+		out[k].size = sym.st_size;
+		out[k].module = module;
+		found++;
 	}
 	return found;
 }
 
-/* E is a shared library: ET_DYN without an interpreter and not a
- * (static) PIE executable.  Its .dynsym holds every global symbol it
- * defines (the link made the others local). */
+/*
+ * E is a shared library: ET_DYN, not flagged a PIE executable
+ * (DF_1_PIE), and without an interpreter or with a DT_SONAME (glibc's
+ * libc.so.6 has both: it runs as a program too).  Its .dynsym holds
+ * every global symbol it defines (the link made the others local).
+ */
 static int is_library(Elf *e)
 {
 	GElf_Ehdr eh;
@@ -276,20 +352,24 @@ static int is_library(Elf *e)
 	Elf_Data *d;
 	GElf_Shdr sh;
 	size_t nph, i;
+	int interp = 0, soname = 0;
 
 	if (!gelf_getehdr(e, &eh) || eh.e_type != ET_DYN || elf_getphdrnum(e, &nph))
 		return 0;
 	for (i = 0; i < nph; i++)
 		if (gelf_getphdr(e, (int)i, &ph) && ph.p_type == PT_INTERP)
-			return 0;
+			interp = 1;
 	while ((scn = elf_nextscn(e, scn))) {
 		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_DYNAMIC)
 			continue;
 		d = elf_getdata(scn, NULL);
-		for (i = 0; d && gelf_getdyn(d, (int)i, &dy) && dy.d_tag != DT_NULL; i++)
+		for (i = 0; d && gelf_getdyn(d, (int)i, &dy) && dy.d_tag != DT_NULL; i++) {
 			if (dy.d_tag == DT_FLAGS_1 && (dy.d_un.d_val & DF_1_PIE))
 				return 0;
-		return 1;
+			if (dy.d_tag == DT_SONAME)
+				soname = 1;
+		}
+		return !interp || soname;
 	}
 	return 0;
 }
