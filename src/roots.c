@@ -17,6 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include "glibc_heap.h"
@@ -115,6 +116,21 @@ static long read_direct(const struct proc_mem *m, uint64_t addr, void *buf,
 	return (long)mem_read(m->pid, addr, buf, len);
 }
 
+#ifndef MADV_POPULATE_WRITE
+#define MADV_POPULATE_WRITE 23
+#endif
+
+/* The pages of LEN bytes at P mapped before a read fills them: a page
+ * fault costs ~12 us on these VMs, populating ~0.6 us a page (a kernel
+ * before 5.14 says EINVAL: the read faults them in as before). */
+static void populate(void *p, size_t len)
+{
+	uintptr_t from = (uintptr_t)p & ~(uintptr_t)4095;
+	uintptr_t to = ((uintptr_t)p + len + 4095) & ~(uintptr_t)4095;
+
+	madvise((void *)from, to - from, MADV_POPULATE_WRITE);
+}
+
 /* The window holding A, read in (within A's mapping) if not cached. */
 static const struct window *window_at(struct proc_mem *m, uint64_t a)
 {
@@ -136,6 +152,7 @@ static const struct window *window_at(struct proc_mem *m, uint64_t a)
 	 * and a small scan needs few windows */
 	if (!w->data)
 		w->data = xmalloc(WIN_SIZE);
+	populate(w->data + (w->lo - base), w->hi - w->lo);
 	got = read_direct(m, w->lo, w->data + (w->lo - base), w->hi - w->lo);
 	w->hi = got > 0 ? w->lo + (uint64_t)got : w->lo;
 	return a >= w->lo && a < w->hi ? w : NULL;
