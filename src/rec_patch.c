@@ -44,7 +44,8 @@ int rec_patch(struct recorder *R, pid_t tid, const char *name, uint64_t addr,
 	      const uint64_t *pcs, unsigned npcs, int *held_sig, char *why,
 	      size_t len)
 {
-	uint8_t reloc[ARCH_RELOC_MAX], tramp[ARCH_TRAMP_LEN];
+	/* the trampoline, then the relocated prologue: one write */
+	uint8_t code[ARCH_TRAMP_LEN + ARCH_RELOC_MAX];
 	uint8_t jump[ARCH_PATCH_MAX_LEN];
 	struct code_page *pg;
 	struct rec_fn f;
@@ -90,22 +91,21 @@ int rec_patch(struct recorder *R, pid_t tid, const char *name, uint64_t addr,
 			   why, len);
 	if (!pg)
 		return -1;
-	f.tramp = rec_code_alloc(pg, ARCH_TRAMP_LEN);
-	f.reloc = f.tramp ? rec_code_alloc(pg, ARCH_RELOC_MAX) : 0;
-	if (!f.reloc) {
+	f.tramp = rec_code_alloc(pg, sizeof(code));
+	if (!f.tramp) {
 		snprintf(why, len, "ptleak's code page is full");
 		return -1;
 	}
-	n = arch_relocate(&f.p, f.reloc, reloc, why, len);
+	f.reloc = f.tramp + ARCH_TRAMP_LEN;
+	n = arch_relocate(&f.p, f.reloc, code + ARCH_TRAMP_LEN, why, len);
 	if (n < 0)
 		return -1;
 	f.reloc_len = (unsigned)n;
 	if (arch_trampoline_build(f.tramp, f.fn, f.reloc,
-				  pg->addr + RECBLOB_OFF_rec_stub, tramp, why, len) ||
+				  pg->addr + RECBLOB_OFF_rec_stub, code, why, len) ||
 	    arch_patch_jump(&f.p, f.tramp, jump, why, len))
 		return -1;
-	if (rec_code_write(R, f.reloc, reloc, f.reloc_len) ||
-	    rec_code_write(R, f.tramp, tramp, sizeof(tramp))) {
+	if (rec_code_write(R, f.tramp, code, ARCH_TRAMP_LEN + f.reloc_len)) {
 		snprintf(why, len, "cannot write its trampoline");
 		return -1;
 	}
