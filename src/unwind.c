@@ -583,12 +583,6 @@ void unwinder_set_entry(struct unwinder *u, pid_t tid, uint64_t entry)
 }
 
 /*
- * main's range, from the FDE that starts at its address (stripped
- * executables have no symbol for it).  A GOT slot holds main only once
- * the dynamic linker has relocated the executable: it must point into
- * the executable.
- */
-/*
  * main's range from the executable's symbol table, when it has main at
  * M (a running address) with a size: the range of its FDE (the compiler
  * writes both from the same function), without reading every object's
@@ -649,6 +643,12 @@ out:
 	return found ? 0 : -1;
 }
 
+/*
+ * main's range: its symbol's, else the FDE that starts at its address
+ * (stripped executables have no symbol for it).  A GOT slot holds main
+ * only once the dynamic linker has relocated the executable: it must
+ * point into the executable.
+ */
 static void resolve_main(struct unwinder *u)
 {
 	uint64_t m = u->main_ref;
