@@ -288,7 +288,7 @@ static void disk_trim(const char *dir)
 			continue;
 		grow_array((void **)&v, &a, n + 1, sizeof(*v));
 		v[n].t = st.st_mtim;
-		snprintf(v[n].name, sizeof(v[n].name), "%s", d->d_name);
+		memcpy(v[n].name, d->d_name, l + 1);	/* 20 bytes and a NUL */
 		n++;
 	}
 	if (n > DISK_MAX) {
