@@ -482,37 +482,46 @@ class PtyStall(Fail):
 WAIT_INPUT_SYSCALLS = ("0", "7", "23", "270", "271")
 
 
-def terminal_state(fd, sid):
-    """The foreground group of FD's terminal, its local modes, and each
-    process of session SID: pid, group, state, system call."""
-    import termios
-    import struct
+def terminal_modes(fd):
+    """The foreground group and the local modes (c_lflag) of the terminal
+    whose master is FD (OSError if they cannot be read)."""
     import fcntl
-    try:
-        fg = os.tcgetpgrp(fd)
-    except OSError as e:
-        fg = str(e)
-    try:
-        n = struct.unpack("I", fcntl.ioctl(fd, 0x80045430, b"\0" * 4))[0]
-        with open("/dev/pts/%d" % n, "rb", buffering=0) as t:
-            lflag = "%#o" % termios.tcgetattr(t.fileno())[3]
-    except OSError as e:
-        lflag = str(e)
-    procs = []
+    import struct
+    import termios
+    pgrp = os.tcgetpgrp(fd)
+    n = struct.unpack("I", fcntl.ioctl(fd, 0x80045430, b"\0" * 4))[0]	# TIOCGPTN
+    with open("/dev/pts/%d" % n, "rb", buffering=0) as t:
+        return pgrp, termios.tcgetattr(t.fileno())[3]
+
+
+def processes():
+    """(pid, name, state, group, session, system call fields) of every
+    process that can be read."""
     for p in os.listdir("/proc"):
         if not p.isdigit():
             continue
         try:
             with open("/proc/%s/stat" % p) as f:
                 st = f.read()
-            v = st[st.rindex(")") + 2:].split()
-            if int(v[3]) != sid:
-                continue
             with open("/proc/%s/syscall" % p) as f:
-                sc = f.read().split()[:2]
-            procs.append("%s(%s) pgrp %s %s syscall %s" % (p, st[st.index("(") + 1:st.rindex(")")], v[2], v[0], " ".join(sc)))
+                sc = f.read().split()
+            v = st[st.rindex(")") + 2:].split()
+            yield (p, st[st.index("(") + 1:st.rindex(")")], v[0], int(v[2]),
+                   int(v[3]), sc)
         except (OSError, ValueError):
             continue
+
+
+def terminal_state(fd, sid):
+    """The foreground group of FD's terminal, its local modes, and each
+    process of session SID: pid, group, state, system call."""
+    try:
+        fg, lflag = terminal_modes(fd)
+        lflag = "%#o" % lflag
+    except OSError as e:
+        fg = lflag = str(e)
+    procs = ["%s(%s) pgrp %d %s syscall %s" % (p, name, pgrp, state, " ".join(sc[:2]))
+             for p, name, state, pgrp, s, sc in processes() if s == sid]
     return "foreground group %s, lflag %s, %s" % (fg, lflag, "; ".join(procs))
 
 
@@ -522,33 +531,15 @@ def terminal_ready(fd, shell, for_shell):
     with readline's modes (no ICANON); else the job in the foreground
     with the job's (ICANON); and a process of the foreground group in a
     system call that reads input."""
-    import fcntl
-    import struct
     import termios
     try:
-        pgrp = os.tcgetpgrp(fd)
-        n = struct.unpack("I", fcntl.ioctl(fd, 0x80045430, b"\0" * 4))[0]
-        with open("/dev/pts/%d" % n, "rb", buffering=0) as t:
-            canon = bool(termios.tcgetattr(t.fileno())[3] & termios.ICANON)
+        pgrp, lflag = terminal_modes(fd)
     except OSError:
         return False
-    if (pgrp == shell) != for_shell or canon == for_shell:
+    if (pgrp == shell) != for_shell or bool(lflag & termios.ICANON) == for_shell:
         return False
-    for p in os.listdir("/proc"):
-        if not p.isdigit():
-            continue
-        try:
-            with open("/proc/%s/stat" % p) as f:
-                st = f.read()
-            if int(st[st.rindex(")") + 2:].split()[2]) != pgrp:
-                continue
-            with open("/proc/%s/syscall" % p) as f:
-                sc = f.read().split()
-        except (OSError, ValueError):
-            continue
-        if sc and sc[0] in WAIT_INPUT_SYSCALLS:
-            return True
-    return False
+    return any(g == pgrp and sc and sc[0] in WAIT_INPUT_SYSCALLS
+               for _, _, _, g, _, sc in processes())
 
 
 def pty_job(cmdline):
