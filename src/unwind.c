@@ -78,6 +78,7 @@ struct unwinder {
 	int main_kind;			/* -1: unknown */
 	unsigned main_tries;
 	uint64_t main_lo, main_hi;	/* its FDE's range once resolved */
+	uint64_t main_sym_m;		/* main_from_symbols asked for it */
 };
 
 /* attempts to find main's FDE (a GOT slot is filled at relocation) */
@@ -578,6 +579,7 @@ void unwinder_set_entry(struct unwinder *u, pid_t tid, uint64_t entry)
 	u->entry = entry;
 	u->main_lo = u->main_hi = 0;
 	u->main_tries = 0;
+	u->main_sym_m = 0;
 	u->main_kind = got > 0 ? arch_main_from_entry(code, (size_t)got, entry,
 						      &u->main_ref) : -1;
 }
@@ -658,8 +660,13 @@ static void resolve_main(struct unwinder *u)
 	u->main_tries++;
 	if (u->main_kind == 1 && mem_read_all(u->tid, u->main_ref, &m, 8))
 		return;
-	if (!main_from_symbols(u, m))
-		return;
+	/* the file once per address (a drain retries every 2 ms until
+	 * main is known: a stripped executable has no symbol to find) */
+	if (m != u->main_sym_m) {
+		u->main_sym_m = m;
+		if (!main_from_symbols(u, m))
+			return;
+	}
 	exe = table_of(u, u->entry);
 	if (!exe || m < exe->start || m >= exe->end)
 		return;
