@@ -210,16 +210,17 @@ static int name_is(const char *name, const char *want)
 	       (!name[n] || (name[n] == '@' && name[n + 1] == '@'));
 }
 
-/* The symbol tables of E's .dynsym rendezvous with its names. */
+/* A library's .dynsym, with its versions (.gnu.version) and its
+ * .gnu.hash when it has them. */
 struct dynsym {
 	Elf *e;
 	Elf_Data *syms, *ver, *hash;
 	size_t nsyms, strndx;
 };
 
-/* Symbol I of D into OUT if it is NAME, defined, global or weak, of the
- * wanted kind (FUNCS: a function, else an object), in its default
- * version (.gnu.version's hidden ones are compat versions). */
+/* Whether symbol I of D (read into *SYM) is NAME, defined, global or
+ * weak, of the wanted kind (FUNCS: a function, else an object), in its
+ * default version (.gnu.version's hidden ones are compat versions). */
 static int dynsym_is(const struct dynsym *d, size_t i, const char *name,
 		     int funcs, GElf_Sym *sym)
 {
