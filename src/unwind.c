@@ -75,11 +75,16 @@ struct unwinder {
 
 	/* main, where stacks end: from the entry code (unwinder_set_entry) */
 	uint64_t entry, main_ref;	/* main, or a pointer to it (kind 1) */
-	int main_kind;			/* -1: unknown */
+	int main_kind;			/* -1: unknown, MAIN_UNDECODED */
+	uint8_t entry_code[64];		/* for MAIN_UNDECODED */
+	size_t entry_len;
 	unsigned main_tries;
 	uint64_t main_lo, main_hi;	/* its FDE's range once resolved */
 	uint64_t main_sym_m;		/* main_from_symbols asked for it */
 };
+
+/* main_kind: the entry code read, not decoded yet */
+#define MAIN_UNDECODED (-2)
 
 /* attempts to find main's FDE (a GOT slot is filled at relocation) */
 #define MAIN_TRIES 16
@@ -573,15 +578,27 @@ void unwinder_flush(struct unwinder *u)
 
 void unwinder_set_entry(struct unwinder *u, pid_t tid, uint64_t entry)
 {
-	uint8_t code[64];
-	ssize_t got = mem_read(tid, entry, code, sizeof(code));
+	ssize_t got = mem_read(tid, entry, u->entry_code, sizeof(u->entry_code));
 
 	u->entry = entry;
+	u->entry_len = got > 0 ? (size_t)got : 0;
 	u->main_lo = u->main_hi = 0;
 	u->main_tries = 0;
 	u->main_sym_m = 0;
-	u->main_kind = got > 0 ? arch_main_from_entry(code, (size_t)got, entry,
-						      &u->main_ref) : -1;
+	u->main_kind = got > 0 ? MAIN_UNDECODED : -1;
+}
+
+/*
+ * u->main_kind, the entry code decoded at its first need: the decoder's
+ * first use costs ~1 ms (its tables), which a launch then spends at a
+ * drain, while the program runs, not at the exec stop, while it waits.
+ */
+static int main_kind(struct unwinder *u)
+{
+	if (u->main_kind == MAIN_UNDECODED)
+		u->main_kind = arch_main_from_entry(u->entry_code, u->entry_len,
+						    u->entry, &u->main_ref);
+	return u->main_kind;
 }
 
 /*
@@ -682,7 +699,7 @@ static void resolve_main(struct unwinder *u)
 int unwinder_main_range(struct unwinder *u, pid_t tid, uint64_t *lo,
 			uint64_t *hi)
 {
-	if (u->main_kind >= 0 && !u->main_hi) {
+	if (main_kind(u) >= 0 && !u->main_hi) {
 		unsigned tries = u->main_tries;
 
 		u->tid = tid;
@@ -723,7 +740,7 @@ unsigned unwind_stack(struct unwinder *u, pid_t tid, const struct arch_regs *r,
 		u->snap_end = 1;
 	current = u;
 
-	if (u->main_kind >= 0 && !u->main_hi && u->main_tries < MAIN_TRIES)
+	if (main_kind(u) >= 0 && !u->main_hi && u->main_tries < MAIN_TRIES)
 		resolve_main(u);
 	if (need_as(u) || unw_init_remote(&cur, u->as, u) < 0)
 		goto out;

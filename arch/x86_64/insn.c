@@ -38,6 +38,7 @@
 
 #include "arch.h"
 #include "cs.h"
+#include "fastdec.h"
 #include "insn_priv.h"
 
 const uint8_t arch_trampoline_code[] = { 0xcc };
@@ -429,10 +430,91 @@ static void set_text(struct arch_insn *insn, const cs_insn *ci)
 	insn->text[i] = '\0';
 }
 
+static const char *const gpr64[16] = {
+	"rax", "rcx", "rdx", "rbx", "rsp", "rbp", "rsi", "rdi",
+	"r8", "r9", "r10", "r11", "r12", "r13", "r14", "r15",
+};
+
+/* "%eax", "%r10d": register R (0-15) at SIZE 4 or 8. */
+static const char *gpr_name(int r, int size, char *buf, size_t len)
+{
+	if (size == 8)
+		snprintf(buf, len, "%%%s", gpr64[r]);
+	else if (r >= 8)
+		snprintf(buf, len, "%%%sd", gpr64[r]);
+	else
+		snprintf(buf, len, "%%e%s", gpr64[r] + 1);
+	return buf;
+}
+
+int x86_fast_analyse(struct arch_insn *insn, const uint8_t *c, size_t n)
+{
+	struct x86_fast f;
+	unsigned rex = 0, i = 0;
+	char a[8], b[8];
+
+	if (x86_fast_off || !n)
+		return 0;
+	if (c[0] == 0xc3) {
+		/* not a fastdec instruction: the patch planner refuses it */
+		f.len = 1;
+		insn->ops = &x86_ops_ret;
+		snprintf(insn->text, sizeof(insn->text), "retq");
+	} else if (!x86_fast_decode(c, n, &f)) {
+		return 0;
+	} else if (f.endbr64) {
+		insn->ops = &x86_ops_nop;
+		snprintf(insn->text, sizeof(insn->text), "endbr64");
+	} else {
+		if ((c[0] & 0xf0) == 0x40)
+			rex = c[i++];
+		if (c[i] >= 0x50 && c[i] <= 0x57 && (!rex || rex == 0x41)) {
+			insn->ops = &x86_ops_push;
+			insn->reg = (c[i] & 7) + (rex ? 8 : 0);
+			insn->size = 8;
+			snprintf(insn->text, sizeof(insn->text), "pushq %s",
+				 gpr_name(insn->reg, 8, a, sizeof(a)));
+		} else if (c[i] >= 0xb8 && c[i] <= 0xbf && (!rex || rex == 0x41) &&
+			   f.len == i + 5) {
+			uint32_t v;
+
+			memcpy(&v, c + i + 1, 4);
+			insn->ops = &x86_ops_mov_ri;
+			insn->reg = (c[i] & 7) + (rex ? 8 : 0);
+			insn->size = 4;
+			insn->imm = v;
+			/* capstone's: decimal up to 9 */
+			snprintf(insn->text, sizeof(insn->text),
+				 v > 9 ? "movl $0x%x, %s" : "movl $%u, %s",
+				 v, gpr_name(insn->reg, 4, a, sizeof(a)));
+		} else if ((c[i] == 0x89 || c[i] == 0x8b) && c[i + 1] >> 6 == 3 &&
+			   (rex & 0xf2) == (rex ? 0x40 : 0)) {
+			/* no REX.X; sizes 4 and 8 */
+			int size = rex & 8 ? 8 : 4;
+			int rm = (c[i + 1] & 7) + (rex & 1 ? 8 : 0);
+			int reg = ((c[i + 1] >> 3) & 7) + (rex & 4 ? 8 : 0);
+
+			insn->ops = &x86_ops_mov_rr;
+			insn->reg = c[i] == 0x89 ? rm : reg;
+			insn->reg2 = c[i] == 0x89 ? reg : rm;
+			insn->size = size;
+			snprintf(insn->text, sizeof(insn->text), "mov%c %s, %s",
+				 size == 8 ? 'q' : 'l',
+				 gpr_name(insn->reg2, size, a, sizeof(a)),
+				 gpr_name(insn->reg, size, b, sizeof(b)));
+		} else {
+			return 0;
+		}
+	}
+	insn->len = f.len;
+	memcpy(insn->bytes, c, f.len);
+	return 1;
+}
+
 int arch_insn_analyse(struct arch_insn *insn, uint64_t addr,
 		      const uint8_t *code, size_t n, char *err, size_t errlen)
 {
-	csh h = x86_cs_detail(), att = x86_cs_att();
+	csh h, att;
 	cs_insn *ci = NULL, *ca = NULL;
 	const char *why;
 	char hex[3 * 16 + 1] = "";
@@ -446,6 +528,11 @@ int arch_insn_analyse(struct arch_insn *insn, uint64_t addr,
 		snprintf(hex + 3 * i, 4, "%02x ", code[i]);
 	if (i)
 		hex[3 * i - 1] = '\0';
+
+	if (x86_fast_analyse(insn, code, avail))
+		return 0;
+	h = x86_cs_detail();
+	att = x86_cs_att();
 
 	if (!h) {
 		fmt_err(err, errlen, "cannot initialise capstone");

@@ -18,6 +18,7 @@
 
 #include "arch_patch.h"
 #include "cs.h"
+#include "fastdec.h"
 
 #define OP_JMP_REL32	0xe9
 #define OP_JMP_REL8	0xeb
@@ -158,42 +159,60 @@ static const char *att(const cs_insn *ci, char *buf, size_t len)
 	return buf;
 }
 
-/* Choose the displaced instructions of P from CODE (N bytes at p->at). */
+/* Choose the displaced instructions of P from CODE (N bytes at p->at):
+ * the plain ones by fastdec, the others by capstone. */
 static int plan_insns(struct arch_patch *p, const uint8_t *code, size_t n,
 		      char *err, size_t errlen)
 {
-	csh h = x86_cs_detail();
-	cs_insn *ci = cs_malloc(h);
 	const uint8_t *c = code;
 	uint64_t addr = p->at;
+	cs_insn *ci = NULL;
+	struct x86_fast f;
 	const char *why;
 	char text[256];
 	int ret = -1;
 
-	if (!ci)
-		return fail(err, errlen, "capstone: out of memory");
 	while (p->len < ARCH_PATCH_JMP_LEN) {
-		if (!cs_disasm_iter(h, &c, &n, &addr, ci)) {
-			fail(err, errlen, "%s at %#llx: %s", n ? "undecodable instruction" :
-			     "function shorter than a 5-byte jump",
-			     (unsigned long long)addr, n ? "not patched" :
-			     "its symbol's size ends before");
-			goto out;
+		unsigned size;
+
+		if (x86_fast_decode(c, n, &f)) {
+			size = f.len;
+			c += size, n -= size, addr += size;
+		} else {
+			csh h = x86_cs_detail();
+
+			if (!h) {
+				fail(err, errlen, "capstone could not be opened");
+				goto out;
+			}
+			if (!ci && !(ci = cs_malloc(h))) {
+				fail(err, errlen, "capstone: out of memory");
+				goto out;
+			}
+			if (!cs_disasm_iter(h, &c, &n, &addr, ci)) {
+				fail(err, errlen, "%s at %#llx: %s", n ? "undecodable instruction" :
+				     "function shorter than a 5-byte jump",
+				     (unsigned long long)addr, n ? "not patched" :
+				     "its symbol's size ends before");
+				goto out;
+			}
+			why = refusal(ci);
+			if (why) {
+				fail(err, errlen, "cannot relocate '%s' at %#llx: %s",
+				     att(ci, text, sizeof(text)),
+				     (unsigned long long)ci->address, why);
+				goto out;
+			}
+			size = ci->size;
 		}
-		why = refusal(ci);
-		if (why) {
-			fail(err, errlen, "cannot relocate '%s' at %#llx: %s",
-			     att(ci, text, sizeof(text)),
-			     (unsigned long long)ci->address, why);
-			goto out;
-		}
-		p->insn_len[p->ninsns++] = (uint8_t)ci->size;
-		p->len += ci->size;
+		p->insn_len[p->ninsns++] = (uint8_t)size;
+		p->len += size;
 	}
 	memcpy(p->orig, code, p->len);
 	ret = 0;
 out:
-	cs_free(ci, 1);
+	if (ci)
+		cs_free(ci, 1);
 	return ret;
 }
 
@@ -298,8 +317,6 @@ int arch_patch_plan(struct arch_patch *p, const uint8_t *body, size_t body_len,
 	size_t skip = 0;
 
 	memset(p, 0, sizeof(*p));
-	if (!x86_cs_detail())
-		return fail(err, errlen, "capstone could not be opened");
 	if (body_len >= sizeof(endbr64) && !memcmp(body, endbr64, sizeof(endbr64)))
 		skip = sizeof(endbr64);	/* IBT: the landing pad stays first */
 	p->func = func_addr;
@@ -376,20 +393,60 @@ static int reloc_one(const cs_insn *ci, uint64_t to, uint8_t *b,
 	return ci->size;
 }
 
+/* A displaced instruction F (fastdec) at FROM moved to TO into B, as
+ * reloc_one does.  Bytes written, or -1. */
+static int reloc_fast(const struct x86_fast *f, const uint8_t *code,
+		      uint64_t from, uint64_t to, uint8_t *b, char *err,
+		      size_t errlen)
+{
+	uint64_t target;
+	int64_t disp;
+
+	if (f->branch) {
+		target = from + f->len + (uint64_t)(int64_t)f->rel;
+		return f->cc == 16 ? (int)emit_jmp(b, to, target) :
+				     (int)emit_jcc(b, to, f->cc, target);
+	}
+	memcpy(b, code, f->len);
+	if (!f->rip_off)
+		return f->len;
+	target = from + f->len + (uint64_t)(int64_t)(int32_t)get32(code + f->rip_off);
+	disp = (int64_t)(target - (to + f->len));
+	if (!fits_rel32(disp))
+		return fail(err, errlen, "the %%rip-relative operand at "
+			    "%#llx (%#llx) is out of rel32 reach from %#llx",
+			    (unsigned long long)from, (unsigned long long)target,
+			    (unsigned long long)to);
+	put32(b + f->rip_off, disp);
+	return f->len;
+}
+
 int arch_relocate(const struct arch_patch *p, uint64_t to, uint8_t *buf,
 		  char *err, size_t errlen)
 {
-	csh h = x86_cs_detail();
-	cs_insn *ci = h ? cs_malloc(h) : NULL;
 	const uint8_t *c = p->orig;
 	size_t n = p->len;
 	uint64_t addr = p->at;
+	cs_insn *ci = NULL;
+	struct x86_fast f;
 	int len = 0, k;
 
-	if (!ci)
-		return fail(err, errlen, "capstone could not be opened");
 	while (n) {
-		if (!cs_disasm_iter(h, &c, &n, &addr, ci)) {
+		if (x86_fast_decode(c, n, &f)) {
+			k = reloc_fast(&f, c, addr, to + len, buf + len, err, errlen);
+			if (k < 0) {
+				len = -1;
+				break;
+			}
+			c += f.len, n -= f.len, addr += f.len;
+			len += k;
+			continue;
+		}
+		if (!ci && (!x86_cs_detail() || !(ci = cs_malloc(x86_cs_detail())))) {
+			len = fail(err, errlen, "capstone could not be opened");
+			break;
+		}
+		if (!cs_disasm_iter(x86_cs_detail(), &c, &n, &addr, ci)) {
 			len = fail(err, errlen, "undecodable instruction at %#llx",
 				   (unsigned long long)addr);
 			break;
@@ -401,7 +458,8 @@ int arch_relocate(const struct arch_patch *p, uint64_t to, uint8_t *buf,
 		}
 		len += k;
 	}
-	cs_free(ci, 1);
+	if (ci)
+		cs_free(ci, 1);
 	if (len < 0)
 		return -1;
 	return len + (int)emit_jmp(buf + len, to + len, p->at + p->len);

@@ -26,6 +26,7 @@
 #include <libunwind-x86_64.h>
 
 #include "arch.h"
+#include "fastdec.h"
 
 #define FL_CF 0x001
 #define FL_PF 0x004
@@ -701,6 +702,81 @@ static void test_mov_imm(void **state)
 	EMU_OK(&r, "mov-imm", 5, 0xba, 0xff, 0xff, 0xff, 0xff);
 	assert_int_equal(r.r.rdx, 0xffffffffULL);
 	assert_int_equal(r.r.rip, CODE_ADDR + 5);
+}
+
+/* CODE analysed with the fast path (x86_fast_analyse) and by capstone
+ * alone: the same result, field by field; 1 if the fast path took it. */
+static int analyse_both(const uint8_t *code, size_t len)
+{
+	struct arch_insn a, b;
+	char ea[256], eb[256];
+	uint8_t buf[16];
+	int ra, rb;
+
+	memset(buf, 0x90, sizeof(buf));
+	memcpy(buf, code, len);
+	x86_fast_off = 0;
+	ra = arch_insn_analyse(&a, CODE_ADDR, buf, sizeof(buf), ea, sizeof(ea));
+	x86_fast_off = 1;
+	rb = arch_insn_analyse(&b, CODE_ADDR, buf, sizeof(buf), eb, sizeof(eb));
+	x86_fast_off = 0;
+	assert_int_equal(ra, rb);
+	if (ra)
+		return 0;
+	if (a.ops != b.ops || a.len != b.len || memcmp(a.bytes, b.bytes, 16) ||
+	    a.reg != b.reg || a.reg2 != b.reg2 || a.size != b.size ||
+	    a.imm != b.imm || a.disp != b.disp || a.disp_off != b.disp_off ||
+	    a.disp_size != b.disp_size || a.rip_relative != b.rip_relative ||
+	    strcmp(a.text, b.text))
+		fail_msg("%02x %02x %02x: fast '%s' len %u reg %d,%d size %d imm %lld, "
+			 "capstone '%s' len %u reg %d,%d size %d imm %lld", buf[0],
+			 buf[1], buf[2], a.text, a.len, a.reg, a.reg2, a.size,
+			 (long long)a.imm, b.text, b.len, b.reg, b.reg2, b.size,
+			 (long long)b.imm);
+	memset(&a, 0, sizeof(a));
+	return x86_fast_analyse(&a, buf, sizeof(buf));
+}
+
+/* What breakpoints of a launch sit on, analysed without capstone: endbr64,
+ * ret, push r64, mov $imm32 to r32, mov between r32/r64, with every
+ * register and REX combination, as capstone would. */
+static void test_fast_analysis(void **state)
+{
+	static const uint32_t imms[] = { 0, 0x3b, 0x142, 0x7fffffff, 0x80000000,
+					 0xffffffff };
+	uint8_t c[8];
+	unsigned fast = 0, op, rex, m, i;
+
+	(void)state;
+	fast += analyse_both((const uint8_t *)"\xf3\x0f\x1e\xfa", 4);
+	fast += analyse_both((const uint8_t *)"\xc3", 1);
+	for (op = 0x50; op < 0x58; op++) {
+		c[0] = (uint8_t)op;
+		fast += analyse_both(c, 1);
+		c[0] = 0x41, c[1] = (uint8_t)op;
+		fast += analyse_both(c, 2);
+	}
+	for (op = 0xb8; op < 0xc0; op++)
+		for (i = 0; i < sizeof(imms) / sizeof(imms[0]); i++) {
+			c[0] = 0x41, c[1] = (uint8_t)op;
+			memcpy(c + 2, &imms[i], 4);
+			fast += analyse_both(c + 1, 5);
+			fast += analyse_both(c, 6);
+		}
+	for (op = 0x89; op <= 0x8b; op += 2)
+		for (rex = 0x3f; rex < 0x50; rex++)
+			for (m = 0xc0; m < 0x100; m++) {
+				unsigned k = 0;
+
+				if (rex >= 0x40)
+					c[k++] = (uint8_t)rex;
+				c[k++] = (uint8_t)op;
+				c[k++] = (uint8_t)m;
+				fast += analyse_both(c, k);
+			}
+	/* endbr64, ret, push, mov $imm, mov without REX and with the 8 REX
+	 * prefixes without X (with X: capstone's) */
+	assert_int_equal(fast, 1 + 1 + 16 + 96 + 2 * (64 + 8 * 64));
 }
 
 static void test_endbr64_and_nops(void **state)
@@ -1486,6 +1562,7 @@ int main(void)
 		cmocka_unit_test(test_mov_r32_zero_extends),
 		cmocka_unit_test(test_mov_imm),
 		cmocka_unit_test(test_endbr64_and_nops),
+		cmocka_unit_test(test_fast_analysis),
 		cmocka_unit_test(test_ret),
 		cmocka_unit_test(test_jmp),
 		cmocka_unit_test(test_xol_plain),
