@@ -21,7 +21,21 @@ struct symbolizer;
 
 /* A session over the objects PID maps now.  NULL with a message on error. */
 struct symbolizer *sym_open(pid_t pid);
+
+/*
+ * For set-up lookups (sym_find_in_module): no libdwfl session until one
+ * is needed (elfsyms.h answers from the files themselves); never NULL.
+ */
+struct symbolizer *sym_open_setup(pid_t pid);
+
+/* Non-zero: sym_open_setup's lookups through libdwfl alone (the unit
+ * tests compare the two). */
+extern int sym_setup_libdwfl;
 void sym_close(struct symbolizer *s);
+
+/* The addresses [*LO, *HI) of the object mapped at ADDR: 0, or -1. */
+int sym_module_range(struct symbolizer *s, uint64_t addr, uint64_t *lo,
+		     uint64_t *hi);
 
 /* Its libdwfl session, for walking the modules (dwfl_getmodules). */
 struct Dwfl *sym_dwfl(struct symbolizer *s);

@@ -23,7 +23,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <elfutils/libdwfl.h>
 
 #include "fdprobe.h"
 #include "memio.h"
@@ -233,15 +232,12 @@ int fdprobe_bind(struct fdprobe *fp, struct bpset *bps, struct symbolizer *s,
 	for (i = 0; i < n; i++)
 		sym_find_in_module(s, order[i], names, NFNS, 1, defs);
 	for (i = 0; i < NFNS; i++) {
-		Dwfl_Module *mod;
-		Dwarf_Addr lo = 0, hi = 0;
+		uint64_t lo = 0, hi = 0;
 		struct bp *bp;
 
 		if (!defs[i].addr)
 			continue;
-		mod = dwfl_addrmodule(sym_dwfl(s), defs[i].addr);
-		if (!mod || !dwfl_module_info(mod, NULL, &lo, &hi, NULL, NULL,
-					      NULL, NULL))
+		if (sym_module_range(s, defs[i].addr, &lo, &hi))
 			lo = hi = 0;
 		r = patch ? patch(ctx, &defs[i], fns[i].name, rec_kind(fns[i].act),
 				  i, obj_index(mods, &nmods, lo, hi), lo, hi) : 0;

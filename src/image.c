@@ -114,9 +114,7 @@ static int bind_allocator(struct session *S, pid_t tid, const uint64_t *order,
 	int ret = 0, r;
 
 	memset(defs, 0, sizeof(defs));
-	s = sym_open(tid);
-	if (!s)
-		return -1;
+	s = sym_open_setup(tid);
 	bind_exec(S, s, tid, order, n);
 	for (i = 0; i < n && !P->no_heap; i++)
 		sym_find_in_module(s, order[i], alloc_names, AF_COUNT, 1, defs);
@@ -279,9 +277,7 @@ int image_setup(struct session *S, pid_t tid)
 		return bind_static(S, tid, entry);
 
 	/* the dynamic linker is a library: found in its .dynsym */
-	s = sym_open(P->mem_pid);
-	if (!s)
-		return -1;
+	s = sym_open_setup(P->mem_pid);
 	memset(d, 0, sizeof(d));
 	sym_find_in_module(s, base, ld_names, 1, 1, &d[0]);
 	sym_find_in_module(s, base, ld_data, 1, 0, &d[1]);

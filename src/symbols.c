@@ -10,6 +10,7 @@
 
 #include "debugfile.h"
 #include "dwline.h"
+#include "elfsyms.h"
 #include "symbols.h"
 #include "util.h"
 
@@ -53,7 +54,9 @@ struct module_lines {
  */
 struct symbolizer {
 	pid_t pid;
-	Dwfl *dwfl;
+	Dwfl *dwfl;		/* made at its first need (light()) */
+	int dwfl_failed;
+	struct elfsyms *es;	/* set-up lookups (sym_open_setup) */
 	Dwfl *full;
 	int full_failed;
 	Dwfl *gone;		/* objects unloaded (sym_add_unloaded) */
@@ -140,6 +143,28 @@ struct symbolizer *sym_open(pid_t pid)
 	return s;
 }
 
+int sym_setup_libdwfl;
+
+struct symbolizer *sym_open_setup(pid_t pid)
+{
+	struct symbolizer *s = xcalloc(1, sizeof(*s));
+
+	s->pid = pid;
+	s->es = elfsyms_open(pid);
+	return s;
+}
+
+/* The light session, NULL if it cannot be made (a set-up symbolizer's
+ * at its first need). */
+static Dwfl *light(struct symbolizer *s)
+{
+	if (!s->dwfl && !s->dwfl_failed) {
+		s->dwfl = proc_session(s->pid, &light_callbacks);
+		s->dwfl_failed = !s->dwfl;
+	}
+	return s->dwfl;
+}
+
 /* The session with debug files, NULL if it cannot be made. */
 static Dwfl *full_session(struct symbolizer *s)
 {
@@ -150,9 +175,25 @@ static Dwfl *full_session(struct symbolizer *s)
 	return s->full;
 }
 
+int sym_module_range(struct symbolizer *s, uint64_t addr, uint64_t *lo,
+		     uint64_t *hi)
+{
+	Dwfl_Module *mod;
+	Dwarf_Addr l, h;
+
+	if (s->es && !sym_setup_libdwfl && !elfsyms_module_range(s->es, addr, lo, hi))
+		return 0;
+	mod = light(s) ? dwfl_addrmodule(s->dwfl, addr) : NULL;
+	if (!mod || !dwfl_module_info(mod, NULL, &l, &h, NULL, NULL, NULL, NULL))
+		return -1;
+	*lo = l;
+	*hi = h;
+	return 0;
+}
+
 Dwfl *sym_dwfl(struct symbolizer *s)
 {
-	return s->dwfl;
+	return light(s);
 }
 
 void sym_close(struct symbolizer *s)
@@ -163,6 +204,7 @@ void sym_close(struct symbolizer *s)
 		return;
 	if (s->dwfl)
 		dwfl_end(s->dwfl);
+	elfsyms_close(s->es);
 	if (s->full)
 		dwfl_end(s->full);
 	if (s->gone)
@@ -198,144 +240,47 @@ static const char *module_path(Dwfl_Module *mod, uint64_t *start)
 }
 
 /*
- * NAME (from a symbol table) is WANT, or WANT's default version: a
- * separate debug file's .symtab has "fclose@@GLIBC_2.2.5" where .dynsym
- * has "fclose" (a compat version, "fopen@GLIBC_2.1", is not it).
- */
-static int name_is(const char *name, const char *want)
-{
-	size_t n = strlen(want);
-
-	return !strncmp(name, want, n) &&
-	       (!name[n] || (name[n] == '@' && name[n + 1] == '@'));
-}
-
-/* A library's .dynsym, with its versions (.gnu.version) and its
- * .gnu.hash when it has them. */
-struct dynsym {
-	Elf *e;
-	Elf_Data *syms, *ver, *hash;
-	size_t nsyms, strndx;
-};
-
-/* Whether symbol I of D (read into *SYM) is NAME, defined, global or
- * weak, of the wanted kind (FUNCS: a function, else an object), in its
- * default version (.gnu.version's hidden ones are compat versions). */
-static int dynsym_is(const struct dynsym *d, size_t i, const char *name,
-		     int funcs, GElf_Sym *sym)
-{
-	GElf_Versym vs;
-	const char *s;
-	int bind;
-
-	if (!gelf_getsym(d->syms, (int)i, sym) || sym->st_shndx == SHN_UNDEF ||
-	    !sym->st_value)
-		return 0;
-	bind = GELF_ST_BIND(sym->st_info);
-	if ((bind != STB_GLOBAL && bind != STB_WEAK) ||
-	    (funcs ? GELF_ST_TYPE(sym->st_info) != STT_FUNC :
-		     GELF_ST_TYPE(sym->st_info) != STT_OBJECT))
-		return 0;
-	if (d->ver && gelf_getversym(d->ver, (int)i, &vs) && (vs & 0x8000))
-		return 0;
-	s = elf_strptr(d->e, d->strndx, sym->st_name);
-	return s && !strcmp(s, name);
-}
-
-static uint32_t gnu_hash(const char *name)
-{
-	uint32_t h = 5381;
-
-	while (*name)
-		h = h * 33 + (uint8_t)*name++;
-	return h;
-}
-
-/*
- * NAME's index through D's .gnu.hash (the chain of its bucket holds
- * every symbol of its hash, in index order): the first one dynsym_is
- * takes, 0 if none, -1 if the table is unusable (then scan).
- */
-static long gnu_hash_find(const struct dynsym *d, const char *name, int funcs,
-			  GElf_Sym *sym)
-{
-	const uint32_t *w = d->hash->d_buf;
-	size_t words = d->hash->d_size / 4, nbuckets, symoff, bloom, i;
-	const uint32_t *buckets, *chain;
-	uint32_t h = gnu_hash(name), h2;
-
-	if (words < 4)
-		return -1;
-	nbuckets = w[0];
-	symoff = w[1];
-	bloom = w[2];		/* 64-bit words on ELFCLASS64 */
-	if (!nbuckets || 4 + 2 * bloom + nbuckets > words)
-		return -1;
-	buckets = w + 4 + 2 * bloom;
-	chain = buckets + nbuckets;
-	i = buckets[h % nbuckets];
-	if (i < symoff)
-		return 0;
-	for (; i < d->nsyms && (size_t)(chain - w) + (i - symoff) < words; i++) {
-		h2 = chain[i - symoff];
-		if ((h | 1) == (h2 | 1) && dynsym_is(d, i, name, funcs, sym))
-			return (long)i;
-		if (h2 & 1)
-			break;
-	}
-	return 0;
-}
-
-/*
  * The defined global or weak symbols NAMES of E's .dynsym (their default
- * version), at BIAS + st_value, into OUT (module MODULE): looked up in its
- * .gnu.hash, else by a scan.  Returns the number found.
+ * version), at BIAS + st_value, into OUT (module MODULE): elfsyms.c's
+ * lookup on the sections libelf gives.  Returns the number found.
  */
 static int dynsym_find(Elf *e, uint64_t bias, const char *const *names,
 		       unsigned n, int funcs, const char *module,
 		       struct sym_def *out)
 {
-	struct dynsym d;
+	struct symtab_view v;
+	Elf_Data *syms = NULL, *ver = NULL, *hash = NULL, *str = NULL;
 	Elf_Scn *scn = NULL;
 	GElf_Shdr sh;
-	GElf_Sym sym;
-	size_t i;
-	unsigned k;
-	int found = 0;
-	long at;
 
-	memset(&d, 0, sizeof(d));
-	d.e = e;
+	if (gelf_getclass(e) != ELFCLASS64)
+		return 0;
 	while ((scn = elf_nextscn(e, scn))) {
 		if (!gelf_getshdr(scn, &sh))
 			continue;
-		if (sh.sh_type == SHT_DYNSYM && sh.sh_entsize) {
-			d.syms = elf_getdata(scn, NULL);
-			d.nsyms = sh.sh_size / sh.sh_entsize;
-			d.strndx = sh.sh_link;
+		if (sh.sh_type == SHT_DYNSYM && sh.sh_entsize == sizeof(Elf64_Sym)) {
+			syms = elf_getdata(scn, NULL);
+			str = elf_getdata(elf_getscn(e, sh.sh_link), NULL);
 		} else if (sh.sh_type == SHT_GNU_versym) {
-			d.ver = elf_getdata(scn, NULL);
-		} else if (sh.sh_type == SHT_GNU_HASH && gelf_getclass(e) == ELFCLASS64) {
-			d.hash = elf_getdata(scn, NULL);
+			ver = elf_getdata(scn, NULL);
+		} else if (sh.sh_type == SHT_GNU_HASH) {
+			hash = elf_getdata(scn, NULL);
 		}
 	}
-	if (!d.syms)
+	if (!syms || !syms->d_buf || !str || !str->d_buf)
 		return 0;
-	for (k = 0; k < n; k++) {
-		if (out[k].addr)
-			continue;
-		at = d.hash && d.hash->d_buf ? gnu_hash_find(&d, names[k], funcs, &sym) : -1;
-		for (i = 1; at < 0 && i < d.nsyms; i++)
-			if (dynsym_is(&d, i, names[k], funcs, &sym))
-				at = (long)i;
-		if (at <= 0)
-			continue;
-		out[k].addr = bias + sym.st_value;
-		out[k].size = sym.st_size;
-		out[k].module = module;
-		found++;
+	memset(&v, 0, sizeof(v));
+	v.syms = syms->d_buf;
+	v.nsyms = syms->d_size / sizeof(Elf64_Sym);
+	v.str = str->d_buf;
+	v.strsz = str->d_size;
+	if (ver && ver->d_buf && ver->d_size >= v.nsyms * sizeof(uint16_t))
+		v.ver = ver->d_buf;
+	if (hash && hash->d_buf) {
+		v.hash = hash->d_buf;
+		v.hashwords = hash->d_size / 4;
 	}
-	return found;
+	return symtab_find_dynsym(&v, bias, names, n, funcs, module, out);
 }
 
 /*
@@ -379,12 +324,19 @@ int sym_find_in_module(struct symbolizer *s, uint64_t in_module,
 		       const char *const *names, unsigned n, int funcs,
 		       struct sym_def *out)
 {
-	Dwfl_Module *mod = dwfl_addrmodule(s->dwfl, in_module);
+	Dwfl_Module *mod;
 	int nsyms, i, found = 0;
 	const char *path;
 	GElf_Addr bias;
 	Elf *elf;
 
+	if (s->es && !sym_setup_libdwfl) {
+		found = elfsyms_find(s->es, in_module, names, n, funcs, out);
+		if (found != -2)
+			return found;
+		found = 0;
+	}
+	mod = light(s) ? dwfl_addrmodule(s->dwfl, in_module) : NULL;
 	if (!mod)
 		return -1;
 	path = module_path(mod, NULL);
@@ -412,7 +364,7 @@ int sym_find_in_module(struct symbolizer *s, uint64_t in_module,
 		if (funcs ? type != STT_FUNC : type != STT_OBJECT)
 			continue;
 		for (k = 0; k < n; k++) {
-			if (out[k].addr || !name_is(name, names[k]))
+			if (out[k].addr || !symtab_name_is(name, names[k]))
 				continue;
 			out[k].addr = addr;
 			out[k].size = sym.st_size;
@@ -608,7 +560,8 @@ void sym_lookup(struct symbolizer *s, uint64_t pc, int caller,
 
 	memset(out, 0, sizeof(*out));
 	out->pc = pc;
-	mod = dwfl_addrmodule(dwfl ? dwfl : s->dwfl, addr);
+	mod = dwfl ? dwfl_addrmodule(dwfl, addr) :
+	      light(s) ? dwfl_addrmodule(s->dwfl, addr) : NULL;
 	if (!mod && s->gone && caller)
 		mod = dwfl_addrmodule(s->gone, addr);
 	if (mod) {

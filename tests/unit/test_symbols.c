@@ -4,6 +4,11 @@
  * several versions (the default one), and names libc does not define.
  */
 #include <dlfcn.h>
+#include <signal.h>
+#include <stdio.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <link.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -61,10 +66,121 @@ static void test_libc_functions(void **state)
 	dlclose(libc);
 }
 
+struct objects {
+	uint64_t in[64];	/* an address in each (its dynamic section) */
+	unsigned n;
+};
+
+static int add_object(struct dl_phdr_info *info, size_t size, void *data)
+{
+	struct objects *o = data;
+	int i;
+
+	(void)size;
+	for (i = 0; i < info->dlpi_phnum && o->n < 64; i++)
+		if (info->dlpi_phdr[i].p_type == PT_DYNAMIC ||
+		    (info->dlpi_phdr[i].p_type == PT_LOAD && !info->dlpi_name[0])) {
+			o->in[o->n++] = info->dlpi_addr + info->dlpi_phdr[i].p_vaddr;
+			break;
+		}
+	return 0;
+}
+
+/*
+ * The set-up lookups (sym_open_setup: elfsyms.c, the files read in
+ * place) give libdwfl's answers, names, sizes, modules and module ranges,
+ * in every object of this process: the executable (its .symtab), libc,
+ * ld.so, libcmocka, the vdso (read from memory).  Asked of a forked
+ * child, whose maps stay what they are while both read the files.
+ */
+static void test_setup_lookups_as_libdwfl(void **state)
+{
+	static const char *const funcs[] = {
+		"malloc", "calloc", "realloc", "reallocarray", "free",
+		"posix_memalign", "aligned_alloc", "memalign", "valloc", "pvalloc",
+		"open", "open64", "openat", "creat", "socket", "pipe2", "dup3",
+		"fcntl", "fopen", "opendir", "__open_nocancel", "close",
+		"__close_nocancel", "close_range", "fclose", "closedir", "execve",
+		"execveat", "fexecve", "_dl_debug_state", "main", "glob64",
+		"regexec", "test_libc_functions", "__vdso_clock_gettime",
+		"clock_gettime", "_cmocka_run_group_tests", "no_such_function",
+	};
+	static const char *const objs[] = {
+		"_r_debug", "environ", "_IO_2_1_stdout_", "stdout", "no_such_object",
+	};
+	enum { NF = sizeof(funcs) / sizeof(funcs[0]), NO = sizeof(objs) / sizeof(objs[0]) };
+	struct objects o = { .n = 0 };
+	struct sym_def a[NF], b[NF];
+	struct symbolizer *fast, *slow;
+	unsigned i, k, found = 0, kind;
+	pid_t child = fork();
+
+	(void)state;
+	if (!child) {
+		/* gone with the test, whatever it ends with */
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		close(1);
+		close(2);
+		for (;;)
+			pause();
+	}
+	assert_true(child > 0);
+	fast = sym_open_setup(child);
+	slow = sym_open_setup(child);
+	dl_iterate_phdr(add_object, &o);
+	assert_true(o.n >= 4);
+	for (i = 0; i < o.n; i++) {
+		for (kind = 0; kind < 2; kind++) {
+			const char *const *names = kind ? objs : funcs;
+			unsigned n = kind ? NO : NF;
+			int ra, rb;
+
+			memset(a, 0, sizeof(a));
+			memset(b, 0, sizeof(b));
+			ra = sym_find_in_module(fast, o.in[i], names, n, !kind, a);
+			sym_setup_libdwfl = 1;
+			rb = sym_find_in_module(slow, o.in[i], names, n, !kind, b);
+			sym_setup_libdwfl = 0;
+			if (ra != rb)
+				fail_msg("object %u (%#lx): %d found, libdwfl %d", i,
+					 (unsigned long)o.in[i], ra, rb);
+			for (k = 0; k < n; k++) {
+				uint64_t la, ha, lb, hb;
+
+				if (a[k].addr != b[k].addr || a[k].size != b[k].size)
+					fail_msg("%s: %#lx size %lu, libdwfl %#lx size %lu",
+						 names[k], (unsigned long)a[k].addr,
+						 (unsigned long)a[k].size,
+						 (unsigned long)b[k].addr,
+						 (unsigned long)b[k].size);
+				if (!a[k].addr)
+					continue;
+				found++;
+				assert_string_equal(a[k].module, b[k].module);
+				assert_int_equal(sym_module_range(fast, a[k].addr, &la, &ha), 0);
+				sym_setup_libdwfl = 1;
+				assert_int_equal(sym_module_range(slow, a[k].addr, &lb, &hb), 0);
+				sym_setup_libdwfl = 0;
+				assert_int_equal(la, lb);
+				assert_int_equal(ha, hb);
+			}
+		}
+	}
+	/* libc's 29 + _dl_debug_state, _r_debug, main, the test's own, the
+	 * vdso's 2, cmocka's, environ/stdout/_IO_2_1_stdout_ */
+	printf("# %u definitions in %u objects, as libdwfl finds them\n", found, o.n);
+	assert_true(found >= 40);
+	sym_close(fast);
+	sym_close(slow);
+	kill(child, SIGKILL);
+	waitpid(child, NULL, 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_libc_functions),
+		cmocka_unit_test(test_setup_lookups_as_libdwfl),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
