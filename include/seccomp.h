@@ -26,4 +26,13 @@
 int seccomp_allows(pid_t tid, const char *name, long nr,
 		   const uint64_t args[6], char *why, size_t len);
 
+/*
+ * A traced thread reported a stop (it may have run since the last one):
+ * what seccomp_allows knows of modes is stale.  It keeps a thread's
+ * mode (its /proc/TID/status, ~25 us a read, 15 injections at a launch)
+ * only while the thread is its process's only one and no stop has been
+ * reported since: stopped and alone, nothing can change the mode.
+ */
+void seccomp_forget(void);
+
 #endif

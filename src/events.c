@@ -15,6 +15,7 @@
 #include "arch.h"
 #include "jobctl.h"
 #include "memio.h"
+#include "seccomp.h"
 #include "session.h"
 #include "util.h"
 
@@ -306,6 +307,7 @@ static unsigned qhead, qlen;
 
 static void queue_push(pid_t tid, int status)
 {
+	seccomp_forget();
 	queue[(qhead + qlen) % QUEUE_MAX].tid = tid;
 	queue[(qhead + qlen) % QUEUE_MAX].status = status;
 	qlen++;
@@ -424,6 +426,7 @@ int events_reap(struct session *S, pid_t tid)
 		return errno == ECHILD ? 0 : -1;
 	if (!got)
 		return 0;
+	seccomp_forget();
 	handle(S, tid, status);
 	return 1;
 }
@@ -567,6 +570,7 @@ int events_wait_new(struct session *S, struct task *c)
 		/* collected already with its creator's event (events_wait_one) */
 		w = queue_take(c->tid, &status) ? c->tid :
 		    waitpid(c->tid, &status, __WALL);
+		seccomp_forget();
 		if (w < 0 && errno == EINTR)
 			continue;
 		if (w < 0) {

@@ -18,6 +18,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "seccomp.h"
 #include "session.h"
 #include "util.h"
 
@@ -221,6 +222,7 @@ pid_t launch_program(struct session *S)
 			close(err[0]);
 			return error("waiting for '%s': %s", argv[0], strerror(e));
 		}
+		seccomp_forget();
 		if (WIFSTOPPED(status)) {
 			int event = status >> 16;
 

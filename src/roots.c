@@ -56,6 +56,9 @@ struct proc_mem {
 	struct scan_range *owned;	/* glibc's memory, sorted */
 	size_t nowned, aowned;
 	struct window win[WIN_SLOTS];
+	/* the scanner's buffer and how much of it is populated */
+	void *dst;
+	size_t dst_len;
 };
 
 struct collect {
@@ -168,6 +171,16 @@ static long read_mem(void *ctx, uint64_t addr, void *buf, size_t len)
 	struct proc_mem *m = ctx;
 	size_t done = 0;
 
+	/* the scanner reads into one buffer (1 MiB): populated as far as
+	 * reads go, not faulted in a page at a time */
+	if (buf != m->dst) {
+		m->dst = buf;
+		m->dst_len = 0;
+	}
+	if (len > m->dst_len) {
+		populate((char *)buf + m->dst_len, len - m->dst_len);
+		m->dst_len = len;
+	}
 	if (len > WIN_SIZE / 2)
 		return read_direct(m, addr, buf, len);
 	while (done < len) {

@@ -78,6 +78,36 @@ static int run_filter(pid_t tid, long idx, const struct seccomp_data *d,
 	return 0;
 }
 
+static struct {
+	pid_t tid;		/* 0: none */
+	unsigned long long mode;
+} known;
+
+void seccomp_forget(void)
+{
+	known.tid = 0;
+}
+
+/* TID's seccomp mode: 0, or -1. */
+static int mode_of(pid_t tid, unsigned long long *mode)
+{
+	static const char *const fields[] = { "Threads:", "Seccomp:" };
+	unsigned long long v[2];
+
+	if (known.tid == tid) {
+		*mode = known.mode;
+		return 0;
+	}
+	if (proc_status_fields(tid, fields, 2, 10, v) != 2)
+		return -1;
+	*mode = v[1];
+	if (v[0] == 1) {
+		known.tid = tid;
+		known.mode = v[1];
+	}
+	return 0;
+}
+
 int seccomp_allows(pid_t tid, const char *name, long nr,
 		   const uint64_t args[6], char *why, size_t len)
 {
@@ -87,7 +117,7 @@ int seccomp_allows(pid_t tid, const char *name, long nr,
 	long idx;
 	int i, rc;
 
-	if (proc_status_field(tid, "Seccomp:", 10, &mode) || mode == 0)
+	if (mode_of(tid, &mode) || mode == 0)
 		return 1;
 	if (mode == 1) {
 		snprintf(why, len, "it runs in seccomp strict mode, which would "

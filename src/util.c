@@ -240,25 +240,34 @@ uint64_t now_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
-int proc_status_field(pid_t tid, const char *field, int base,
-		      unsigned long long *v)
+int proc_status_fields(pid_t tid, const char *const *fields, unsigned n,
+		       int base, unsigned long long *v)
 {
 	char path[64], line[256];
-	size_t n = strlen(field);
-	int ret = -1;
+	unsigned found = 0, k;
 	FILE *f;
 
 	snprintf(path, sizeof(path), "/proc/%d/status", (int)tid);
 	f = fopen(path, "r");
 	if (!f)
 		return -1;
-	while (fgets(line, sizeof(line), f)) {
-		if (!strncmp(line, field, n)) {
-			*v = strtoull(line + n, NULL, base);
-			ret = 0;
-			break;
+	while (found < n && fgets(line, sizeof(line), f)) {
+		for (k = 0; k < n; k++) {
+			size_t len = strlen(fields[k]);
+
+			if (!strncmp(line, fields[k], len)) {
+				v[k] = strtoull(line + len, NULL, base);
+				found++;
+				break;
+			}
 		}
 	}
 	fclose(f);
-	return ret;
+	return (int)found;
+}
+
+int proc_status_field(pid_t tid, const char *field, int base,
+		      unsigned long long *v)
+{
+	return proc_status_fields(tid, &field, 1, base, v) == 1 ? 0 : -1;
 }
