@@ -233,7 +233,9 @@ static int disk_use(const struct key *k,
 		close(fd);
 		return 0;
 	}
-	map = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+	/* populated: read whole (checksum, check), a fault a page is dear */
+	map = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE | MAP_POPULATE,
+		   fd, 0);
 	if (map == MAP_FAILED) {
 		close(fd);
 		return 0;

@@ -38,6 +38,15 @@ int x86_fast_decode(const uint8_t *code, size_t n, struct x86_fast *out);
 struct arch_insn;
 int x86_fast_analyse(struct arch_insn *insn, const uint8_t *code, size_t n);
 
+/*
+ * arch_main_from_entry for glibc's _start without capstone (entry.c):
+ * every instruction before the first call decoded by fastdec, %rdi set
+ * only by lea/mov disp32(%rip) or mov $imm32: its answer, else -2 (then
+ * capstone decides).
+ */
+int x86_main_fast(const uint8_t *code, size_t len, uint64_t entry,
+		  uint64_t *addr);
+
 /* Non-zero: x86_fast_decode and x86_fast_analyse always say 0 (tests compare with capstone). */
 extern int x86_fast_off;
 
