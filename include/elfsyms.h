@@ -56,9 +56,9 @@ void elfsyms_close(struct elfsyms *es);
 
 /*
  * sym_find_in_module's answer for the object mapped at IN_MODULE: the
- * number of names found (OUT[k].module owned by ES), -1 if no object is
- * mapped there, or -2 if this cannot answer as libdwfl would (no file,
- * a deleted or replaced one, an unusual table): ask libdwfl.
+ * number of names found (OUT[k].module owned by ES), or -2 if this cannot
+ * answer as libdwfl would (no object there, no file, a deleted or
+ * replaced one, an unusual table or layout): ask libdwfl.
  */
 int elfsyms_find(struct elfsyms *es, uint64_t in_module,
 		 const char *const *names, unsigned n, int funcs,

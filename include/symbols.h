@@ -28,6 +28,10 @@ struct symbolizer *sym_open(pid_t pid);
  */
 struct symbolizer *sym_open_setup(pid_t pid);
 
+/* Non-zero if S needed its libdwfl session and could not make it (the
+ * message said why). */
+int sym_failed(const struct symbolizer *s);
+
 /* Non-zero: sym_open_setup's lookups through libdwfl alone (the unit
  * tests compare the two). */
 extern int sym_setup_libdwfl;

@@ -66,8 +66,8 @@ char *fmt_thousands(char *buf, uint64_t v);
  */
 int proc_status_field(pid_t tid, const char *field, int base,
 		      unsigned long long *v);
-/* The numbers after FIELDS[0..N-1] in one read of /proc/TID/status into
- * V (each found once, the first time): how many were found, or -1. */
+/* The numbers after FIELDS[0..N-1] (N distinct fields) in one read of
+ * /proc/TID/status into V: how many lines matched one, or -1. */
 int proc_status_fields(pid_t tid, const char *const *fields, unsigned n,
 		       int base, unsigned long long *v);
 

@@ -282,6 +282,7 @@ static int load_tables(struct object *o)
 	const Elf64_Shdr *dynsym = NULL, *symtab = NULL, *ver = NULL, *hash = NULL,
 			 *dyn = NULL, *tab, *str, *names;
 	const char *shstr;
+	int debugdata = 0;
 	size_t i;
 
 	if (o->size < sizeof(*eh) || memcmp(eh->e_ident, ELFMAG, SELFMAG) ||
@@ -291,7 +292,7 @@ static int load_tables(struct object *o)
 	    (size_t)eh->e_shnum * sizeof(Elf64_Shdr) > o->size - eh->e_shoff ||
 	    eh->e_phentsize != sizeof(Elf64_Phdr) || eh->e_phoff > o->size ||
 	    (size_t)eh->e_phnum * sizeof(Elf64_Phdr) > o->size - eh->e_phoff ||
-	    eh->e_shstrndx >= eh->e_shnum)
+	    eh->e_shstrndx >= eh->e_shnum || (eh->e_shoff & 7) || (eh->e_phoff & 7))
 		return -1;
 	names = shdr(o, eh->e_shstrndx);
 	shstr = sdata(o, names);
@@ -300,11 +301,10 @@ static int load_tables(struct object *o)
 	for (i = 1; i < eh->e_shnum; i++) {
 		const Elf64_Shdr *sh = shdr(o, i);
 
-		/* a MiniDebugInfo table libdwfl would read too */
 		if (sh->sh_name < names->sh_size &&
 		    !strncmp(shstr + sh->sh_name, ".gnu_debugdata",
 			     names->sh_size - sh->sh_name))
-			return -1;
+			debugdata = 1;
 		switch (sh->sh_type) {
 		case SHT_DYNSYM: dynsym = sh; break;
 		case SHT_SYMTAB: symtab = sh; break;
@@ -313,9 +313,15 @@ static int load_tables(struct object *o)
 		case SHT_DYNAMIC: dyn = sh; break;
 		}
 	}
+	if (dyn && (dyn->sh_offset & 7))
+		return -1;
 	o->library = is_library(o, dyn);
+	/* an executable's MiniDebugInfo table libdwfl would read too */
+	if (!o->library && debugdata)
+		return -1;
 	tab = o->library || !symtab ? dynsym : symtab;
-	if (!tab || tab->sh_entsize != sizeof(Elf64_Sym) || !sdata(o, tab))
+	if (!tab || tab->sh_entsize != sizeof(Elf64_Sym) || !sdata(o, tab) ||
+	    (tab->sh_offset & 7))
 		return -1;
 	str = shdr(o, tab->sh_link);
 	if (!sdata(o, str))
@@ -324,7 +330,7 @@ static int load_tables(struct object *o)
 	o->tab.nsyms = tab->sh_size / sizeof(Elf64_Sym);
 	o->tab.str = sdata(o, str);
 	o->tab.strsz = str->sh_size;
-	if (o->library && ver && sdata(o, ver) &&
+	if (o->library && ver && sdata(o, ver) && !(ver->sh_offset & 1) &&
 	    ver->sh_size >= o->tab.nsyms * sizeof(uint16_t))
 		o->tab.ver = sdata(o, ver);
 	if (o->library && hash && sdata(o, hash) && !(hash->sh_offset & 3)) {
@@ -408,10 +414,21 @@ static int bias_of(const struct elfsyms *es, size_t i, const struct object *o,
 		i = (size_t)k;
 	if (es->maps[i].offset)
 		return -1;
+	/* libdwfl's rule: the first PT_LOAD (header order), p_vaddr &
+	 * -p_align, from the first line of the object's mappings; else
+	 * (unusual layouts) libdwfl decides */
+	if (same_file(es, i, -1) >= 0)
+		return -1;
 	for (p = 0; p < eh->e_phnum; p++)
-		if (ph[p].p_type == PT_LOAD && (!first || ph[p].p_vaddr < first->p_vaddr))
-			first = &ph[p];
-	if (!first || (first->p_offset & ~(uint64_t)4095))
+		if (ph[p].p_type == PT_LOAD) {
+			if (!first)
+				first = &ph[p];
+			else if (ph[p].p_vaddr < first->p_vaddr)
+				return -1;
+		}
+	if (!first || (first->p_offset & ~(uint64_t)4095) || first->p_align < 4096 ||
+	    (first->p_align & (first->p_align - 1)) ||
+	    (first->p_vaddr & -first->p_align) != (first->p_vaddr & ~(uint64_t)4095))
 		return -1;
 	*bias = es->maps[i].start - (first->p_vaddr & ~(uint64_t)4095);
 	return 0;
@@ -477,6 +494,7 @@ int elfsyms_find(struct elfsyms *es, uint64_t in_module,
 		 struct sym_def *out)
 {
 	const struct mapping *m = NULL;
+	const Elf64_Ehdr *eh;
 	struct sym_def *keep;
 	struct object *o;
 	uint64_t bias;
@@ -496,6 +514,7 @@ int elfsyms_find(struct elfsyms *es, uint64_t in_module,
 		return symtab_find_dynsym(&o->tab, bias, names, n, funcs, o->path, out);
 	/* an executable: its whole table, the first of each name (libdwfl's
 	 * order), as libdwfl gives them */
+	eh = o->map;
 	keep = xmalloc(n * sizeof(*keep));
 	memcpy(keep, out, n * sizeof(*keep));
 	for (i = 1; i < o->tab.nsyms; i++) {
@@ -512,8 +531,9 @@ int elfsyms_find(struct elfsyms *es, uint64_t in_module,
 		for (k = 0; k < n; k++) {
 			if (out[k].addr || !symtab_name_is(name, names[k]))
 				continue;
-			if (s->st_shndx >= SHN_LORESERVE) {
-				/* absolute: libdwfl's rules */
+			if (s->st_shndx >= SHN_LORESERVE || s->st_shndx >= eh->e_shnum ||
+			    !(shdr(o, s->st_shndx)->sh_flags & SHF_ALLOC)) {
+				/* absolute, or not loaded: libdwfl's rules */
 				memcpy(out, keep, n * sizeof(*keep));
 				free(keep);
 				return -2;

@@ -118,6 +118,10 @@ static int bind_allocator(struct session *S, pid_t tid, const uint64_t *order,
 	bind_exec(S, s, tid, order, n);
 	for (i = 0; i < n && !P->no_heap; i++)
 		sym_find_in_module(s, order[i], alloc_names, AF_COUNT, 1, defs);
+	if (sym_failed(s)) {
+		sym_close(s);
+		return -1;
+	}
 	for (i = 0; i < AF_COUNT; i++) {
 		if (P->bound[i] || !defs[i].addr)
 			continue;
@@ -281,6 +285,10 @@ int image_setup(struct session *S, pid_t tid)
 	memset(d, 0, sizeof(d));
 	sym_find_in_module(s, base, ld_names, 1, 1, &d[0]);
 	sym_find_in_module(s, base, ld_data, 1, 0, &d[1]);
+	if (sym_failed(s)) {
+		sym_close(s);
+		return -1;
+	}
 	sym_close(s);
 	if (!d[0].addr || !d[1].addr)
 		return error("the dynamic linker of process %d exports no "

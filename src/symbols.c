@@ -175,6 +175,11 @@ static Dwfl *full_session(struct symbolizer *s)
 	return s->full;
 }
 
+int sym_failed(const struct symbolizer *s)
+{
+	return s->dwfl_failed;
+}
+
 int sym_module_range(struct symbolizer *s, uint64_t addr, uint64_t *lo,
 		     uint64_t *hi)
 {

@@ -3,7 +3,8 @@
  * emulation of what it sorts as emulated is emulate.c).
  *
  * arch_insn_analyse() decodes the instruction a breakpoint displaces (with
- * capstone) and sorts it into one of three classes:
+ * capstone; endbr64, ret, push r64, mov r,r and mov $imm32 without it:
+ * x86_fast_analyse) and sorts it into one of three classes:
  *
  *   emulated   push r64, test, cmp (reg/imm/memory forms), mov reg/imm to
  *              reg, nop/endbr, ret, jmp rel8/rel32, jmp *reg, jmp *mem:

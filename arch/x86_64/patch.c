@@ -2,7 +2,8 @@
  * patch.c - x86-64 side of the recorder's patching (include/arch_patch.h):
  * which instructions a 5-byte jmp displaces at a function's entry, their
  * relocation next to the stub, the entry's jump and the per-function
- * trampoline.  Decoding uses the shared capstone handle (cs.h).
+ * trampoline.  The plain instructions prologues open with are decoded by
+ * fastdec.c, the others with the shared capstone handle (cs.h).
  *
  * Why each refusal: a call or ret among the displaced bytes would run with
  * the wrong return address or stack; loop/jrcxz/jecxz and xbegin have
@@ -222,12 +223,14 @@ static int decode_all(const struct arch_patch *p, const uint8_t *body,
 		      size_t n, char *err, size_t errlen)
 {
 	csh h = x86_cs_detail();
-	cs_insn *ci = cs_malloc(h);
+	cs_insn *ci = h ? cs_malloc(h) : NULL;
 	uint64_t addr = p->func, t;
 	const uint8_t *c = body;
 	char text[256];
 	int ret = 0;
 
+	if (!h)
+		return fail(err, errlen, "capstone could not be opened");
 	if (!ci)
 		return fail(err, errlen, "capstone: out of memory");
 	while (n) {
