@@ -439,12 +439,14 @@ static const char *const gpr64[16] = {
 /* "%eax", "%r10d": register R (0-15) at SIZE 4 or 8. */
 static const char *gpr_name(int r, int size, char *buf, size_t len)
 {
+	const char *name = gpr64[r & 15];
+
 	if (size == 8)
-		snprintf(buf, len, "%%%s", gpr64[r]);
-	else if (r >= 8)
-		snprintf(buf, len, "%%%sd", gpr64[r]);
+		snprintf(buf, len, "%%%s", name);
+	else if ((r & 15) >= 8)
+		snprintf(buf, len, "%%%sd", name);
 	else
-		snprintf(buf, len, "%%e%s", gpr64[r] + 1);
+		snprintf(buf, len, "%%e%s", name + 1);
 	return buf;
 }
 
