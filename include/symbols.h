@@ -2,7 +2,8 @@
  * symbols.h - names for addresses and addresses for names, with libdw.
  *
  * A symbolizer is a libdwfl session over the objects mapped in a process
- * (dwfl_linux_proc_report).  It serves two purposes:
+ * (dwfl_linux_proc_report; made at its first need by sym_open_setup,
+ * whose lookups elfsyms.h answers without it).  It serves two purposes:
  *  - at set-up, find where functions (the allocator) are defined, in the
  *    order the dynamic linker binds them, from the objects' own symbol
  *    tables (.symtab, else .dynsym: no debug file is read);
