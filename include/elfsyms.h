@@ -43,6 +43,16 @@ int symtab_find_dynsym(const struct symtab_view *v, uint64_t bias,
 		       const char *const *names, unsigned n, int funcs,
 		       const char *module, struct sym_def *out);
 
+/*
+ * An object with header EH, program headers PH and dynamic section DYN
+ * (NDYN entries) is a shared library: ET_DYN, not flagged a PIE
+ * executable (DF_1_PIE), and without an interpreter or with a DT_SONAME
+ * (glibc's libc.so.6 has both: it runs as a program too).  Its .dynsym
+ * holds every global symbol it defines (the link made the others local).
+ */
+int symtab_is_library(const Elf64_Ehdr *eh, const Elf64_Phdr *ph,
+		      const Elf64_Dyn *dyn, size_t ndyn);
+
 /* NAME (from a symbol table) is WANT, or WANT's default version
  * ("fclose@@GLIBC_2.2.5"). */
 int symtab_name_is(const char *name, const char *want);

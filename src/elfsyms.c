@@ -249,30 +249,34 @@ static const void *sdata(const struct object *o, const Elf64_Shdr *sh)
 	return (const char *)o->map + sh->sh_offset;
 }
 
-/* A library (symbols.c's is_library): ET_DYN, not a PIE, without an
- * interpreter or with a DT_SONAME. */
-static int is_library(const struct object *o, const Elf64_Shdr *dyn)
+int symtab_is_library(const Elf64_Ehdr *eh, const Elf64_Phdr *ph,
+		      const Elf64_Dyn *dyn, size_t ndyn)
 {
-	const Elf64_Ehdr *eh = o->map;
-	const Elf64_Phdr *ph = (const Elf64_Phdr *)((const char *)o->map + eh->e_phoff);
-	const Elf64_Dyn *d = sdata(o, dyn);
 	int interp = 0, soname = 0;
 	size_t i;
 
-	if (eh->e_type != ET_DYN)
+	if (eh->e_type != ET_DYN || !dyn)
 		return 0;
-	for (i = 0; i < eh->e_phnum; i++)
+	for (i = 0; ph && i < eh->e_phnum; i++)
 		if (ph[i].p_type == PT_INTERP)
 			interp = 1;
-	if (!d)
-		return 0;
-	for (i = 0; i < dyn->sh_size / sizeof(*d) && d[i].d_tag != DT_NULL; i++) {
-		if (d[i].d_tag == DT_FLAGS_1 && (d[i].d_un.d_val & DF_1_PIE))
+	for (i = 0; i < ndyn && dyn[i].d_tag != DT_NULL; i++) {
+		if (dyn[i].d_tag == DT_FLAGS_1 && (dyn[i].d_un.d_val & DF_1_PIE))
 			return 0;
-		if (d[i].d_tag == DT_SONAME)
+		if (dyn[i].d_tag == DT_SONAME)
 			soname = 1;
 	}
 	return !interp || soname;
+}
+
+/* O is a library (symtab_is_library; DYN its SHT_DYNAMIC section). */
+static int is_library(const struct object *o, const Elf64_Shdr *dyn)
+{
+	const Elf64_Ehdr *eh = o->map;
+
+	return symtab_is_library(eh, (const Elf64_Phdr *)((const char *)o->map +
+							  eh->e_phoff),
+				 sdata(o, dyn), dyn ? dyn->sh_size / sizeof(Elf64_Dyn) : 0);
 }
 
 /* O's table: 0, or -1 (then libdwfl decides). */

@@ -288,39 +288,23 @@ static int dynsym_find(Elf *e, uint64_t bias, const char *const *names,
 	return symtab_find_dynsym(&v, bias, names, n, funcs, module, out);
 }
 
-/*
- * E is a shared library: ET_DYN, not flagged a PIE executable
- * (DF_1_PIE), and without an interpreter or with a DT_SONAME (glibc's
- * libc.so.6 has both: it runs as a program too).  Its .dynsym holds
- * every global symbol it defines (the link made the others local).
- */
+/* E is a shared library (symtab_is_library, on what libelf gives). */
 static int is_library(Elf *e)
 {
-	GElf_Ehdr eh;
-	GElf_Phdr ph;
-	GElf_Dyn dy;
+	const Elf64_Ehdr *eh = elf64_getehdr(e);
 	Elf_Scn *scn = NULL;
 	Elf_Data *d;
 	GElf_Shdr sh;
-	size_t nph, i;
-	int interp = 0, soname = 0;
 
-	if (!gelf_getehdr(e, &eh) || eh.e_type != ET_DYN || elf_getphdrnum(e, &nph))
+	if (!eh)
 		return 0;
-	for (i = 0; i < nph; i++)
-		if (gelf_getphdr(e, (int)i, &ph) && ph.p_type == PT_INTERP)
-			interp = 1;
 	while ((scn = elf_nextscn(e, scn))) {
 		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_DYNAMIC)
 			continue;
 		d = elf_getdata(scn, NULL);
-		for (i = 0; d && gelf_getdyn(d, (int)i, &dy) && dy.d_tag != DT_NULL; i++) {
-			if (dy.d_tag == DT_FLAGS_1 && (dy.d_un.d_val & DF_1_PIE))
-				return 0;
-			if (dy.d_tag == DT_SONAME)
-				soname = 1;
-		}
-		return !interp || soname;
+		return d && d->d_buf &&
+		       symtab_is_library(eh, elf64_getphdr(e), d->d_buf,
+					 d->d_size / sizeof(Elf64_Dyn));
 	}
 	return 0;
 }
