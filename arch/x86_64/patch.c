@@ -360,20 +360,39 @@ static unsigned emit_jcc(uint8_t *b, uint64_t from, int cc, uint64_t t)
 	return 2 + emit_jmp(b + 2, from + 2, t);
 }
 
+/* A jmp (CC 16) or jcc CC from FROM to T: rel32, else absolute. */
+static int emit_branch(uint8_t *b, uint64_t from, int cc, uint64_t t)
+{
+	return cc == 16 ? (int)emit_jmp(b, from, t) : (int)emit_jcc(b, from, cc, t);
+}
+
+/* The disp32(%rip) at OFF of the SIZE-byte instruction copied from FROM
+ * into B (to run at TO) aimed at its target again: 0, or -1 out of
+ * rel32 reach. */
+static int rip_retarget(uint8_t *b, unsigned size, unsigned off, uint64_t from,
+			uint64_t to, char *err, size_t errlen)
+{
+	uint64_t target = from + size + (uint64_t)(int64_t)(int32_t)get32(b + off);
+	int64_t disp = (int64_t)(target - (to + size));
+
+	if (!fits_rel32(disp))
+		return fail(err, errlen, "the %%rip-relative operand at "
+			    "%#llx (%#llx) is out of rel32 reach from %#llx",
+			    (unsigned long long)from, (unsigned long long)target,
+			    (unsigned long long)to);
+	put32(b + off, disp);
+	return 0;
+}
+
 /* One displaced instruction CI moved to TO into B.  Bytes, or -1. */
 static int reloc_one(const cs_insn *ci, uint64_t to, uint8_t *b,
 		     char *err, size_t errlen)
 {
 	const cs_x86 *x = &ci->detail->x86;
 	int cc = branch_cc(ci->bytes, ci->size), i;
-	uint64_t target;
-	int64_t disp;
 
-	if (cc >= 0 && cs_insn_group(x86_cs_detail(), ci, CS_GRP_BRANCH_RELATIVE)) {
-		target = (uint64_t)x->operands[0].imm;
-		return cc == 16 ? (int)emit_jmp(b, to, target) :
-				  (int)emit_jcc(b, to, cc, target);
-	}
+	if (cc >= 0 && cs_insn_group(x86_cs_detail(), ci, CS_GRP_BRANCH_RELATIVE))
+		return emit_branch(b, to, cc, (uint64_t)x->operands[0].imm);
 	memcpy(b, ci->bytes, ci->size);
 	for (i = 0; i < x->op_count; i++) {
 		if (x->operands[i].type != X86_OP_MEM ||
@@ -383,15 +402,9 @@ static int reloc_one(const cs_insn *ci, uint64_t to, uint8_t *b,
 		    x->encoding.disp_offset + 4u > ci->size)
 			return fail(err, errlen, "capstone gave no displacement "
 				    "offset at %#llx", (unsigned long long)ci->address);
-		target = ci->address + ci->size + x->operands[i].mem.disp;
-		disp = (int64_t)(target - (to + ci->size));
-		if (!fits_rel32(disp))
-			return fail(err, errlen, "the %%rip-relative operand at "
-				    "%#llx (%#llx) is out of rel32 reach from %#llx",
-				    (unsigned long long)ci->address,
-				    (unsigned long long)target,
-				    (unsigned long long)to);
-		put32(b + x->encoding.disp_offset, disp);
+		if (rip_retarget(b, ci->size, x->encoding.disp_offset, ci->address,
+				 to, err, errlen))
+			return -1;
 	}
 	return ci->size;
 }
@@ -402,25 +415,12 @@ static int reloc_fast(const struct x86_fast *f, const uint8_t *code,
 		      uint64_t from, uint64_t to, uint8_t *b, char *err,
 		      size_t errlen)
 {
-	uint64_t target;
-	int64_t disp;
-
-	if (f->branch) {
-		target = from + f->len + (uint64_t)(int64_t)f->rel;
-		return f->cc == 16 ? (int)emit_jmp(b, to, target) :
-				     (int)emit_jcc(b, to, f->cc, target);
-	}
+	if (f->branch)
+		return emit_branch(b, to, f->cc,
+				   from + f->len + (uint64_t)(int64_t)f->rel);
 	memcpy(b, code, f->len);
-	if (!f->rip_off)
-		return f->len;
-	target = from + f->len + (uint64_t)(int64_t)(int32_t)get32(code + f->rip_off);
-	disp = (int64_t)(target - (to + f->len));
-	if (!fits_rel32(disp))
-		return fail(err, errlen, "the %%rip-relative operand at "
-			    "%#llx (%#llx) is out of rel32 reach from %#llx",
-			    (unsigned long long)from, (unsigned long long)target,
-			    (unsigned long long)to);
-	put32(b + f->rip_off, disp);
+	if (f->rip_off && rip_retarget(b, f->len, f->rip_off, from, to, err, errlen))
+		return -1;
 	return f->len;
 }
 
