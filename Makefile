@@ -61,10 +61,10 @@ ALL_CFLAGS = -std=gnu11 $(WARN) $(CFLAGS) $(PKG_CFLAGS)
 LIBS = $(PKG_LIBS) -Wl,-Bstatic -lstdc++ -Wl,-Bdynamic
 LDFLAGS ?= -no-pie
 
-SRC := $(filter-out src/main.c,$(wildcard src/*.c)) $(wildcard arch/$(ARCH)/*.c)
+SRC := $(filter-out src/cli/main.c,$(wildcard src/*/*.c)) $(wildcard arch/$(ARCH)/*.c)
 OBJ := $(patsubst %.c,$(B)/obj/%.o,$(SRC)) $(B)/obj/gen/recblob.o \
 	$(B)/obj/gen/recblob_unwtab.o $(B)/obj/gen/html_assets.o
-MAIN_OBJ := $(B)/obj/src/main.o
+MAIN_OBJ := $(B)/obj/src/cli/main.o
 
 UNIT_SRC := $(wildcard tests/unit/test_*.c)
 UNIT_BIN := $(patsubst tests/unit/%.c,$(B)/tests/%,$(UNIT_SRC))
@@ -84,55 +84,55 @@ TARGET_BIN += $(TARGET_LIB)
 	bench-unwtab clean install uninstall
 all: $(B)/ptleak
 
-$(B)/obj/%.o: %.c $(wildcard include/*.h) $(wildcard src/*.h) $(wildcard arch/$(ARCH)/*.h) \
+$(B)/obj/%.o: %.c $(wildcard include/*/*.h) $(wildcard src/*/*.h) $(wildcard arch/$(ARCH)/*.h) \
 		$(B)/gen/recblob_offsets.h
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -c -o $@ $<
 
-# The hook blob (recorder/, include/recblob.h): the hooks compiled
+# The hook blob (src/recorder/hooks/, include/recorder/recblob.h): the hooks compiled
 # freestanding, linked flat by blob.ld; mkblob.py refuses any relocation or
 # undefined symbol and writes the image as a C array plus the offsets of
 # its entry points.
 BLOB_CFLAGS := -std=gnu11 $(WARN) -O2 -ffreestanding -fPIC -fno-plt \
 	-fvisibility=hidden -fno-stack-protector -fasynchronous-unwind-tables \
 	-mgeneral-regs-only -nostdlib -fno-builtin -fno-tree-loop-distribute-patterns
-BLOB_SRC := $(wildcard recorder/*.c) $(wildcard arch/$(ARCH)/recorder/*.S)
+BLOB_SRC := src/recorder/hooks/hooks.c $(wildcard arch/$(ARCH)/recorder/*.S)
 BLOB_OBJ := $(patsubst %,$(B)/recorder/%.o,$(BLOB_SRC))
-BLOB_DEPS := include/ring.h include/rechook.h include/unwtab.h include/unwtab_walk.h arch/$(ARCH)/ring_arch.h \
+BLOB_DEPS := $(addprefix include/recorder/,ring.h rechook.h unwtab.h unwtab_walk.h) arch/$(ARCH)/ring_arch.h \
 	arch/$(ARCH)/rec_arch.h
 
 $(B)/recorder/%.o: % $(BLOB_DEPS) Makefile
 	@mkdir -p $(dir $@)
 	$(CC) -Iinclude -Iarch/$(ARCH) $(BLOB_CFLAGS) -c -o $@ $<
 
-$(B)/recorder/blob.elf: $(BLOB_OBJ) recorder/blob.ld
-	$(CC) -nostdlib -shared -Wl,-T,recorder/blob.ld -Wl,--build-id=none \
+$(B)/recorder/blob.elf: $(BLOB_OBJ) src/recorder/hooks/blob.ld
+	$(CC) -nostdlib -shared -Wl,-T,src/recorder/hooks/blob.ld -Wl,--build-id=none \
 		-Wl,-z,norelro -Wl,--no-warn-rwx-segments -o $@ $(BLOB_OBJ)
 
 # one run writes both (a grouped target: the objects that include the
 # offsets are rebuilt by the same make that changed them)
-$(B)/gen/recblob.c $(B)/gen/recblob_offsets.h &: $(B)/recorder/blob.elf recorder/mkblob.py
+$(B)/gen/recblob.c $(B)/gen/recblob_offsets.h &: $(B)/recorder/blob.elf src/recorder/hooks/mkblob.py
 	@mkdir -p $(dir $@)
-	python3 recorder/mkblob.py $< $(B)/gen/recblob.c $(B)/gen/recblob_offsets.h
+	python3 src/recorder/hooks/mkblob.py $< $(B)/gen/recblob.c $(B)/gen/recblob_offsets.h
 
 # The blob's own unwind table (its CFI compiled by the host's unwtab.c):
 # a walk from a signal handler that interrupted a hook goes on through it.
-$(B)/recorder/mkunwtab: recorder/gen/mkunwtab.c $(B)/obj/src/unwtab.o \
-		$(B)/obj/src/unwtab_cache.o \
-		$(B)/obj/src/unwtab_fast.o $(B)/obj/src/cfi.o \
+$(B)/recorder/mkunwtab: src/recorder/hooks/mkunwtab.c $(B)/obj/src/recorder/unwtab.o \
+		$(B)/obj/src/recorder/unwtab_cache.o \
+		$(B)/obj/src/recorder/unwtab_fast.o $(B)/obj/src/recorder/cfi.o \
 		$(B)/obj/arch/$(ARCH)/unwtab_rule.o $(B)/obj/arch/$(ARCH)/cfi_abi.o \
-		$(B)/obj/src/util.o
+		$(B)/obj/src/base/util.o
 	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -o $@ $^ $$(pkg-config --libs libdw libelf)
 $(B)/gen/recblob_unwtab.c: $(B)/recorder/blob.elf $(B)/recorder/mkunwtab
 	@mkdir -p $(dir $@)
 	$(B)/recorder/mkunwtab $< $@
 
-# The HTML report's style and script (src/html/), inlined in every
+# The HTML report's style and script (src/output/html/), inlined in every
 # --html file: C strings.
-$(B)/gen/html_assets.c: src/html/report.css src/html/report.js src/html/embed.awk
+$(B)/gen/html_assets.c: src/output/html/report.css src/output/html/report.js src/output/html/embed.awk
 	@mkdir -p $(dir $@)
-	{ awk -v name=html_css -f src/html/embed.awk src/html/report.css && \
-	  awk -v name=html_js -f src/html/embed.awk src/html/report.js; } > $@.tmp
+	{ awk -v name=html_css -f src/output/html/embed.awk src/output/html/report.css && \
+	  awk -v name=html_js -f src/output/html/embed.awk src/output/html/report.js; } > $@.tmp
 	mv $@.tmp $@
 
 $(B)/obj/gen/%.o: $(B)/gen/%.c

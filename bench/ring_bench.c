@@ -23,9 +23,9 @@
 #include <sys/mman.h>
 #include <time.h>
 
-#include "rechook.h"
-#include "recblob.h"
-#include "ring.h"
+#include "recorder/rechook.h"
+#include "recorder/recblob.h"
+#include "recorder/ring.h"
 
 #define LOG2 23		/* 8 MiB, the size docs/recorder.md plans */
 

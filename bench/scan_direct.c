@@ -20,8 +20,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "heap.h"
-#include "roots.h"
+#include "tables/heap.h"
+#include "analysis/roots.h"
 
 void **volatile scan_direct_kept;	/* a root: the global holding the kept list */
 

@@ -22,8 +22,8 @@
 #include <string.h>
 #include <time.h>
 
-#include "unwtab.h"
-#include "unwtab_walk.h"
+#include "recorder/unwtab.h"
+#include "recorder/unwtab_walk.h"
 #include "../tests/unit/unwtab_self.h"
 
 #define ROUNDS 5

@@ -1,5 +1,5 @@
 /* cfi_abi.c - the x86-64 ABI's CFI rules before any CIE instruction. */
-#include "cfi.h"
+#include "recorder/cfi.h"
 
 /* DWARF register numbers (the x86-64 psABI) */
 #define DW_RBX 0

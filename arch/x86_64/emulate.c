@@ -12,7 +12,7 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "arch.h"
+#include "arch/arch.h"
 #include "insn_priv.h"
 
 #define FL_CF	0x001ULL

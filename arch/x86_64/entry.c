@@ -10,7 +10,7 @@
  * executables have no symbol for it; this is how their stacks are still
  * cut at main.
  */
-#include "arch.h"
+#include "arch/arch.h"
 #include "cs.h"
 #include "fastdec.h"
 #include <string.h>

@@ -37,7 +37,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "arch.h"
+#include "arch/arch.h"
 #include "cs.h"
 #include "fastdec.h"
 #include "insn_priv.h"

@@ -8,7 +8,7 @@
 
 #include <stdint.h>
 
-#include "arch.h"
+#include "arch/arch.h"
 
 #define REG_NONE	(-1)
 #define REG_AH		16	/* ah, ch, dh, bh: REG_AH + 0..3 */

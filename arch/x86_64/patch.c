@@ -17,7 +17,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "arch_patch.h"
+#include "arch/arch_patch.h"
 #include "cs.h"
 #include "fastdec.h"
 

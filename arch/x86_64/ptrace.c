@@ -17,8 +17,8 @@
 
 #include <libunwind-x86_64.h>
 
-#include "arch.h"
-#include "util.h"
+#include "arch/arch.h"
+#include "base/util.h"
 
 const long arch_sys_mmap = SYS_mmap;
 const long arch_sys_munmap = SYS_munmap;

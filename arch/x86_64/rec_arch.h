@@ -18,7 +18,7 @@
 
 #include <stdint.h>
 
-#include "rechook.h"
+#include "recorder/rechook.h"
 
 static inline uint64_t rec_arch_tcb(void)
 {

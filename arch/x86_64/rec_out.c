@@ -14,10 +14,10 @@
 #include <stddef.h>
 #include <string.h>
 
-#include "arch.h"
-#include "arch_patch.h"
-#include "recblob.h"
-#include "rechook.h"
+#include "arch/arch.h"
+#include "arch/arch_patch.h"
+#include "recorder/recblob.h"
+#include "recorder/rechook.h"
 
 #define OFF(n)	RECBLOB_OFF_rec_stub_##n
 

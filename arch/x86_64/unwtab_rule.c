@@ -3,7 +3,7 @@
 #include <stddef.h>
 #include <sys/ucontext.h>
 
-#include "unwtab_arch.h"
+#include "arch/unwtab_arch.h"
 
 /* DWARF register numbers (the x86-64 psABI) */
 #define DW_RBP 6

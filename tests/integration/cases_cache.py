@@ -1,4 +1,4 @@
-# The unwind tables' disk cache (src/unwtab_cache.c): a table compiled
+# The unwind tables' disk cache (src/recorder/unwtab_cache.c): a table compiled
 # once is read back by the next run, the stacks the same; a damaged file
 # is compiled again; no cache when PTLEAK_CACHE_DIR is set empty; an
 # unusable directory changes nothing; the default places; the bound.

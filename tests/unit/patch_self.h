@@ -19,10 +19,10 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include "arch_patch.h"
-#include "recblob.h"
-#include "rechook.h"
-#include "ring.h"
+#include "arch/arch_patch.h"
+#include "recorder/recblob.h"
+#include "recorder/rechook.h"
+#include "recorder/ring.h"
 
 #define PAGE		4096ul
 #define PATCH_SLOT	(32 + ARCH_RELOC_MAX)	/* trampoline + relocated */

@@ -25,7 +25,7 @@
 
 #include <libunwind-x86_64.h>
 
-#include "arch.h"
+#include "arch/arch.h"
 #include "fastdec.h"
 
 #define FL_CF 0x001

@@ -23,8 +23,8 @@
 #include <cmocka.h>
 #include <unistd.h>
 
-#include "unwtab.h"
-#include "util.h"
+#include "recorder/unwtab.h"
+#include "base/util.h"
 
 #define LIBDIR "/lib/x86_64-linux-gnu"
 #define BUDGET_MS 3000

@@ -8,7 +8,7 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "coverage.h"
+#include "tables/coverage.h"
 #include "capture.h"
 
 #define HINT " (the process is not dumpable: setuid, or " \

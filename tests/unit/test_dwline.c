@@ -17,7 +17,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "dwline.h"
+#include "symbols/dwline.h"
 
 static const char *base(const char *path)
 {

@@ -16,7 +16,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "arch.h"
+#include "arch/arch.h"
 #include "fastdec.h"
 
 /* xor %ebp,%ebp; mov %rdx,%r9; pop %rsi; mov %rsp,%rdx; and $-16,%rsp;

@@ -10,7 +10,7 @@
 #include <unistd.h>
 #include <cmocka.h>
 
-#include "fds.h"
+#include "tables/fds.h"
 
 static struct fd_now now(int fd, const char *target, uint64_t ino)
 {

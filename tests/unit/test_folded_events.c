@@ -10,10 +10,10 @@
 #include <unistd.h>
 #include <cmocka.h>
 
-#include "events_log.h"
-#include "folded.h"
-#include "heap.h"
-#include "stacks.h"
+#include "output/events_log.h"
+#include "output/folded.h"
+#include "tables/heap.h"
+#include "tables/stacks.h"
 
 #define PC_MALLOC 0x1000ull
 #define PC_XSTRDUP 0x2000ull	/* "xstrdup" (x.c:7) */

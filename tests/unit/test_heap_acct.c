@@ -8,7 +8,7 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "heap.h"
+#include "tables/heap.h"
 
 static struct heap_block mk(uint64_t addr, uint64_t size, uint32_t stack,
 			    int32_t tid, enum alloc_fn fn)

@@ -8,7 +8,7 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "json.h"
+#include "output/json.h"
 
 struct out {
 	char *buf;

@@ -12,7 +12,7 @@
 #include <unistd.h>
 #include <cmocka.h>
 
-#include "outfile.h"
+#include "output/outfile.h"
 #include "capture.h"
 
 static char dir[64];

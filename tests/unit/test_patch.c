@@ -16,7 +16,7 @@
 
 #include <capstone/capstone.h>
 
-#include "arch_patch.h"
+#include "arch/arch_patch.h"
 #include "fastdec.h"
 
 #define LIBC "/lib/x86_64-linux-gnu/libc.so.6"

@@ -9,7 +9,7 @@
 #include <sys/wait.h>
 #include <cmocka.h>
 
-#include "proctree.h"
+#include "session/proctree.h"
 
 /* (not inlined: gcc took BUF for a dangling pointer) */
 static __attribute__((noinline)) char *print(const struct proctree *t,

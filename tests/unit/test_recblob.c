@@ -13,11 +13,11 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include "recblob.h"
-#include "rechook.h"
-#include "ring.h"
-#include "unwtab.h"
-#include "unwtab_walk.h"
+#include "recorder/recblob.h"
+#include "recorder/rechook.h"
+#include "recorder/ring.h"
+#include "recorder/unwtab.h"
+#include "recorder/unwtab_walk.h"
 
 /* Copy the image into a new mapping, store a context whose ring is R
  * (none if NULL), make it r-x. */

@@ -13,13 +13,13 @@
 #include <unistd.h>
 #include <cmocka.h>
 
-#include "heap.h"
-#include "report.h"
+#include "tables/heap.h"
+#include "output/report.h"
 #include "capture.h"
-#include "scan.h"
-#include "suppress.h"
-#include "stacks.h"
-#include "symbols.h"
+#include "analysis/scan.h"
+#include "analysis/suppress.h"
+#include "tables/stacks.h"
+#include "symbols/symbols.h"
 
 /* ---- a fake symbolizer ---- */
 

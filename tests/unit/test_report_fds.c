@@ -10,12 +10,12 @@
 #include <unistd.h>
 #include <cmocka.h>
 
-#include "fds.h"
-#include "heap.h"
-#include "report.h"
-#include "stacks.h"
-#include "suppress.h"
-#include "symbols.h"
+#include "tables/fds.h"
+#include "tables/heap.h"
+#include "output/report.h"
+#include "tables/stacks.h"
+#include "analysis/suppress.h"
+#include "symbols/symbols.h"
 
 #define LIBC "/usr/lib/x86_64-linux-gnu/libc.so.6"
 #define EXE "/work/f_basic"

@@ -17,12 +17,12 @@
 #include <unistd.h>
 #include <cmocka.h>
 
-#include "heap.h"
-#include "report.h"
-#include "report_html.h"
-#include "timeline.h"
-#include "stacks.h"
-#include "symbols.h"
+#include "tables/heap.h"
+#include "output/report.h"
+#include "output/report_html.h"
+#include "output/timeline.h"
+#include "tables/stacks.h"
+#include "symbols/symbols.h"
 
 #define EXE "/work/app"
 #define PC_MALLOC 0x7f0000001000ull

@@ -10,9 +10,9 @@
 #include <unistd.h>
 #include <cmocka.h>
 
-#include "heap.h"
-#include "report.h"
-#include "stacks.h"
+#include "tables/heap.h"
+#include "output/report.h"
+#include "tables/stacks.h"
 
 static void namer(void *ctx, uint64_t pc, int caller, struct frame_info *out)
 {

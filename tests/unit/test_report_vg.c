@@ -10,10 +10,10 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "heap.h"
-#include "report.h"
-#include "scan.h"
-#include "stacks.h"
+#include "tables/heap.h"
+#include "output/report.h"
+#include "analysis/scan.h"
+#include "tables/stacks.h"
 
 #define PC_MALLOC 0x7f0000001000ull
 #define PC_A 0x401000ull	/* a() */

@@ -15,7 +15,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "ring.h"
+#include "recorder/ring.h"
 
 static struct ring *ring_new(unsigned log2)
 {

@@ -12,7 +12,7 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "scan.h"
+#include "analysis/scan.h"
 
 struct fake {
 	uint64_t base;

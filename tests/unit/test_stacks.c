@@ -7,7 +7,7 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "stacks.h"
+#include "tables/stacks.h"
 
 static void test_same_pcs_same_id(void **state)
 {

@@ -9,7 +9,7 @@
 #include <unistd.h>
 #include <cmocka.h>
 
-#include "suppress.h"
+#include "analysis/suppress.h"
 #include "capture.h"
 
 /* ---- helpers ---- */

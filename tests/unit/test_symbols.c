@@ -17,7 +17,7 @@
 #include <unistd.h>
 #include <cmocka.h>
 
-#include "symbols.h"
+#include "symbols/symbols.h"
 
 static void test_libc_functions(void **state)
 {

@@ -7,7 +7,7 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "timeline.h"
+#include "output/timeline.h"
 
 static void offer(struct timeline *tl, uint64_t ms, int last)
 {

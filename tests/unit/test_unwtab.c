@@ -25,8 +25,8 @@
 #include <cmocka.h>
 #include <unistd.h>
 
-#include "unwtab.h"
-#include "unwtab_walk.h"
+#include "recorder/unwtab.h"
+#include "recorder/unwtab_walk.h"
 #include "unwtab_self.h"
 
 #define MAXF 128

@@ -11,8 +11,8 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "unwtab.h"
-#include "unwtab_walk.h"
+#include "recorder/unwtab.h"
+#include "recorder/unwtab_walk.h"
 
 #define ARRAY_LEN(a) (sizeof(a) / sizeof((a)[0]))
 #define A(p) ((uint64_t)(uintptr_t)(p))

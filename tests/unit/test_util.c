@@ -7,7 +7,7 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "util.h"
+#include "base/util.h"
 #include "capture.h"
 
 static void check_safe(const char *in, const char *want)

@@ -10,9 +10,9 @@
 #include <unistd.h>
 #include <cmocka.h>
 
-#include "scan.h"
-#include "suppress.h"
-#include "vgsupp.h"
+#include "analysis/scan.h"
+#include "analysis/suppress.h"
+#include "analysis/vgsupp.h"
 #include "capture.h"
 
 #define DEF SCAN_DEFINITELY_LOST

@@ -11,8 +11,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "unwtab.h"
-#include "unwtab_walk.h"
+#include "recorder/unwtab.h"
+#include "recorder/unwtab_walk.h"
 
 #define SELF_MAX_OBJS 64
 

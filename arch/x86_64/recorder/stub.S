@@ -10,7 +10,7 @@
  * pointer walk goes through the stub.  Its CFI (as the hooks') goes into
  * the blob's own unwind table (recblob.h), not into the image.
  */
-#include "rechook.h"
+#include "recorder/rechook.h"
 
 /* Places in the stub ptleak's detach must know (recblob_offsets.h): a
  * thread stopped anywhere in it is put back where it would be without

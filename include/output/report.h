@@ -1,0 +1,131 @@
+/*
+ * report.h - the leak report: text (valgrind-like) and JSON (SPEC.md).
+ *
+ * Input is what the tables hold (heap.h, stacks.h) plus a function that
+ * names a PC; nothing here knows about ptrace, so the report is tested on
+ * synthetic tables.
+ */
+#ifndef PTLEAK_REPORT_H
+#define PTLEAK_REPORT_H
+
+#include <stdint.h>
+#include <stdio.h>
+#include <sys/types.h>
+#include <time.h>
+
+#include "tables/fds.h"
+#include "tables/heap.h"
+#include "base/procstat.h"
+#include "analysis/scan.h"
+#include "tables/stacks.h"
+#include "analysis/suppress.h"
+#include "symbols/symbols.h"
+
+enum report_reason { REPORT_EXIT, REPORT_SIGNAL, REPORT_DETACH, REPORT_EXEC };
+
+/* valgrind's --leak-check: every record listed, the summaries only, or
+ * no leak summary at all (the heap summary stays) */
+enum report_leak_check { LEAK_CHECK_FULL, LEAK_CHECK_SUMMARY, LEAK_CHECK_NO };
+
+/* Kinds of records (report_input.show_kinds, error_kinds): bit 1 << enum
+ * scan_class; 0 is the default, so "none" is its own bit. */
+#define REPORT_KIND(cls) (1u << (cls))
+#define REPORT_KINDS_NONE (1u << 31)
+
+/* When the counts of a report hold: "now", "at detach", "at exit"
+ * ("in use now", "open at exit"). */
+const char *report_when(enum report_reason reason);
+
+/* Names PC into *OUT (see sym_lookup); CALLER as there. */
+typedef void (*report_namer)(void *ctx, uint64_t pc, int caller,
+			     struct frame_info *out);
+
+struct report_input {
+	pid_t pid;
+	char *const *argv;		/* the target's argv, NULL-terminated */
+	enum report_reason reason;
+	unsigned number;		/* 1, 2, ... in this session (0: none shown) */
+	time_t wall;			/* when it was made */
+	uint64_t elapsed_ns;		/* since tracing started */
+	uint64_t now_ns;		/* now_ns() when it was made: ages */
+	uint64_t min_age_ns;		/* --min-age: younger blocks and fds
+					 * are left out of the records and the
+					 * summary */
+	int exited;			/* target.exit known */
+	int exit_code;			/* if exited and !exit_signal */
+	int exit_signal;		/* died of this signal (0: exited) */
+	const struct heap *heap;	/* NULL: heap not tracked ("heap": null) */
+	const struct stacks *stacks;
+	unsigned depth;			/* frames shown per stack at most */
+	report_namer namer;
+	void *namer_ctx;
+	const char *unclassified_why;	/* why no reachability scan was made */
+	/* the scan's verdict on every live block, sorted by addr (the blocks
+	 * of heap_foreach); NULL: no scan, every record "unclassified" */
+	const struct scan_block *classes;
+	size_t nclasses;
+	int show_reachable;		/* list still reachable records too */
+	struct suppressions *supp;	/* NULL: none; its counts are updated */
+	/* descriptors (report_fds.c), NULL: not tracked ("fds": null, no
+	 * text section); records are listed by fd, inherited ones never */
+	const struct fdtable *fds;
+	/* why the heap / the descriptors could not be seen (no allocator
+	 * found, memory unreadable, calls not recorded), NULL: they were.
+	 * The report says so instead of "no leaks are possible" (text:
+	 * "heap NOT tracked: WHY"; JSON: "tracked": false, "why") */
+	const char *heap_untracked;
+	const char *fds_untracked;
+	/* per thread (report_threads.h): the heap table's threads in a
+	 * THREADS section and "threads" (0: none, "threads": []) */
+	int threads;
+	/* the process's CPU times, wall time, peak RSS (procstat.h); NULL:
+	 * not known ("resources": null) */
+	const struct proc_resources *resources;
+	/* --html: its file and data (report_html.h); NULL: none */
+	const struct html_input *html;
+	/* valgrind's choices (vgopts.h); 0: ptleak's defaults */
+	unsigned show_kinds;		/* REPORT_KIND bits of the records
+					 * listed (unclassified ones always) */
+	unsigned error_kinds;		/* ... counted in report_result.lost_* */
+	int leak_check;			/* enum report_leak_check */
+	int gen_suppressions;		/* text: a valgrind suppression after
+					 * each record listed (vgsupp.h) */
+	const struct report_sink *sink;	/* NULL, or told each record listed */
+};
+
+/* A record listed, as report_sink sees it (report_xml.c). */
+struct report_record {
+	int cls;			/* enum scan_class, -1: unclassified */
+	uint64_t bytes;			/* direct */
+	uint64_t indirect;
+	uint64_t blocks;
+	size_t number, total;		/* loss record NUMBER of TOTAL */
+	const struct frame_info *frames;	/* [0]: the allocator */
+	unsigned nframes;
+};
+
+/* Another writer of the same records, in the report's order. */
+struct report_sink {
+	void (*record)(void *ctx, const struct report_record *rec);
+	void *ctx;
+};
+
+/* What the report found, for --error-exitcode. */
+struct report_result {
+	uint64_t lost_bytes;		/* definitely + indirectly + possibly
+					 * lost, not suppressed */
+	uint64_t lost_blocks;
+	uint64_t leaked_fds;		/* listed fd records (not inherited,
+					 * not suppressed, old enough) */
+	int untracked;			/* heap_untracked or fds_untracked */
+};
+
+/*
+ * Write the text report to TEXT (NULL: none) and, if JSON_PATH, the JSON
+ * report atomically (JSON_PATH.tmp, then rename); likewise the HTML
+ * report if in->html.  0 or -1 (message).
+ */
+int report_write(const struct report_input *in, FILE *text,
+		 const char *json_path, struct report_result *res);
+
+#endif

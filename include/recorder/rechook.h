@@ -1,0 +1,380 @@
+/*
+ * rechook.h - the recorder's hooked calls (docs/recorder.md, piece 5):
+ * what the mapper tells the hooks (struct rec_conf, reached through the
+ * blob's context word), the stub's frame (struct rec_call, shared with
+ * arch/$(ARCH)/recorder/stub.S) and the records the hooks put in the ring.
+ * Freestanding: included by the hooks, by the stub (assembler: only the
+ * REC_CALL_* offsets) and by ptleak.
+ *
+ * A patched function's entry jumps to its trampoline (arch_patch.h),
+ * which enters the blob's rec_stub with the function id and the relocated
+ * original.  rec_stub saves the argument registers in a struct rec_call
+ * on its own stack, calls hook_enter(call), calls the original with the
+ * original arguments, stores the result, calls hook_leave(call) and
+ * returns the result.  The call's state lives in that frame only: a
+ * longjmp out of the original abandons it with nothing to undo.
+ *
+ * Nesting rule: a call is recorded unless its return address lies in the
+ * stub range (the code page: a tail call from another patched function
+ * returns there) or in the body of an allocator function of the same
+ * object (realloc -> malloc inside libc).  A signal handler's call returns
+ * into the handler: recorded, whatever its thread was doing.
+ */
+#ifndef PTLEAK_RECHOOK_H
+#define PTLEAK_RECHOOK_H
+
+/* struct rec_call, for the stub */
+#define REC_CALL_ARGS	0	/* 6 argument registers, in ABI order */
+#define REC_CALL_FN	48	/* function id (REC_FN) */
+#define REC_CALL_ORIG	56	/* relocated original entry */
+#define REC_CALL_RET	64	/* result (rax) */
+#define REC_CALL_RET2	72	/* second result register (rdx), kept */
+#define REC_CALL_RA	80	/* the caller's return address */
+#define REC_CALL_REC	88	/* set by hook_enter: 1 = recorded call */
+/* the caller-saved registers after the original returned, given back
+ * after hook_leave (a caller built with -fipa-ra counts on those its
+ * callee leaves alone) */
+#define REC_CALL_RCX	96
+#define REC_CALL_RSI	104
+#define REC_CALL_RDI	112
+#define REC_CALL_R8	120
+#define REC_CALL_R9	128
+#define REC_CALL_R10	136
+#define REC_CALL_R11	144
+#define REC_CALL_OUTER	152
+/* the callee-saved registers at the entry (the hooks preserve them, but
+ * ptleak, taking a stopped thread out of a hook at detach, sets them
+ * back from here) */
+#define REC_CALL_RBX	160
+#define REC_CALL_R12	168
+#define REC_CALL_R13	176
+#define REC_CALL_R14	184
+#define REC_CALL_R15	192
+/* %r10 and %r11 at the entry, stored there by the trampoline (right
+ * below the return address and the stub's saved rbp) */
+#define REC_CALL_IN_R10	208
+#define REC_CALL_IN_R11	216
+#define REC_CALL_SIZE	224	/* a multiple of 16 */
+/* Bytes below the stub's frame the stub zeroes before it returns, with
+ * the frame: the hooks' own frames (under 400 bytes by gcc
+ * -fstack-usage) held the block's address, the stack's dead part would
+ * keep it as a root for the leak scan. */
+#define REC_SCRUB	512
+
+#ifndef __ASSEMBLER__
+#include <stddef.h>
+#include <stdint.h>
+
+#include "recorder/ring.h"
+#include "recorder/unwtab_walk.h"
+
+struct rec_call {
+	uint64_t arg[6];
+	uint64_t fn;
+	uint64_t orig;
+	uint64_t ret;
+	uint64_t ret2;
+	uint64_t ra;
+	uint64_t record;
+	uint64_t post[7];	/* rcx rsi rdi r8 r9 r10 r11 */
+	uint64_t outer;		/* set by hook_enter: the word it made this
+				 * call's (struct rec_thread.outer), to clear */
+	uint64_t saved[5];	/* rbx r12 r13 r14 r15 */
+	uint64_t pad;
+	uint64_t in_r10, in_r11;
+};
+
+_Static_assert(offsetof(struct rec_call, fn) == REC_CALL_FN, "rec_call");
+_Static_assert(offsetof(struct rec_call, orig) == REC_CALL_ORIG, "rec_call");
+_Static_assert(offsetof(struct rec_call, ret) == REC_CALL_RET, "rec_call");
+_Static_assert(offsetof(struct rec_call, ret2) == REC_CALL_RET2, "rec_call");
+_Static_assert(offsetof(struct rec_call, ra) == REC_CALL_RA, "rec_call");
+_Static_assert(offsetof(struct rec_call, record) == REC_CALL_REC, "rec_call");
+_Static_assert(offsetof(struct rec_call, post) == REC_CALL_RCX, "rec_call");
+_Static_assert(offsetof(struct rec_call, outer) == REC_CALL_OUTER, "rec_call");
+_Static_assert(offsetof(struct rec_call, saved) == REC_CALL_RBX, "rec_call");
+_Static_assert(offsetof(struct rec_call, in_r10) == REC_CALL_IN_R10, "rec_call");
+_Static_assert(offsetof(struct rec_call, in_r11) == REC_CALL_IN_R11, "rec_call");
+_Static_assert(sizeof(struct rec_call) == REC_CALL_SIZE, "rec_call");
+
+/* What a patched function is: its arguments' meaning. */
+enum rec_kind {
+	REC_FN_MALLOC = 1,	/* (size): malloc, valloc, pvalloc */
+	REC_FN_CALLOC,		/* (n, size) */
+	REC_FN_REALLOC,		/* (old, size) */
+	REC_FN_FREE,		/* (addr) */
+	REC_FN_MEMALIGN,	/* (align, size): memalign, aligned_alloc */
+	REC_FN_POSIX_MEMALIGN,	/* (memptr, align, size) -> int */
+	REC_FN_REALLOCARRAY,	/* (old, n, size) */
+	/* descriptor functions (fdprobe.h has the list): creations are
+	 * recorded after they returned (REC_FD_OPEN), closes before the
+	 * original runs (REC_FD_CLOSE: before the kernel can give the number
+	 * to another thread) */
+	REC_FN_FD_RET = 32,	/* the result is a new descriptor */
+	REC_FN_FD_DUP2,		/* (old, new): unless old == new */
+	REC_FN_FD_FCNTL,	/* (fd, cmd): F_DUPFD, F_DUPFD_CLOEXEC only */
+	REC_FN_FD_SIGNALFD,	/* (fd, ...): fd -1 only */
+	REC_FN_FD_FILE,		/* -> FILE *: v0 = its _fileno */
+	REC_FN_FD_DIR,		/* -> DIR *: v0 = its first int */
+	REC_FN_FD_PAIR0,	/* (int[2], ...) -> 0: v0, v1 = the pair */
+	REC_FN_FD_PAIR3,	/* (a, b, c, int[2]) -> 0: the same */
+	REC_FN_FD_CLOSE,	/* (a0, a1, a2): close, close_range, closefrom */
+	REC_FN_FD_FCLOSE,	/* (FILE *): v = its _fileno */
+	REC_FN_FD_CLOSEDIR,	/* (DIR *): v = its first int */
+};
+
+#define REC_FN_IS_FD(kind)	((kind) >= REC_FN_FD_RET)
+#define REC_FN_FD_IS_CLOSE(kind) ((kind) >= REC_FN_FD_CLOSE)
+
+/* Linux's F_DUPFD and F_DUPFD_CLOEXEC; glibc's offsetof(FILE, _fileno)
+ * on LP64 and the descriptor's offset in its struct __dirstream (ptleak
+ * checks the first against <stdio.h>) */
+#define REC_F_DUPFD		0
+#define REC_F_DUPFD_CLOEXEC	1030
+#define REC_FILE_FILENO		112
+#define REC_DIR_FD		0
+
+/*
+ * A function id: its kind, the index of its object (nesting rule) and a
+ * tag the hooks pass through untouched (ptleak: its enum alloc_fn).
+ */
+#define REC_FN(kind, obj)	((uint32_t)(kind) | (uint32_t)(obj) << 8)
+#define REC_FN_TAGGED(kind, obj, tag) (REC_FN(kind, obj) | (uint32_t)(tag) << 16)
+#define REC_FN_KIND(fn)		((unsigned)(fn) & 0xff)
+#define REC_FN_OBJ(fn)		(((unsigned)(fn) >> 8) & 0xff)
+#define REC_FN_TAG(fn)		(((unsigned)(fn) >> 16) & 0xff)
+
+/*
+ * Ring record types and words.  Every record starts with fn (the id) and
+ * tid (0 if unknown: see struct rec_thread).  The records of allocations
+ * (ALLOC, REALLOC_END, MEMALIGN) end with the call's stack: a 64-bit
+ * hash of it, then npcs (the ring header's count) return addresses,
+ * innermost first (the caller's first): all of them when the hash is not
+ * in the stack set (rec_conf.stackset), none when it is (ptleak has seen
+ * that stack: interned).  FREE and REALLOC_BEGIN carry no stack (npcs 0,
+ * no hash word).
+ *   REC_ALLOC          fn tid result a0 a1 hash pcs  a0, a1: the size arguments
+ *                                               (a1 0 for one-size kinds)
+ *   REC_FREE           fn tid addr              before the original runs
+ *   REC_REALLOC_BEGIN  fn tid old               before the original runs
+ *   REC_REALLOC_END    fn tid old a1 a2 result hash pcs  after it returned;
+ *                                               a1, a2: the size arguments
+ *                                               (realloc: size, 0;
+ *                                               reallocarray: n, size)
+ *   REC_MEMALIGN       fn tid memptr align size rc result hash pcs
+ *                      result: *memptr read after return if rc == 0, else 0
+ *   REC_FD_OPEN        fn tid a0 a1 result v0 v1 hash pcs  after it
+ *                                               returned; v0, v1: the
+ *                                               descriptors read (FILE,
+ *                                               DIR, PAIR kinds), else -1
+ *   REC_FD_CLOSE       fn tid a0 a1 a2 v        before the original runs;
+ *                                               v: the descriptor read
+ *                                               (FCLOSE, CLOSEDIR), else -1
+ */
+enum rec_type {
+	REC_ALLOC = 16,		/* below: rec_record's free-form types */
+	REC_FREE,
+	REC_REALLOC_BEGIN,
+	REC_REALLOC_END,
+	REC_MEMALIGN,
+	REC_FD_OPEN,
+	REC_FD_CLOSE,
+};
+
+#define REC_MAX_RANGES	32
+#define REC_MAX_STUBS	8
+#define REC_MAX_OBJS	16
+
+/* An allocator function's body [lo, hi) in object OBJ. */
+struct rec_range {
+	uint64_t lo, hi;
+	uint64_t obj;
+};
+
+/*
+ * A thread's stack, keyed by its TCB (rec_arch_tcb(): glibc's and musl's
+ * thread pointer).  Written by ptleak before the thread runs (at its
+ * first stop), fields first, then tcb with release; the hooks read tcb
+ * with acquire, then the fields.  An open-addressed table of
+ * threads_mask + 1 entries, linear probing from rec_thread_slot(tcb),
+ * tcb 0 = free.  A thread found: its tid, and its stack reads clamped to
+ * [lo, hi) (no walk when sp is outside: a sigaltstack).  Not found: the
+ * main thread's stack bounds if sp lies in them (its TCB is set up after
+ * ptleak's injection at launch), tid main_tid; else tid 0, no walk (the
+ * caller's return address only).
+ */
+struct rec_thread {
+	uint64_t tcb;
+	uint64_t lo, hi;
+	uint64_t tid;
+	/* written by the thread's hooks: the frame (struct rec_call) of its
+	 * recorded call in progress, 0: none (see REC_NEST_DIST) */
+	uint64_t outer;
+	/* the same for its descriptor creation in progress (fopen's open
+	 * is part of it: REC_FD_NEST_DIST) */
+	uint64_t fd_outer;
+	uint64_t pad[2];
+};
+
+static inline uint64_t rec_thread_slot(uint64_t tcb, uint64_t mask)
+{
+	return ((tcb >> 6) * 0x9e3779b97f4a7c15ull >> 32) & mask;
+}
+
+/*
+ * The loaded objects' unwind tables (unwtab_walk.h), sorted by lo.
+ * ptleak never changes a published struct rec_objs: it writes a new one
+ * (dlopen) and replaces rec_conf.objs with release; the hooks load the
+ * pointer once per walk with acquire.
+ */
+struct rec_objs {
+	uint64_t n;
+	struct unwtab_obj obj[];
+};
+
+/* The context word points here.  Written by the mapper before any patch
+ * is live; read-only for the hooks (every field but objs is fixed once a
+ * patch is live; the tables rec_thread and stackset change as said). */
+struct rec_conf {
+	struct ring *ring;
+	int64_t tid_off;	/* tid (int32) at TCB + tid_off; 0: unknown
+				 * (struct rec_thread gives it then) */
+	uint64_t stub_lo, stub_hi;	/* the code page: stubs, relocated code */
+	uint64_t nranges;
+	struct rec_range range[REC_MAX_RANGES];
+	/* more code pages (one per object out of rel32 reach of the first):
+	 * a return address in any of them is nested too */
+	uint64_t nstubs;
+	struct { uint64_t lo, hi; } stub[REC_MAX_STUBS];
+	/* stacks: at most depth return addresses per record (0: the
+	 * caller's alone, no walk) */
+	uint64_t depth;
+	/* a return address into main ([main_lo, main_hi), tested as ra - 1)
+	 * is the last one recorded, as the breakpoint engine's unwinder does */
+	uint64_t main_lo, main_hi;
+	/* the main thread's stack: a walk reads [sp, main_stack_hi) only,
+	 * so main_stack_lo may (should) be as low as the stack may grow */
+	uint64_t main_stack_lo, main_stack_hi, main_tid;
+	/* struct rec_thread.outer of the main thread while it is not in the
+	 * table (written by the hooks) */
+	uint64_t main_outer;
+	const struct rec_objs *objs;	/* NULL: no tables, no walk */
+	struct rec_thread *threads;	/* NULL: none */
+	uint64_t threads_mask;
+	/* stack hashes ptleak has seen (written by ptleak only): open
+	 * addressing, linear probing from hash & stackset_mask, 0 free;
+	 * the hooks probe at most REC_STACKSET_PROBES entries */
+	const uint64_t *stackset;
+	uint64_t stackset_mask;
+	/* optional (NULL: none): the unwind rules the hooks looked up, by
+	 * pc, pccache_mask + 1 entries zeroed by ptleak and written by the
+	 * hooks of every thread (struct rec_pccache) */
+	struct rec_pccache *pccache;
+	uint64_t pccache_mask;
+	/* return addresses the breakpoint engine hijacked (a descriptor
+	 * call in progress returns through ptleak's trampoline, at
+	 * hijack_ret): a walk that reads hijack_ret from stack slot S takes
+	 * the real one from the entry of S (struct rec_hijack) */
+	uint64_t hijack_ret;
+	const struct rec_hijack *hijacks;
+	uint64_t hijacks_mask;
+	/* struct rec_thread.fd_outer of the main thread while it is not in
+	 * the table (written by the hooks) */
+	uint64_t main_fd_outer;
+	/* the objects of the patched descriptor functions, [lo, hi) by
+	 * REC_FN_OBJ (written before their patches are live): a creation
+	 * inside another one is part of it if it returns into the object
+	 * of the outer function */
+	struct { uint64_t lo, hi; } obj_text[REC_MAX_OBJS];
+	/* the process: a descriptor call made by another one (a vfork or
+	 * posix_spawn child, sharing the memory until its exec) is not
+	 * recorded (its descriptors are its own) */
+	uint64_t pid;
+};
+
+/*
+ * A hijacked return: the stack slot that holds hijack_ret and the real
+ * return address.  Open addressing by rec_hijack_slot(slot), linear
+ * probing, slot 0 free; real 0: a slot no longer hijacked (kept: the
+ * probe chains stay whole).  Written by ptleak while the thread whose
+ * stack holds SLOT is stopped (real, then slot with release).
+ */
+struct rec_hijack {
+	uint64_t slot;
+	uint64_t real;
+};
+
+static inline uint64_t rec_hijack_slot(uint64_t slot, uint64_t mask)
+{
+	return ((slot >> 3) * 0x9e3779b97f4a7c15ull >> 40) & mask;
+}
+
+/*
+ * An entry of the rule cache: RULE is the address of the struct
+ * unwtab_rule found for the lookup address KEY (unwtab_key()) in the
+ * tables of the struct rec_objs at OBJS; check = KEY ^ RULE ^ OBJS.
+ * Threads write entries racily (rule, then check, relaxed) and read them
+ * the same way: a torn entry fails its check (a miss), and a new
+ * struct rec_objs misses every old entry.  ptleak zeroes the cache if it
+ * ever publishes a struct rec_objs at an address an earlier one had.
+ * The slot of KEY: rec_pccache_slot(KEY, pccache_mask).
+ */
+struct rec_pccache {
+	uint64_t check;
+	uint64_t rule;
+};
+
+static inline uint64_t rec_pccache_slot(uint64_t key, uint64_t mask)
+{
+	return (key * 0x9e3779b97f4a7c15ull >> 40) & mask;
+}
+
+#define REC_STACKSET_PROBES	8
+/*
+ * The second nesting rule: a call whose stub frame lies less than this
+ * below its thread's recorded call in progress (struct rec_thread.outer)
+ * is part of it: an allocator that calls its own entry points from a
+ * helper it tail-called (mimalloc's realloc -> mi_heap_realloc ->
+ * free).  A signal handler's call is a signal frame (over 1 KiB on
+ * x86-64) deeper: recorded.  An outer frame left by longjmp is above any
+ * later call's: replaced.
+ */
+#define REC_NEST_DIST		1024
+/*
+ * A descriptor creation is part of the creation in progress on its
+ * thread (struct rec_thread.fd_outer: fopen, opendir) when its stub frame
+ * lies less than this below that one's and it returns into the outer
+ * function's object (fopen's open, called by _IO_file_open): counted once,
+ * by the outer one.  A signal handler's creation returns into the
+ * handler: recorded.
+ */
+#define REC_FD_NEST_DIST	16384
+/* a depth above this is taken as this (ptleak's --depth is at most 256) */
+#define REC_MAX_DEPTH		256
+
+/*
+ * The stack hash of a record: from REC_STACK_HASH_SEED, rec_stack_hash_add()
+ * of each pc in the record's order, then rec_stack_hash_end() with their
+ * count.  Never 0 (0 is a free stack set entry).  For ptleak too, should it
+ * want to check a record's hash against its pcs.
+ */
+#define REC_STACK_HASH_SEED	0x6a09e667f3bcc908ull
+
+static inline uint64_t rec_stack_hash_add(uint64_t h, uint64_t pc)
+{
+	return ((h << 23 | h >> 41) ^ pc) * 0x9e3779b97f4a7c15ull;
+}
+
+static inline uint64_t rec_stack_hash_end(uint64_t h, uint64_t n)
+{
+	h ^= n * 0xc2b2ae3d27d4eb4full;
+	h ^= h >> 33;		/* murmur3's finaliser */
+	h *= 0xff51afd7ed558ccdull;
+	h ^= h >> 33;
+	h *= 0xc4ceb9fe1a85ec53ull;
+	h ^= h >> 33;
+	return h ? h : 1;
+}
+
+#endif /* __ASSEMBLER__ */
+#endif

@@ -1,0 +1,497 @@
+/*
+ * roots.c - roots and memory of a traced process for the scan.
+ *
+ * Roots are decided per address range, not per mapping: the kernel merges
+ * adjacent anonymous mappings, so one line of /proc/PID/maps may hold a
+ * glibc mmapped chunk and the program's own memory side by side (CPython's
+ * arenas).  With glibc's malloc, what glibc owns (the brk heap, thread
+ * arenas' heaps, mmapped chunks: glibc_heap.h) is heap, scanned only
+ * inside reachable blocks; the rest of every writable mapping is a root.
+ * With another allocator, a mapping holding a live block is heap whole,
+ * unless it is an object's data or bss (an allocator serving a static
+ * array): then only its live blocks are heap.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "analysis/glibc_heap.h"
+#include "base/memio.h"
+#include "recorder/recorder.h"
+#include "analysis/roots.h"
+#include "base/util.h"
+
+/* Ranges this long or longer skip untouched anonymous pages (pagemap). */
+#define RESIDENT_MIN (16u << 10)
+/* The read-ahead cache: bounded, 4 MiB. */
+#define WIN_SIZE (64u << 10)
+#define WIN_SLOTS 64
+
+struct window {
+	uint64_t base;		/* WIN_SIZE aligned */
+	uint64_t lo, hi;	/* [lo, hi) valid in data */
+	uint8_t *data;		/* WIN_SIZE bytes: data[a - base] */
+};
+
+struct mapping {
+	uint64_t start, end;
+	int anon;		/* no file behind it: untouched pages are zeros */
+	int heap;		/* [heap]: the brk heap (glibc's main arena) */
+	int relro;		/* read-only, of a file: roots only where written */
+	int object;		/* a file's data, or the bss right after it */
+};
+
+struct proc_mem {
+	pid_t pid;
+	int pagemap;		/* /proc/PID/pagemap, or -1 */
+	struct mapping *maps;	/* the readable and writable ones, sorted */
+	size_t nmaps, amaps;
+	struct scan_range *roots;
+	size_t nroots, aroots;
+	struct scan_range *owned;	/* glibc's memory, sorted */
+	size_t nowned, aowned;
+	struct window win[WIN_SLOTS];
+	/* the scanner's buffer and how much of it is populated */
+	void *dst;
+	size_t dst_len;
+};
+
+struct collect {
+	struct scan_block *b;
+	size_t n;
+};
+
+static int add_block(const struct heap_block *hb, void *ctx)
+{
+	struct collect *c = ctx;
+
+	c->b[c->n].addr = hb->addr;
+	c->b[c->n].size = hb->size;
+	c->b[c->n].born = hb->time_ns;
+	c->n++;
+	return 0;
+}
+
+/* Index of the first block at or above START. */
+static size_t first_block(const struct scan_block *b, size_t n, uint64_t start)
+{
+	size_t lo = 0, hi = n;
+
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+
+		if (b[mid].addr < start)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+static const struct mapping *mapping_at(const struct proc_mem *m, uint64_t a)
+{
+	size_t lo = 0, hi = m->nmaps;
+
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+
+		if (m->maps[mid].end <= a)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < m->nmaps && m->maps[lo].start <= a ? &m->maps[lo] : NULL;
+}
+
+/* Up to LEN bytes at ADDR, untouched anonymous pages not faulted in. */
+static long read_direct(const struct proc_mem *m, uint64_t addr, void *buf,
+			size_t len)
+{
+	const struct mapping *map = mapping_at(m, addr);
+
+	if (len >= RESIDENT_MIN && map && map->anon)
+		return (long)mem_read_resident(m->pid, m->pagemap, addr, buf, len);
+	return (long)mem_read(m->pid, addr, buf, len);
+}
+
+#ifndef MADV_POPULATE_WRITE
+#define MADV_POPULATE_WRITE 23
+#endif
+
+/* The pages of LEN bytes at P mapped before a read fills them: a page
+ * fault costs ~12 us on these VMs, populating ~0.6 us a page (a kernel
+ * before 5.14 says EINVAL: the read faults them in as before). */
+static void populate(void *p, size_t len)
+{
+	uintptr_t from = (uintptr_t)p & ~(uintptr_t)4095;
+	uintptr_t to = ((uintptr_t)p + len + 4095) & ~(uintptr_t)4095;
+
+	madvise((void *)from, to - from, MADV_POPULATE_WRITE);
+}
+
+/* The window holding A, read in (within A's mapping) if not cached. */
+static const struct window *window_at(struct proc_mem *m, uint64_t a)
+{
+	uint64_t base = a & ~(uint64_t)(WIN_SIZE - 1);
+	struct window *w = &m->win[(base / WIN_SIZE) % WIN_SLOTS];
+	const struct mapping *map;
+	long got;
+
+	if (w->base == base && w->lo < w->hi && a >= w->lo && a < w->hi)
+		return w;
+	w->base = base;
+	w->lo = w->hi = 0;
+	map = mapping_at(m, a);
+	if (!map)
+		return NULL;
+	w->lo = base < map->start ? map->start : base;
+	w->hi = base + WIN_SIZE > map->end ? map->end : base + WIN_SIZE;
+	/* on first use: a page fault costs 0.1-15 us (a VM's are dear),
+	 * and a small scan needs few windows */
+	if (!w->data)
+		w->data = xmalloc(WIN_SIZE);
+	populate(w->data + (w->lo - base), w->hi - w->lo);
+	got = read_direct(m, w->lo, w->data + (w->lo - base), w->hi - w->lo);
+	w->hi = got > 0 ? w->lo + (uint64_t)got : w->lo;
+	return a >= w->lo && a < w->hi ? w : NULL;
+}
+
+/*
+ * The scan's reads.  Blocks are read one by one, in the order pointers
+ * lead to them: through a cache of WIN_SLOTS windows of WIN_SIZE bytes, so
+ * that neighbouring blocks cost one system call, not one each.
+ */
+static long read_mem(void *ctx, uint64_t addr, void *buf, size_t len)
+{
+	struct proc_mem *m = ctx;
+	size_t done = 0;
+
+	/* the scanner reads into one buffer (1 MiB): populated as far as
+	 * reads go, not faulted in a page at a time */
+	if (buf != m->dst) {
+		m->dst = buf;
+		m->dst_len = 0;
+	}
+	if (len > m->dst_len) {
+		populate((char *)buf + m->dst_len, len - m->dst_len);
+		m->dst_len = len;
+	}
+	if (len > WIN_SIZE / 2)
+		return read_direct(m, addr, buf, len);
+	while (done < len) {
+		const struct window *w = window_at(m, addr + done);
+		size_t n;
+
+		if (!w)
+			break;
+		n = (size_t)(w->hi - (addr + done));
+		if (n > len - done)
+			n = len - done;
+		memcpy((char *)buf + done, w->data + (addr + done - w->base), n);
+		done += n;
+	}
+	return done ? (long)done : -1;
+}
+
+static uint64_t skip_mem(void *ctx, uint64_t addr, uint64_t len)
+{
+	const struct proc_mem *m = ctx;
+	const struct mapping *map = mapping_at(m, addr);
+
+	if (!map || !map->anon)
+		return 0;
+	if (len > map->end - addr)
+		len = map->end - addr;
+	return mem_untouched(m->pagemap, addr, len);
+}
+
+static int read_words(void *ctx, uint64_t addr, uint64_t *w, unsigned n)
+{
+	const struct proc_mem *m = ctx;
+
+	return mem_read_all(m->pid, addr, w, n * sizeof(*w));
+}
+
+static void add_range(struct scan_range **r, size_t *n, size_t *a,
+		      uint64_t start, uint64_t end, uint64_t born_before)
+{
+	if (start >= end)
+		return;
+	grow_array((void **)r, a, *n + 1, sizeof(**r));
+	(*r)[*n].start = start;
+	(*r)[*n].end = end;
+	(*r)[*n].born_before = born_before;
+	(*n)++;
+}
+
+/* The readable and writable mappings worth scanning, and the read-only
+ * private ones of files (RELRO data lives there), sorted. */
+static int read_maps(struct proc_mem *m)
+{
+	char path[64], line[512];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/maps", (int)m->pid);
+	f = fopen(path, "r");
+	if (!f)
+		return error("cannot read %s: %s", path, strerror(errno));
+	uint64_t prev_end = 0;
+	int prev_file = 0, inode_prev;
+
+	while (fgets(line, sizeof(line), f)) {
+		uint64_t start, end, inode = 0;
+		char perms[8] = "", name[256] = "";
+		struct mapping *map;
+
+		if (sscanf(line, "%" SCNx64 "-%" SCNx64 " %7s %*s %*s %" SCNu64
+			   " %255[^\n]", &start, &end, perms, &inode, name) < 3)
+			continue;
+		/* an anonymous mapping right after a file's data is its bss */
+		inode_prev = prev_file && start == prev_end && !inode && !name[0];
+		prev_file = inode != 0 && perms[1] == 'w';
+		prev_end = end;
+		/* the recorder's ring and tables (recorder.h): ptleak's */
+		if (!strncmp(name, REC_AREA_NAME_MAPS, strlen(REC_AREA_NAME_MAPS)))
+			continue;
+		if (perms[0] != 'r' || !strcmp(name, "[vvar]") ||
+		    !strcmp(name, "[vsyscall]") || (perms[1] != 'w' &&
+		    (perms[2] != '-' || perms[3] != 'p' || !inode)))
+			continue;
+		grow_array((void **)&m->maps, &m->amaps, m->nmaps + 1,
+			   sizeof(*m->maps));
+		map = &m->maps[m->nmaps++];
+		map->start = start;
+		map->end = end;
+		map->anon = inode == 0;
+		map->heap = !strcmp(name, "[heap]");
+		map->relro = perms[1] != 'w';
+		map->object = inode != 0 || inode_prev;
+	}
+	fclose(f);
+	return 0;
+}
+
+/*
+ * glibc's memory in MAP: the brk heap (but a static executable's TLS at
+ * its start: REGS' thread pointers), else the mmapped chunks and
+ * arena heaps of its blocks B[0..N-1].  -1: some block is not glibc's (the
+ * mapping is then heap whole, the old rule).
+ */
+static int find_owned(struct proc_mem *m, const struct mapping *map,
+		      const struct scan_block *b, size_t n,
+		      const struct arch_regs *regs, unsigned nregs)
+{
+	uint64_t end = 0;
+	size_t i;
+
+	if (map->heap) {
+		/* less a static executable's main thread TLS and TCB */
+		for (i = 0; i < nregs; i++) {
+			uint64_t tp = arch_tp(&regs[i]);
+
+			if (tp >= map->start && tp < map->end &&
+			    tp + GLIBC_TCB_SIZE > end)
+				end = tp + GLIBC_TCB_SIZE;
+		}
+		add_range(&m->owned, &m->nowned, &m->aowned,
+			  end > map->start ? end : map->start, map->end, 0);
+		return 0;
+	}
+	for (i = 0; i < n; i++) {
+		uint64_t s, e;
+
+		if (b[i].addr < end)
+			continue;	/* in the last chunk or heap found */
+		if (glibc_owner(read_words, m, b[i].addr, map->start, map->end,
+				&s, &e))
+			return -1;
+		add_range(&m->owned, &m->nowned, &m->aowned, s, e, 0);
+		end = e;
+	}
+	return 0;
+}
+
+static void add_root(void *ctx, uint64_t start, uint64_t end)
+{
+	struct proc_mem *m = ctx;
+
+	add_range(&m->roots, &m->nroots, &m->aroots, start, end, 0);
+}
+
+/* [from, map end) less what glibc owns there: roots. */
+static void add_roots(struct proc_mem *m, size_t owned0, uint64_t from,
+		      uint64_t end, uint64_t born_before)
+{
+	size_t k;
+
+	for (k = owned0; k < m->nowned && from < end; k++) {
+		const struct scan_range *o = &m->owned[k];
+
+		if (o->end <= from)
+			continue;
+		add_range(&m->roots, &m->nroots, &m->aroots, from,
+			  o->start < end ? o->start : end, born_before);
+		if (o->end > from)
+			from = o->end;
+	}
+	add_range(&m->roots, &m->nroots, &m->aroots, from, end, born_before);
+}
+
+/* Where the scan of a stack mapping starts: below its thread's sp. */
+static uint64_t stack_from(const struct mapping *map, uint64_t sp)
+{
+	uint64_t from = sp - ARCH_STACK_REDZONE;
+
+	return sp < ARCH_STACK_REDZONE || from < map->start ? map->start : from;
+}
+
+static int find_roots(struct proc_mem *m, const struct scan_block *b, size_t n,
+		      const struct arch_regs *regs, unsigned nregs,
+		      const struct scan_dead *dead, size_t ndead, int glibc)
+{
+	size_t i, k;
+
+	for (i = 0; i < m->nmaps; i++) {
+		const struct mapping *map = &m->maps[i];
+		size_t first = first_block(b, n, map->start), last = first;
+		size_t owned0 = m->nowned;
+		uint64_t from = map->start, born_before = 0;
+
+		if (map->relro) {
+			mem_private_runs(m->pagemap, map->start, map->end,
+					 add_root, m);
+			continue;
+		}
+		while (last < n && b[last].addr < map->end)
+			last++;
+		for (k = 0; k < nregs; k++)
+			if (arch_sp(&regs[k]) >= map->start &&
+			    arch_sp(&regs[k]) < map->end)
+				break;
+		if (k < nregs) {
+			from = stack_from(map, arch_sp(&regs[k]));
+		} else if (last > first &&
+			   (!glibc || find_owned(m, map, b + first, last - first,
+						regs, nregs))) {
+			if (!map->object)
+				continue;	/* heap: from reachable blocks */
+			/* an allocator in an object's data or bss (a static
+			 * array): its globals are roots, its blocks heap */
+			m->nowned = owned0;
+			for (k = first; k < last; k++)
+				add_range(&m->owned, &m->nowned, &m->aowned,
+					  b[k].addr, b[k].addr + b[k].size, 0);
+		} else {
+			for (k = 0; k < ndead; k++)
+				if (dead[k].sp >= map->start && dead[k].sp < map->end)
+					break;
+			if (k < ndead) {
+				from = stack_from(map, dead[k].sp);
+				born_before = dead[k].died_ns ? dead[k].died_ns : 1;
+			}
+		}
+		add_roots(m, owned0, from, map->end, born_before);
+	}
+	return 0;
+}
+
+/* PTLEAK_DEBUG=scan: the roots and where they point into blocks. */
+static void debug_roots(const struct proc_mem *m, const struct scan_block *b,
+			size_t n)
+{
+	size_t r;
+
+	for (r = 0; r < m->nowned; r++)
+		fprintf(stderr, "ptleak-debug: glibc's %#llx-%#llx\n",
+			(unsigned long long)m->owned[r].start,
+			(unsigned long long)m->owned[r].end);
+	for (r = 0; r < m->nroots; r++) {
+		uint64_t a;
+
+		fprintf(stderr, "ptleak-debug: root %#llx-%#llx\n",
+			(unsigned long long)m->roots[r].start,
+			(unsigned long long)m->roots[r].end);
+		for (a = (m->roots[r].start + 7) & ~7ull; a + 8 <= m->roots[r].end; a += 8) {
+			uint64_t w;
+			size_t i;
+
+			if (mem_read(m->pid, a, &w, 8) != 8)
+				break;
+			i = first_block(b, n, w + 1);
+			if (i-- == 0)
+				continue;
+			if (w < b[i].addr + (b[i].size ? b[i].size : 1))
+				fprintf(stderr, "ptleak-debug:   [%#llx] -> block %#llx+%llu "
+					"(%llu bytes)\n",
+					(unsigned long long)a, (unsigned long long)b[i].addr,
+					(unsigned long long)(w - b[i].addr),
+					(unsigned long long)b[i].size);
+		}
+	}
+}
+
+int scan_process(pid_t pid, const struct heap *heap,
+		 const struct arch_regs *regs, unsigned nregs, int reg_roots,
+		 const struct scan_dead *dead, size_t ndead, int glibc,
+		 struct scan_block **out, size_t *nout, struct scan_stats *st)
+{
+	const struct heap_stats *hs = heap_stats(heap);
+	struct collect c = { xcalloc(hs->in_use_blocks + 1, sizeof(*c.b)), 0 };
+	struct proc_mem m;
+	uint64_t *values = NULL;
+	struct scan_input in;
+	char path[64];
+	unsigned i;
+	int ret = -1;
+
+	heap_foreach(heap, add_block, &c);
+	scan_sort_blocks(c.b, c.n);
+	memset(&in, 0, sizeof(in));
+	memset(&m, 0, sizeof(m));
+	m.pid = pid;
+	snprintf(path, sizeof(path), "/proc/%d/pagemap", (int)pid);
+	m.pagemap = open(path, O_RDONLY | O_CLOEXEC);
+	if (read_maps(&m) ||
+	    find_roots(&m, c.b, c.n, regs, nregs, dead, ndead, glibc))
+		goto out;
+
+	in.blocks = c.b;
+	in.nblocks = c.n;
+	in.roots = m.roots;
+	in.nroots = m.nroots;
+	if (reg_roots && nregs) {
+		values = xcalloc((size_t)nregs * ARCH_NREG_VALUES, sizeof(*values));
+		for (i = 0; i < nregs; i++)
+			arch_reg_values(&regs[i], values + (size_t)i * ARCH_NREG_VALUES);
+		in.root_values = values;
+		in.nvalues = (size_t)nregs * ARCH_NREG_VALUES;
+	}
+	in.read = read_mem;
+	in.skip = skip_mem;
+	in.glibc_chunks = glibc;
+	in.ctx = &m;
+	if (getenv("PTLEAK_DEBUG") && strstr(getenv("PTLEAK_DEBUG"), "scan"))
+		debug_roots(&m, c.b, c.n);
+	ret = scan_classify(&in, st);
+out:
+	if (m.pagemap >= 0)
+		close(m.pagemap);
+	free(m.maps);
+	free(m.roots);
+	free(m.owned);
+	for (i = 0; i < WIN_SLOTS; i++)
+		free(m.win[i].data);
+	free(values);
+	if (ret) {
+		free(c.b);
+		return -1;
+	}
+	*out = c.b;
+	*nout = c.n;
+	return 0;
+}

@@ -1,0 +1,660 @@
+/*
+ * report.c - the leak report: grouping, the text (valgrind-like) and the
+ * driver that writes the text and the JSON (report_json.c) in one pass.
+ *
+ * Live blocks are grouped into records by (allocation stack, allocator,
+ * class) with an open-addressing table, sorted largest first and numbered
+ * 1..M (all records, listed or not).  A block's class and indirect bytes
+ * come from the scan's verdicts (in->classes, sorted by addr); without a
+ * scan every block is "unclassified".
+ *
+ * With suppressions, every record's stack is named once first to decide
+ * whether it is suppressed (the JSON summary, written before the records,
+ * needs the totals); listed records are named again when written.  The
+ * text and the JSON are then written in one pass over the records, so
+ * only one stack's frames are held at a time (a million one-block records
+ * must not cost a million stacks' worth of frame_info), and records that
+ * are not listed (still reachable without --show-reachable, suppressed)
+ * are never named unless suppressions must be matched.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "tables/heap.h"
+#include "output/json.h"
+#include "output/outfile.h"
+#include "output/report.h"
+#include "report_priv.h"
+#include "output/report_fds.h"
+#include "output/report_html.h"
+#include "output/report_threads.h"
+#include "analysis/scan.h"
+#include "tables/stacks.h"
+#include "analysis/suppress.h"
+#include "base/util.h"
+#include "analysis/vgsupp.h"
+
+#define GROUP_MIN_SLOTS 1024	/* power of two */
+#define LABEL_WIDTH 18		/* "  total heap usage" */
+
+struct grouping {
+	const struct report_input *in;
+	struct record *recs;
+	size_t nrecs, recs_alloc;
+	uint32_t *slots;	/* record index + 1, 0 = empty */
+	size_t nslots;		/* power of two */
+	size_t mask;
+};
+
+/* ---- grouping ---- */
+
+static size_t group_home(const struct grouping *g, uint32_t stack, uint8_t fn,
+			 uint8_t cls)
+{
+	return (size_t)hash64(((uint64_t)stack << 16) | ((uint64_t)fn << 8) |
+			      cls) & g->mask;
+}
+
+/* The scan's verdict on the block at ADDR, or NULL. */
+static const struct scan_block *find_class(const struct report_input *in,
+					   uint64_t addr)
+{
+	size_t lo = 0, hi = in->nclasses;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		const struct scan_block *sb = &in->classes[mid];
+
+		if (sb->addr == addr)
+			return sb;
+		if (sb->addr < addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return NULL;
+}
+
+static void group_grow(struct grouping *g)
+{
+	size_t n = g->nslots ? g->nslots * 2 : GROUP_MIN_SLOTS;
+	size_t i;
+
+	free(g->slots);
+	g->slots = xcalloc(n, sizeof(*g->slots));
+	g->nslots = n;
+	g->mask = n - 1;
+	for (i = 0; i < g->nrecs; i++) {
+		size_t k = group_home(g, g->recs[i].stack, g->recs[i].fn,
+				      g->recs[i].cls);
+
+		while (g->slots[k])
+			k = (k + 1) & g->mask;
+		g->slots[k] = (uint32_t)(i + 1);
+	}
+}
+
+static int group_block(const struct heap_block *b, void *ctx)
+{
+	struct grouping *g = ctx;
+	struct record *r;
+	uint64_t indirect = 0;
+	uint8_t cls = CLS_UNCLASSIFIED;
+	size_t k;
+
+	if (g->in->min_age_ns && g->in->now_ns - b->time_ns < g->in->min_age_ns)
+		return 0;	/* too young to be reported */
+	if (g->in->classes) {
+		const struct scan_block *sb = find_class(g->in, b->addr);
+
+		/* not found should not happen: definitely lost, 0 indirect */
+		cls = sb ? (uint8_t)sb->cls : SCAN_DEFINITELY_LOST;
+		indirect = sb ? sb->indirect : 0;
+	}
+	k = group_home(g, b->stack, b->fn, cls);
+	for (;;) {
+		uint32_t s = g->slots[k];
+
+		if (!s)
+			break;
+		r = &g->recs[s - 1];
+		if (r->stack == b->stack && r->fn == b->fn && r->cls == cls) {
+			if (b->time_ns > r->youngest)
+				r->youngest = b->time_ns;
+			if (b->time_ns < r->oldest)
+				r->oldest = b->time_ns;
+			r->bytes += b->size;
+			r->indirect += indirect;
+			r->blocks++;
+			return 0;
+		}
+		k = (k + 1) & g->mask;
+	}
+	grow_array((void **)&g->recs, &g->recs_alloc, g->nrecs + 1,
+		   sizeof(*g->recs));
+	r = &g->recs[g->nrecs++];
+	r->stack = b->stack;
+	r->fn = b->fn;
+	r->cls = cls;
+	r->suppressed = 0;
+	r->bytes = b->size;
+	r->indirect = indirect;
+	r->blocks = 1;
+	r->youngest = r->oldest = b->time_ns;
+	if (g->nrecs * 4 > g->nslots * 3)
+		group_grow(g);	/* re-inserts every record, the new one too */
+	else
+		g->slots[k] = (uint32_t)g->nrecs;
+	return 0;
+}
+
+static int cmp_u64_desc(uint64_t a, uint64_t b)
+{
+	return a > b ? -1 : a < b;
+}
+
+static int cmp_record(const void *pa, const void *pb)
+{
+	const struct record *a = pa, *b = pb;
+	int c;
+
+	if ((c = cmp_u64_desc(a->bytes + a->indirect, b->bytes + b->indirect)))
+		return c;
+	if ((c = cmp_u64_desc(a->blocks, b->blocks)))
+		return c;
+	if (a->stack != b->stack)
+		return a->stack < b->stack ? -1 : 1;
+	if (a->fn != b->fn)
+		return a->fn < b->fn ? -1 : 1;
+	return (a->cls > b->cls) - (a->cls < b->cls);
+}
+
+static void collect_records(struct rep *r)
+{
+	struct grouping g;
+
+	memset(&g, 0, sizeof(g));
+	g.in = r->in;
+	group_grow(&g);
+	heap_foreach(r->in->heap, group_block, &g);
+	free(g.slots);
+	if (g.nrecs > 1)
+		qsort(g.recs, g.nrecs, sizeof(*g.recs), cmp_record);
+	r->recs = g.recs;
+	r->nrecs = g.nrecs;
+}
+
+/* The kinds listed, or counted as errors: MASK, 0 for the default. */
+static unsigned kinds_of(const struct report_input *in, unsigned mask)
+{
+	if (!mask)
+		mask = REPORT_KIND(SCAN_DEFINITELY_LOST) |
+		       REPORT_KIND(SCAN_INDIRECTLY_LOST) |
+		       REPORT_KIND(SCAN_POSSIBLY_LOST);
+	return mask;
+}
+
+/* Is REC written out (text and JSON)? */
+static int listed(const struct rep *r, const struct record *rec)
+{
+	unsigned shown = kinds_of(r->in, r->in->show_kinds);
+
+	if (r->in->show_reachable)
+		shown |= REPORT_KIND(SCAN_STILL_REACHABLE);
+	return !rec->suppressed && r->in->leak_check == LEAK_CHECK_FULL &&
+	       (rec->cls == CLS_UNCLASSIFIED || (shown & REPORT_KIND(rec->cls)));
+}
+
+/* ---- frames ---- */
+
+static const char *nonempty(const char *s)
+{
+	return s && *s ? s : NULL;
+}
+
+/*
+ * Name the frames of REC into r->frames; returns how many to show: at
+ * most in->depth, and none below the first "main".  Frame 0 (the
+ * allocator's entry) is named after the allocator whatever the symbol
+ * there is called (__libc_malloc and other aliases).
+ */
+static unsigned name_frames(struct rep *r, const struct record *rec)
+{
+	const struct report_input *in = r->in;
+	const uint64_t *pcs = NULL;
+	unsigned n = 0, i;
+
+	if (in->stacks)
+		n = stacks_get(in->stacks, rec->stack, &pcs);
+	if (n > in->depth)
+		n = in->depth;
+	grow_array((void **)&r->frames, &r->frames_alloc, n, sizeof(*r->frames));
+	for (i = 0; i < n; i++) {
+		struct frame_info *fi = &r->frames[i];
+
+		memset(fi, 0, sizeof(*fi));
+		if (in->namer)
+			in->namer(in->namer_ctx, pcs[i], i != 0, fi);
+		fi->pc = pcs[i];
+		fi->function = nonempty(fi->function);
+		fi->file = nonempty(fi->file);
+		fi->module = nonempty(fi->module);
+		if (i == 0) {
+			const char *a = alloc_fn_name((enum alloc_fn)rec->fn);
+
+			if (a)
+				fi->function = fi->symbol = a;
+		}
+		if (fi->function && !strcmp(fi->function, "main"))
+			return i + 1;
+	}
+	return n;
+}
+
+/*
+ * Mark the records that match a leak: pattern (by the frames shown) and
+ * count them in their pattern; then the summary of what is left.  Each
+ * report counts afresh: the leak patterns' counts are reset first.
+ */
+static void suppress_and_sum(struct rep *r)
+{
+	struct suppressions *supp = r->in->supp;
+	size_t k;
+	unsigned i;
+
+	if (supp)
+		for (i = 0; i < supp->n; i++)
+			if (supp->p[i].kind == SUPP_LEAK)
+				supp->p[i].count = supp->p[i].bytes = 0;
+	for (k = 0; k < r->nrecs; k++) {
+		struct record *rec = &r->recs[k];
+
+		if (supp && supp->n) {
+			unsigned n = name_frames(r, rec);
+			int m = supp_match_leak(supp, rec->cls == CLS_UNCLASSIFIED ?
+						-1 : rec->cls, r->frames, n);
+
+			if (m >= 0) {
+				rec->suppressed = 1;
+				supp->p[m].count++;
+				/* direct bytes, as summary.suppressed: an
+				 * indirect block has its own record */
+				supp->p[m].bytes += rec->bytes;
+				r->supp_bytes += rec->bytes;
+				r->supp_blocks += rec->blocks;
+				continue;
+			}
+		}
+		r->cls_bytes[rec->cls] += rec->bytes;
+		r->cls_blocks[rec->cls] += rec->blocks;
+	}
+}
+
+/* ---- text ---- */
+
+static void line(struct rep *r, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+static void line(struct rep *r, const char *fmt, ...)
+{
+	va_list ap;
+
+	fprintf(r->text, "ptleak[%d]: ", (int)r->in->pid);
+	va_start(ap, fmt);
+	vfprintf(r->text, fmt, ap);
+	va_end(ap);
+	putc('\n', r->text);
+}
+
+static void blank(struct rep *r)
+{
+	fprintf(r->text, "ptleak[%d]:\n", (int)r->in->pid);
+}
+
+static const char *blocks_word(uint64_t n)
+{
+	return n == 1 ? "block" : "blocks";
+}
+
+const char *report_when(enum report_reason reason)
+{
+	switch (reason) {
+	case REPORT_SIGNAL:
+		return "now";
+	case REPORT_DETACH:
+		return "at detach";
+	case REPORT_EXEC:
+		return "at exec";
+	case REPORT_EXIT:
+	default:
+		return "at exit";
+	}
+}
+
+/* "   LABEL: B bytes in N blocks", LABEL right-aligned like valgrind. */
+static void text_count(struct rep *r, const char *label, uint64_t bytes,
+		       uint64_t blocks, const char *why)
+{
+	char b1[32], b2[32];
+
+	line(r, "%*s: %s bytes in %s %s%s%s%s", LABEL_WIDTH, label,
+	     fmt_thousands(b1, bytes), fmt_thousands(b2, blocks),
+	     blocks_word(blocks), why ? " (" : "", why ? why : "",
+	     why ? ")" : "");
+}
+
+/* "report 2 on signal, 2026-11-22 14:03:12, 12.345 s after tracing
+ * started[, blocks younger than 5 s left out]" */
+static void text_banner(struct rep *r)
+{
+	const struct report_input *in = r->in;
+	char when[64] = "", young[64] = "";
+	struct tm tm;
+
+	if (!in->number)
+		return;
+	if (localtime_r(&in->wall, &tm))
+		strftime(when, sizeof(when), "%Y-%m-%d %H:%M:%S", &tm);
+	if (in->min_age_ns)
+		snprintf(young, sizeof(young), ", blocks younger than %g s left out",
+			 (double)in->min_age_ns / 1e9);
+	line(r, "report %u %s, %s, %.3f s after tracing started%s", in->number,
+	     in->reason == REPORT_SIGNAL ? "on signal" : report_when(in->reason),
+	     when, (double)in->elapsed_ns / 1e9, young);
+}
+
+static void text_head(struct rep *r)
+{
+	const struct heap_stats *st = heap_stats(r->in->heap);
+	char b1[32], b2[32], b3[32], label[32];
+
+	snprintf(label, sizeof(label), "in use %s", report_when(r->in->reason));
+	line(r, "HEAP SUMMARY:");
+	text_count(r, label, st->in_use_bytes,
+		   st->in_use_blocks, NULL);
+	line(r, "  total heap usage: %s allocs, %s frees, %s bytes allocated",
+	     fmt_thousands(b1, st->allocs), fmt_thousands(b2, st->frees),
+	     fmt_thousands(b3, st->bytes_allocated));
+	line(r, "  peak: %s bytes in use", fmt_thousands(b1, st->peak_bytes));
+	blank(r);
+	/* never "no leaks are possible" about what could not be seen */
+	if (r->in->heap_untracked) {
+		char *hold;
+
+		line(r, "heap NOT tracked: %s",
+		     text_safe(r->in->heap_untracked, &hold));
+		free(hold);
+	} else if (!r->nrecs && st->in_use_blocks && r->in->min_age_ns)
+		line(r, "No block is older than %g s (--min-age)",
+		     (double)r->in->min_age_ns / 1e9);
+	else if (!r->nrecs)
+		line(r, "All heap blocks were freed -- no leaks are possible");
+}
+
+static const char *base_name(const char *path)
+{
+	const char *s = strrchr(path, '/');
+
+	return s && s[1] ? s + 1 : path;
+}
+
+void report_text_frame(FILE *f, pid_t pid, unsigned i,
+		       const struct frame_info *fi)
+{
+	const char *verb = i ? "by" : "at";
+	char *h1, *h2, *h3;	/* names from debug info: no terminal codes */
+	const char *fn = text_safe(fi->function ? fi->function : "???", &h1);
+	const char *file = text_safe(fi->file, &h2);
+	const char *mod = text_safe(fi->module ? base_name(fi->module) : NULL,
+				    &h3);
+
+	fprintf(f, "ptleak[%d]: ", (int)pid);
+	if (file && fi->line > 0)
+		fprintf(f, "   %s 0x%" PRIx64 ": %s (%s:%d)\n", verb, fi->pc, fn,
+			file, fi->line);
+	else if (mod && fi->function)
+		fprintf(f, "   %s 0x%" PRIx64 ": %s (%s)\n", verb, fi->pc, fn, mod);
+	else if (mod)
+		fprintf(f, "   %s 0x%" PRIx64 ": %s (%s+0x%" PRIx64 ")\n", verb,
+			fi->pc, fn, mod, fi->module_offset);
+	else
+		fprintf(f, "   %s 0x%" PRIx64 ": %s\n", verb, fi->pc, fn);
+	free(h1);
+	free(h2);
+	free(h3);
+}
+
+static void text_frame(struct rep *r, unsigned i, const struct frame_info *fi)
+{
+	report_text_frame(r->text, r->in->pid, i, fi);
+}
+
+static const char *kind_words(uint8_t cls)
+{
+	switch (cls) {
+	case SCAN_DEFINITELY_LOST:
+		return "definitely lost";
+	case SCAN_INDIRECTLY_LOST:
+		return "indirectly lost";
+	case SCAN_POSSIBLY_LOST:
+		return "possibly lost";
+	case SCAN_STILL_REACHABLE:
+		return "still reachable";
+	default:
+		return "unclassified";
+	}
+}
+
+const char *rep_kind_key(uint8_t cls)
+{
+	if (cls == CLS_UNCLASSIFIED)
+		return "unclassified";
+	return scan_class_key((enum scan_class)cls);
+}
+
+/* Seconds since allocation time T. */
+double rep_age_of(const struct rep *r, uint64_t t)
+{
+	return r->in->now_ns > t ? (double)(r->in->now_ns - t) / 1e9 : 0.0;
+}
+
+static void text_record(struct rep *r, size_t k, const struct record *rec,
+			unsigned nframes)
+{
+	char b1[32], b2[32], b3[32], b4[32], b5[32], b6[32], age[64] = "";
+	unsigned i;
+
+	/* a live process's records say how old their blocks are */
+	if (r->in->reason != REPORT_EXIT)
+		snprintf(age, sizeof(age), " (age %.3f to %.3f s)",
+			 rep_age_of(r, rec->youngest), rep_age_of(r, rec->oldest));
+	if (rec->indirect)
+		line(r, "%s (%s direct, %s indirect) bytes in %s %s are %s in "
+		     "loss record %s of %s%s",
+		     fmt_thousands(b1, rec->bytes + rec->indirect),
+		     fmt_thousands(b5, rec->bytes),
+		     fmt_thousands(b6, rec->indirect),
+		     fmt_thousands(b2, rec->blocks), blocks_word(rec->blocks),
+		     kind_words(rec->cls), fmt_thousands(b3, k + 1),
+		     fmt_thousands(b4, r->nrecs), age);
+	else
+		line(r, "%s bytes in %s %s are %s in loss record %s of %s%s",
+		     fmt_thousands(b1, rec->bytes),
+		     fmt_thousands(b2, rec->blocks), blocks_word(rec->blocks),
+		     kind_words(rec->cls), fmt_thousands(b3, k + 1),
+		     fmt_thousands(b4, r->nrecs), age);
+	for (i = 0; i < nframes; i++)
+		text_frame(r, i, &r->frames[i]);
+	blank(r);
+	if (r->in->gen_suppressions)
+		vgsupp_print(r->text, rec->cls == CLS_UNCLASSIFIED ? -1 : rec->cls,
+			     r->frames, nframes);
+}
+
+static void text_tail(struct rep *r)
+{
+	if (!r->nrecs || r->in->leak_check == LEAK_CHECK_NO)
+		return;
+	struct suppressions *supp = r->in->supp;
+	int c;
+
+	line(r, "LEAK SUMMARY:");
+	for (c = SCAN_DEFINITELY_LOST; c <= SCAN_STILL_REACHABLE; c++)
+		text_count(r, kind_words((uint8_t)c), r->cls_bytes[c],
+			   r->cls_blocks[c], NULL);
+	if (r->in->classes || supp)
+		text_count(r, "suppressed", r->supp_bytes, r->supp_blocks,
+			   NULL);
+	if (!r->in->classes)
+		text_count(r, "unclassified", r->cls_bytes[CLS_UNCLASSIFIED],
+			   r->cls_blocks[CLS_UNCLASSIFIED],
+			   nonempty(r->in->unclassified_why));
+}
+
+/* The patterns that suppressed something (leak: and fd:), after both
+ * parts of the report. */
+static void text_suppressions_used(struct rep *r)
+{
+	struct suppressions *supp = r->in->supp;
+	unsigned i, used = 0;
+
+	for (i = 0; supp && i < supp->n; i++)
+		used += supp->p[i].count > 0;
+	if (!used)
+		return;
+	blank(r);
+	line(r, "Suppressions used:");
+	line(r, "  count      bytes template");
+	for (i = 0; i < supp->n; i++) {
+		char *hold;
+
+		if (!supp->p[i].count)
+			continue;
+		line(r, "%7llu %10llu %s", (unsigned long long)supp->p[i].count,
+		     (unsigned long long)supp->p[i].bytes,
+		     text_safe(supp->p[i].glob, &hold));
+		free(hold);
+	}
+}
+
+/* ---- driver ---- */
+
+static void sink_record(struct rep *r, size_t k, const struct record *rec,
+			unsigned nframes)
+{
+	struct report_record rr = {
+		.cls = rec->cls == CLS_UNCLASSIFIED ? -1 : rec->cls,
+		.bytes = rec->bytes, .indirect = rec->indirect,
+		.blocks = rec->blocks, .number = k + 1, .total = r->nrecs,
+		.frames = r->frames, .nframes = nframes,
+	};
+
+	r->in->sink->record(r->in->sink->ctx, &rr);
+}
+
+int report_write(const struct report_input *in, FILE *text,
+		 const char *json_path, struct report_result *res)
+{
+	struct report_input html_in;	/* in, its frames' lines noted */
+	struct html_sink jout;
+	struct rep r;
+	int ret = 0;
+	size_t k;
+
+	memset(&r, 0, sizeof(r));
+	if (in->html) {
+		html_in = *in;
+		if (html_sink_open(&jout, json_path, in->html, &html_in))
+			ret = -1;
+		else
+			in = &html_in;
+	}
+	r.in = in;
+	r.text = text;
+	if (in->heap) {
+		collect_records(&r);
+		suppress_and_sum(&r);
+	}
+	if (res) {
+		unsigned errs = kinds_of(in, in->error_kinds);
+		int c;
+
+		res->lost_bytes = res->lost_blocks = 0;
+		for (c = SCAN_DEFINITELY_LOST; c <= SCAN_STILL_REACHABLE; c++) {
+			if (!(errs & REPORT_KIND(c)))
+				continue;
+			res->lost_bytes += r.cls_bytes[c];
+			res->lost_blocks += r.cls_blocks[c];
+		}
+	}
+	if (in->fds) {
+		fdrep_collect(&r.fds, in);
+		if (res)
+			res->leaked_fds = r.fds.nrecs;
+	}
+	if (res)
+		res->untracked = (in->heap && in->heap_untracked) ||
+				 (in->fds && in->fds_untracked);
+
+	if (in == &html_in ||
+	    (json_path && !html_sink_open(&jout, json_path, NULL, NULL))) {
+		r.jf = jout.f;
+		json_init(&r.j, r.jf);
+		rep_json_head(&r);
+	} else if (json_path) {
+		ret = -1;
+	}
+
+	if (r.text)
+		text_banner(&r);
+	if (r.text && in->heap)
+		text_head(&r);
+	for (k = 0; k < r.nrecs && (r.text || r.jf || in->sink); k++) {
+		unsigned n;
+
+		if (!listed(&r, &r.recs[k]))
+			continue;
+		n = name_frames(&r, &r.recs[k]);
+
+		if (r.text)
+			text_record(&r, k, &r.recs[k], n);
+		if (r.jf)
+			rep_json_record(&r, &r.recs[k], n);
+		if (in->sink)
+			sink_record(&r, k, &r.recs[k], n);
+	}
+	if (r.text && in->heap)
+		text_tail(&r);
+	if (r.text && in->heap && in->threads)
+		rthreads_text(in, r.text);
+	if (r.text && in->fds) {
+		if (in->heap)
+			blank(&r);
+		fdrep_text(&r.fds, r.text);
+	}
+	if (r.text)
+		text_suppressions_used(&r);
+	if (r.text)
+		rresources_text(in, r.text);
+	if (r.jf) {
+		rep_json_tail(&r);
+		if (html_sink_commit(&jout, in))
+			ret = -1;
+	}
+	if (r.text) {
+		errno = 0;
+		if (fflush(r.text) || ferror(r.text))
+			ret = error("cannot write the report: %s",
+				    strerror(errno ? errno : EIO));
+	}
+
+	free(r.frames);
+	free(r.recs);
+	fdrep_free(&r.fds);
+	return ret;
+}

@@ -1,0 +1,139 @@
+/*
+ * rec_priv.h - the recorder's state, private to src/rec_*.c
+ * (include/recorder.h is the API).
+ *
+ * The data area (one memfd, mapped MAP_SHARED by the target and by ptleak;
+ * sparse: only what is touched costs memory), at these offsets:
+ *
+ *   AREA_CONF      struct rec_conf (rechook.h): what the hooks read
+ *   AREA_RING      the ring (ring.h): 2^RING_LOG2 bytes of records
+ *   AREA_THREADS   struct rec_thread[NTHREADS]: stacks by TCB
+ *   AREA_STACKSET  uint64_t[NSTACKSET]: stack hashes ptleak has seen
+ *   AREA_PCCACHE   struct rec_pccache[NPCCACHE]: the hooks' rule cache
+ *   AREA_HIJACK    struct rec_hijack[NHIJACK]: returns ptleak hijacked
+ *   AREA_ARENA     unwind tables and struct rec_objs generations,
+ *                  appended, never rewritten while published
+ *
+ * ptleak writes the area through its own mapping; the code pages (r-x in
+ * the target) through /proc/PID/mem.
+ */
+#ifndef PTLEAK_REC_PRIV_H
+#define PTLEAK_REC_PRIV_H
+
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "arch/arch_patch.h"
+#include "tables/heap.h"
+#include "recorder/rechook.h"
+#include "recorder/recorder.h"
+
+#define RING_LOG2	23			/* 8 MiB: fits L3 */
+#define AREA_CONF	0ull
+#define AREA_RING	(64ull << 10)
+#define AREA_THREADS	(AREA_RING + (16ull << 20))
+#define NTHREADS	16384ull		/* 512 KiB */
+#define AREA_STACKSET	(AREA_THREADS + NTHREADS * sizeof(struct rec_thread))
+#define NSTACKSET	(1ull << 17)		/* 1 MiB */
+#define AREA_PCCACHE	(AREA_STACKSET + NSTACKSET * 8)
+#define NPCCACHE	(1ull << 14)		/* 256 KiB */
+#define AREA_HIJACK	(AREA_PCCACHE + NPCCACHE * sizeof(struct rec_pccache))
+#define NHIJACK		4096ull			/* 64 KiB */
+#define AREA_ARENA	(AREA_HIJACK + NHIJACK * sizeof(struct rec_hijack))
+#define AREA_SIZE	(256ull << 20)
+
+#define CODE_PAGE_SIZE	(64ull << 10)
+#define CODE_SLOT	(ARCH_TRAMP_LEN + ARCH_RELOC_MAX)
+
+struct code_page {
+	uint64_t addr, used;
+};
+
+/* Open addressing, 64-bit keys (0: free) to 32-bit ids (rec_drain.c). */
+struct idmap {
+	struct { uint64_t key; uint32_t id; } *e;
+	size_t cap, count;
+};
+
+/* A patched function. */
+struct rec_fn {
+	const char *name;
+	uint64_t addr, size;
+	uint32_t fn;			/* REC_FN_TAGGED id */
+	uint64_t tramp, reloc;		/* in its code page */
+	unsigned reloc_len;
+	struct arch_patch p;
+};
+
+/* A loaded object's table, and whether it is in the current generation. */
+struct rec_obj {
+	char *path;
+	uint64_t bias, lo, hi;
+	uint64_t tab;			/* the table's offset in the area */
+	unsigned gen;
+};
+
+/* A realloc whose begin was taken, its end not yet. */
+struct rec_realloc {
+	uint64_t tid, old;
+	int live;
+	struct heap_block held;
+};
+
+struct recorder {
+	pid_t pid;
+	unsigned depth;
+	int memfd;			/* /proc/PID/mem */
+	uint8_t *area;			/* ptleak's mapping, NULL: none */
+	int area_fd;			/* the memfd, ptleak's (-1: none) */
+	uint64_t area_t;		/* the target's */
+	uint64_t arena_used;
+	struct rec_conf *conf;		/* in ptleak's mapping */
+	struct ring_reader *rd;
+	int broken;			/* a corrupt ring: no more draining */
+	/* PTLEAK_DEBUG=slow-drain: ~1 us per record taken (a consumer
+	 * slower than the target's threads, for the tests) */
+	int slow_drain;
+	struct code_page pages[REC_MAX_STUBS];
+	unsigned npages;
+	struct rec_fn *fns;
+	unsigned nfns, afns;
+	struct rec_obj *objs;
+	unsigned nobjs, aobjs, gen;
+	uint64_t blobtab;		/* the blob's own table in the arena */
+	uint64_t gadget;		/* a `leave; ret` of the program's (detach) */
+	/* tids of the thread table's entries, to forget them at exit */
+	struct { pid_t tid; unsigned slot; } *tslots;
+	size_t ntslots, atslots;
+	/* drain: stack hash -> walked pcs (interned in walked) */
+	struct stacks *walked;
+	struct idmap walked_of;
+	/* (walked id, fn) -> the stack id of ptleak's stacks */
+	struct idmap stack_of;
+	uint64_t main_lo, main_hi;
+	struct rec_realloc *reallocs;
+	size_t nreallocs, areallocs;
+	/* when records were known to exist: a record below head was
+	 * reserved before ns (rec_checkpoint); oldest first */
+	struct { uint64_t head, ns; } *marks;
+	size_t nmarks, amarks, firstmark;
+};
+
+/* Append LEN bytes to the area's arena: their offset, or 0 if full. */
+uint64_t rec_arena_put(struct recorder *R, const void *data, size_t len);
+/* Copy LEN bytes to target code at ADDR (a code page or a patched
+ * entry).  0, or -1 with a message. */
+int rec_code_write(struct recorder *R, uint64_t addr, const void *buf,
+		   size_t len);
+/* A code page within rel32 reach of [LO, HI), mapped if needed (TID
+ * runs the mmap).  NULL with WHY. */
+struct code_page *rec_code_page(struct recorder *R, pid_t tid, uint64_t lo,
+				uint64_t hi, int *held_sig, char *why,
+				size_t len);
+/* [*LO, *HI): the mapping of process PID holding ADDR (/proc/PID/maps).
+ * 0 or -1. */
+int rec_mapping_of(pid_t pid, uint64_t addr, uint64_t *lo, uint64_t *hi);
+/* LEN bytes of code page PG, or 0 when it is full. */
+uint64_t rec_code_alloc(struct code_page *pg, uint64_t len);
+
+#endif

@@ -1,0 +1,197 @@
+/*
+ * ring.c - the consumer of the recorder's ring (ring.h).
+ *
+ * The ring lives in memory the target writes: the reader keeps its own
+ * size, mask and tail and checks every header it reads, so a scribbling
+ * target can make it stop (an error) but never read or write outside the
+ * mapping; a record is copied into the reader's fixed buffer before the
+ * callback sees it.
+ */
+#include <stdlib.h>
+
+#include "recorder/ring.h"
+#include "base/util.h"
+
+struct ring_reader {
+	struct ring *r;
+	uint64_t size, mask;
+	uint64_t tail;
+	int broken;			/* a corrupt header was seen */
+	uint64_t buf[RING_MAX_WORDS];
+};
+
+size_t ring_mem_size(unsigned size_log2)
+{
+	return RING_DATA_OFF + ((size_t)1 << size_log2);
+}
+
+int ring_init(void *mem, unsigned size_log2)
+{
+	struct ring *r = mem;
+
+	if (size_log2 < RING_MIN_LOG2 || size_log2 > RING_MAX_LOG2)
+		return error("ring size 2^%u out of range (2^%d to 2^%d)",
+			     size_log2, RING_MIN_LOG2, RING_MAX_LOG2);
+	r->magic = RING_MAGIC;
+	r->version = RING_VERSION;
+	r->size_log2 = size_log2;
+	r->stale_ns = RING_STALE_NS;
+	__atomic_store_n(&r->enabled, 1, __ATOMIC_RELEASE);
+	return 0;
+}
+
+struct ring_reader *ring_reader_new(void *mem, size_t mem_len)
+{
+	struct ring *r = mem;
+	struct ring_reader *rd;
+	unsigned log2;
+
+	if (mem_len < RING_DATA_OFF || r->magic != RING_MAGIC ||
+	    r->version != RING_VERSION) {
+		error("no ring of version %u in the recorder's area (bad magic or version)",
+		      RING_VERSION);
+		return NULL;
+	}
+	log2 = r->size_log2;
+	if (log2 < RING_MIN_LOG2 || log2 > RING_MAX_LOG2 ||
+	    ring_mem_size(log2) > mem_len) {
+		error("ring of 2^%u bytes does not fit its %zu-byte area", log2, mem_len);
+		return NULL;
+	}
+	rd = xcalloc(1, sizeof(*rd));
+	rd->r = r;
+	rd->size = (uint64_t)1 << log2;
+	rd->mask = rd->size - 1;
+	rd->tail = __atomic_load_n(&r->tail, __ATOMIC_ACQUIRE);
+	return rd;
+}
+
+void ring_reader_delete(struct ring_reader *rd)
+{
+	free(rd);
+}
+
+uint64_t ring_tail(const struct ring_reader *rd)
+{
+	return rd->tail;
+}
+
+static uint64_t *word(struct ring_reader *rd, uint64_t pos)
+{
+	return (uint64_t *)((char *)rd->r + RING_DATA_OFF + (pos & rd->mask));
+}
+
+static int bad_header(struct ring_reader *rd, uint64_t h)
+{
+	rd->broken = 1;
+	return error("recorder ring corrupt: header %#llx at byte %llu; the ring is no longer read",
+		     (unsigned long long)h, (unsigned long long)rd->tail);
+}
+
+static int valid_len(const struct ring_reader *rd, uint32_t len)
+{
+	return len >= 8 && len % 8 == 0 && len <= RING_MAX_LEN && len <= rd->size;
+}
+
+/* Zero LEN bytes at tail (header last) and publish the new tail. */
+static void release(struct ring_reader *rd, uint32_t len)
+{
+	uint32_t i;
+
+	for (i = 8; i < len; i += 8)
+		__atomic_store_n(word(rd, rd->tail + i), 0, __ATOMIC_RELAXED);
+	__atomic_store_n(word(rd, rd->tail), 0, __ATOMIC_RELAXED);
+	rd->tail += len;
+	/* seq_cst: pairs with the waiters count in ring_wait() */
+	__atomic_store_n(&rd->r->tail, rd->tail, __ATOMIC_SEQ_CST);
+}
+
+static void wake_waiters(struct ring_reader *rd)
+{
+	struct ring *r = rd->r;
+
+	if (!__atomic_load_n(&r->waiters, __ATOMIC_SEQ_CST))
+		return;
+	__atomic_fetch_add(&r->wake_seq, 1, __ATOMIC_SEQ_CST);
+	ring_arch_futex_wake(&r->wake_seq);
+}
+
+void ring_heartbeat(struct ring_reader *rd)
+{
+	__atomic_fetch_add(&rd->r->heartbeat, 1, __ATOMIC_RELAXED);
+}
+
+int ring_consume(struct ring_reader *rd, ring_fn fn, void *ctx, unsigned max)
+{
+	struct ring_rec rec;
+	uint64_t h;
+	uint32_t len, i;
+	int n = 0, stop = 0;
+
+	if (rd->broken)
+		return -1;
+	ring_heartbeat(rd);
+	while ((unsigned)n < max && !stop) {
+		h = __atomic_load_n(word(rd, rd->tail), __ATOMIC_ACQUIRE);
+		if (RING_HDR_STATE(h) != RING_COMMITTED)
+			break;
+		len = RING_HDR_LEN(h);
+		if (!valid_len(rd, len)) {
+			bad_header(rd, h);
+			n = -1;
+			break;
+		}
+		rec.pos = rd->tail;
+		rec.type = RING_HDR_TYPE(h);
+		rec.npcs = RING_HDR_NPCS(h);
+		rec.nwords = len / 8 - 1;
+		for (i = 0; i < rec.nwords; i++)
+			rd->buf[i] = __atomic_load_n(word(rd, rd->tail + 8 * (i + 1)),
+						     __ATOMIC_RELAXED);
+		rec.w = rd->buf;
+		release(rd, len);
+		n++;
+		stop = fn(ctx, &rec);
+	}
+	if (n)
+		wake_waiters(rd);
+	return n;
+}
+
+int ring_skip(struct ring_reader *rd)
+{
+	uint64_t *w, h, head;
+	uint32_t len;
+
+	if (rd->broken)
+		return -1;
+	w = word(rd, rd->tail);
+	h = __atomic_load_n(w, __ATOMIC_ACQUIRE);
+	switch (RING_HDR_STATE(h)) {
+	case RING_COMMITTED:
+		return 0;
+	case RING_WRITING:
+		len = RING_HDR_LEN(h);
+		if (!valid_len(rd, len))
+			return bad_header(rd, h);
+		break;
+	case RING_FREE:
+		if (h)
+			return bad_header(rd, h);
+		head = __atomic_load_n(&rd->r->head, __ATOMIC_ACQUIRE);
+		if (head == rd->tail)
+			return 0;	/* nothing reserved */
+		len = 8;
+		break;
+	default:
+		return bad_header(rd, h);
+	}
+	/* The producer's commit (or its header write) races with this CAS:
+	 * whichever wins decides; a lost race leaves a record to consume. */
+	if (!__atomic_compare_exchange_n(w, &h, RING_HDR(len, RING_SKIP, 0, 0), 0,
+					 __ATOMIC_ACQUIRE, __ATOMIC_ACQUIRE))
+		return 0;
+	release(rd, len);
+	wake_waiters(rd);
+	return (int)len;
+}

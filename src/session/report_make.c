@@ -1,0 +1,303 @@
+/*
+ * report_make.c - where a report is made: the tables, the reachability
+ * scan of the stopped target, what could not be seen, and the symbolizer
+ * gathered for report_write (report.h); at exit, on a signal, at a detach.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "arch/arch.h"
+#include "output/events_log.h"
+#include "breakpoints/fdprobe.h"
+#include "output/folded.h"
+#include "base/memio.h"
+#include "output/pprof.h"
+#include "output/report_xml.h"
+#include "base/procstat.h"
+#include "session/proctree.h"
+#include "analysis/roots.h"
+#include "session.h"
+#include "symbols/symbols.h"
+#include "base/util.h"
+
+static void namer(void *ctx, uint64_t pc, int caller, struct frame_info *out)
+{
+	if (ctx) {
+		sym_lookup(ctx, pc, caller, out);
+		return;
+	}
+	memset(out, 0, sizeof(*out));
+	out->pc = pc;
+}
+
+/* The file NAME of an output option for the process being reported: the
+ * first process's as given (%p: its pid), a child's (-f) with its pid in
+ * place of %p or appended (outfile.h).  Malloc'd. */
+static char *proc_file(struct session *S, const char *name)
+{
+	if (S->proc == S->first)
+		return xstrdup(name);
+	return outfile_pid_name(name, S->proc->pid, 1);
+}
+
+/*
+ * --html: the run's samples (the timeline's, this report's last) and the
+ * process's resources, into IN->html; F holds the series' arrays.
+ */
+static void html_sample(struct session *S, struct report_input *in,
+			struct html_input *html, struct html_series *series,
+			struct html_feed *f, struct html_resources *res,
+			char **path)
+{
+	memset(res, 0, sizeof(*res));
+	if (in->resources) {
+		res->known = in->resources->known;
+		res->user_s = in->resources->user_s;
+		res->sys_s = in->resources->sys_s;
+		res->max_rss_kb = in->resources->max_rss_kb;
+	}
+	/* the samples are the first process's (--timeline's) */
+	html_feed_series(S->proc == S->first ? sampler_timeline(S) : NULL, series, f);
+	html->path = *path = proc_file(S, S->o->html);
+	html->series = series;
+	html->res = res;
+	in->html = html;
+}
+
+/* What make_report needs to say what could not be seen (coverage.h);
+ * memory read through thread VIA. */
+static void coverage_view(struct session *S, pid_t via, int fd_err,
+			  struct cov_view *v)
+{
+	struct proc *P = S->proc;
+	uint64_t w;
+
+	memset(v, 0, sizeof(*v));
+	v->prog = P->argv && P->argv[0] ? P->argv[0] : "the program";
+	v->pid = P->pid;
+	v->is_static = !P->r_debug;
+	v->malloc_bound = P->bound[AF_MALLOC];
+	v->fd_planted = P->fdp ? fdprobe_planted(P->fdp) : 0;
+	/* the scratch page is always there: can it still be read? */
+	if (P->bps.trampoline &&
+	    mem_read_all(via, P->bps.trampoline, &w, sizeof(w)))
+		v->mem_err = errno;
+	v->fd_err = fd_err;
+}
+
+/*
+ * The report IN in every form asked for: text, JSON, and valgrind's world
+ * (vgopts.h): its choices of what is listed, XML, pprof.  0 or -1.
+ */
+static int report_write_all(struct session *S, struct report_input *in,
+			    struct symbolizer *sym, struct report_result *res)
+{
+	const struct options *o = S->o;
+	struct proc *P = S->proc;
+	struct vgxml *x = NULL;
+	char *name;
+	int ret = 0;
+
+	in->show_kinds = o->show_kinds;
+	in->error_kinds = o->error_kinds;
+	in->leak_check = o->leak_check;
+	in->gen_suppressions = o->gen_suppressions;
+	if (o->xml) {	/* --fd-only too: no error, the rest */
+		name = proc_file(S, o->xml_file);
+		x = vgxml_open(name, in, o->gen_suppressions);
+		free(name);
+		if (!x)
+			ret = -1;
+		else
+			in->sink = vgxml_sink(x);
+	}
+	if (report_write(in, P->text, P->json, res))
+		ret = -1;
+	if (x && vgxml_close(x, in->supp))
+		ret = -1;
+	if (o->pprof && in->heap) {
+		name = proc_file(S, o->pprof);
+		if (pprof_write(name, in, sym))
+			ret = -1;
+		free(name);
+	}
+	return ret;
+}
+
+/*
+ * Make a report.  REGS[0..NREGS-1]: the registers of the stopped threads
+ * (the exiting one at exit; every thread, held, for a live report, whose
+ * register values are then roots too).  NREGS 0: no scan is possible.
+ * Memory, /proc/PID/maps and /proc/PID/fd are read through thread VIA,
+ * which stays stopped meanwhile: at an exit_group the other threads
+ * (P->mem_pid among them) are being killed while the report is made.
+ */
+int report_make(struct session *S, enum report_reason reason, pid_t via,
+		const struct arch_regs *regs, unsigned nregs, int reg_roots)
+{
+	struct proc *P = S->proc;
+	struct symbolizer *s = sym_open(via);
+	struct scan_block *classes = NULL;
+	struct report_result res = { 0 };
+	struct report_input in;
+	struct proc_resources rsc;
+	char hwhy[512], fwhy[512];
+	struct html_resources hres;
+	struct html_series series;
+	struct html_feed feed = { 0 };
+	char *html_path = NULL;
+	struct html_input html;
+	struct cov_view cv;
+	size_t nclasses = 0;
+	int ret, fd_err = 0;
+
+	if (s)
+		unloaded_name(P, s);
+	/* exact up to now */
+	if (reason == REPORT_EXIT)
+		recs_drain_final(S);
+	else
+		recs_drain(S);
+	/* the timeline's last row equals the report's figures */
+	sampler_report(S, reason != REPORT_SIGNAL);
+
+	memset(&in, 0, sizeof(in));
+	in.pid = P->pid;
+	in.argv = P->argv;
+	in.reason = reason;
+	in.number = ++P->nreports;
+	in.wall = time(NULL);
+	in.now_ns = now_ns();
+	in.elapsed_ns = in.now_ns - S->start_ns;
+	in.min_age_ns = (uint64_t)(S->o->min_age * 1e9);
+	in.exited = P->exit_known;
+	in.exit_code = P->exit_code;
+	in.exit_signal = P->exit_signal;
+	in.heap = P->no_heap ? NULL : P->heap;
+	in.threads = 1;
+	if (!procstat_resources(P->pid, via, (double)in.elapsed_ns / 1e9, &rsc))
+		in.resources = &rsc;
+	if (P->fdp) {
+		if (fdprobe_sync(P->fdp, via))
+			fd_err = errno;
+		in.fds = fdprobe_table(P->fdp);
+	}
+	coverage_view(S, via, fd_err, &cv);
+	if (in.heap)
+		in.heap_untracked = cov_heap_why(&S->proc->cov, &cv, hwhy, sizeof(hwhy));
+	if (in.fds)
+		in.fds_untracked = cov_fds_why(&S->proc->cov, &cv, fwhy, sizeof(fwhy));
+	in.stacks = P->stacks;
+	in.depth = S->o->depth;
+	in.namer = namer;
+	in.namer_ctx = s;
+	in.show_reachable = S->o->show_reachable;
+	in.supp = S->supp;
+	if (!in.heap) {
+		/* --fd-only */
+	} else if (S->o->no_scan) {
+		in.unclassified_why = "--no-scan";
+	} else if (!nregs) {
+		in.unclassified_why = "the threads could not be stopped";
+	} else {
+		struct scan_dead *dead = xcalloc(P->ndead + 1, sizeof(*dead));
+		uint64_t t0 = now_ns();
+		struct scan_stats st;
+		size_t i;
+
+		memset(&st, 0, sizeof(st));
+		for (i = 0; i < P->ndead; i++)
+			dead[i] = (struct scan_dead){ P->dead[i].exit_sp,
+						      P->dead[i].exit_ns };
+		if (scan_process(via, P->heap, regs, nregs, reg_roots, dead,
+				 P->ndead, P->glibc, &classes, &nclasses, &st))
+			in.unclassified_why = "the reachability scan failed";
+		in.classes = classes;
+		in.nclasses = nclasses;
+		free(dead);
+		if (debug_stats) {
+			double secs = (double)(now_ns() - t0) / 1e9;
+
+			fprintf(stderr, "ptleak-debug: scan: %zu blocks, %llu bytes read "
+				"in %.3f s (%.0f MB/s)\n", nclasses,
+				(unsigned long long)st.bytes_scanned, secs,
+				secs > 0 ? (double)st.bytes_scanned / secs / 1e6 : 0.0);
+		}
+	}
+	if (!s)
+		warning("stacks are shown as addresses only");
+	if (debug_die_on_report)
+		die("debug: a fatal error in the report (PTLEAK_DEBUG=die-on-report)");
+	if (S->o->html)
+		html_sample(S, &in, &html, &series, &feed, &hres, &html_path);
+	ret = report_write_all(S, &in, s, &res);
+	if (in.heap && S->o->folded) {
+		char *fo = proc_file(S, S->o->folded);
+
+		if (folded_write(fo, P->heap, P->stacks, S->o->depth, namer, s))
+			ret = -1;
+		free(fo);
+	}
+	/* the last report: every event is in the log, the maps still there
+	 * (--events follows the first process) */
+	if (S->evlog && P == S->first && reason != REPORT_SIGNAL &&
+	    reason != REPORT_EXEC && evlog_finish(S->evlog, namer, s))
+		ret = -1;
+	html_feed_free(&feed);
+	free(html_path);
+	if (ret)
+		S->report_failed = 1;
+	if (reason == REPORT_EXEC) {
+		/* the old image's, for good */
+		P->exec_lost_bytes += res.lost_bytes;
+		P->exec_leaked_fds += res.leaked_fds;
+		P->lost_bytes = P->leaked_fds = 0;
+		S->untracked_any |= res.untracked;
+	} else {
+		P->lost_bytes = res.lost_bytes;
+		P->leaked_fds = res.leaked_fds;
+		P->untracked = res.untracked;
+	}
+	if (S->tree)
+		proctree_leaks(S->tree, P->row, P->lost_bytes + P->exec_lost_bytes,
+			       P->leaked_fds + P->exec_leaked_fds);
+	free(classes);
+	sym_close(s);
+	return ret;
+}
+
+/* The report at exit: THREAD is stopped at its exit event. */
+int report_make_exit(struct session *S, const struct task *thread)
+{
+	struct arch_regs r;
+	int ret;
+
+	debug_time("exit report starts");
+	if (!thread || arch_get_regs(thread->tid, &r))
+		ret = report_make(S, REPORT_EXIT, S->proc->mem_pid, NULL, 0, 0);
+	else
+		ret = report_make(S, REPORT_EXIT, thread->tid, &r, 1, 0);
+	debug_time("exit report written");
+	return ret;
+}
+
+/* A report while every thread is held (events_stop_all): their registers. */
+int report_make_live(struct session *S, enum report_reason reason)
+{
+	struct arch_regs *regs = xcalloc(S->ntasks + 1, sizeof(*regs));
+	unsigned n = 0, i;
+	const struct task *t;
+	int ret;
+
+	recs_settle(S);		/* no record half written */
+	for_each_proc_task(S, i, t)
+		if (t->role == ROLE_THREAD && t->held &&
+		    !arch_get_regs(t->tid, &regs[n]))
+			n++;
+	ret = report_make(S, reason, S->proc->mem_pid, regs, n, 1);
+	free(regs);
+	return ret;
+}

@@ -1,0 +1,302 @@
+/*
+ * fds.c - the table of open file descriptors (fds.h).
+ *
+ * Descriptors are small integers: the table is an array indexed by fd,
+ * grown to the highest one seen.  A slot is open when its record's fd is
+ * not -1.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "tables/fds.h"
+#include "base/util.h"
+
+struct fdtable {
+	struct fd_rec *v;	/* v[fd]; v[fd].fd == -1: closed */
+	size_t n;		/* slots in use: every open fd < n */
+	size_t alloc;
+};
+
+enum fd_type fd_type_of(const char *target)
+{
+	if (!target || !*target)
+		return FD_TYPE_OTHER;
+	if (!strncmp(target, "pipe:[", 6))
+		return FD_TYPE_PIPE;
+	if (!strncmp(target, "socket:[", 8))
+		return FD_TYPE_SOCKET;
+	if (!strncmp(target, "anon_inode:", 11))
+		return FD_TYPE_ANON;
+	if (target[0] == '/')
+		return FD_TYPE_FILE;
+	return FD_TYPE_OTHER;
+}
+
+const char *fd_type_name(enum fd_type t)
+{
+	switch (t) {
+	case FD_TYPE_FILE:
+		return "file";
+	case FD_TYPE_PIPE:
+		return "pipe";
+	case FD_TYPE_SOCKET:
+		return "socket";
+	case FD_TYPE_ANON:
+		return "anon";
+	case FD_TYPE_OTHER:
+	default:
+		return "other";
+	}
+}
+
+/* ---- /proc ---- */
+
+int fds_proc_one(pid_t pid, int fd, struct fd_now *out)
+{
+	char path[64], buf[PATH_MAX + 1];
+	struct stat st;
+	ssize_t len;
+
+	memset(out, 0, sizeof(*out));
+	out->fd = fd;
+	snprintf(path, sizeof(path), "/proc/%d/fd/%d", (int)pid, fd);
+	len = readlink(path, buf, sizeof(buf) - 1);
+	if (len < 0)
+		return -1;
+	buf[len] = '\0';
+	out->target = xstrdup(buf);
+	if (!stat(path, &st)) {
+		out->dev = st.st_dev;
+		out->ino = st.st_ino;
+	}
+	return 0;
+}
+
+static int cmp_now(const void *a, const void *b)
+{
+	const struct fd_now *x = a, *y = b;
+
+	return (x->fd > y->fd) - (x->fd < y->fd);
+}
+
+void fd_list_free(struct fd_list *l)
+{
+	size_t i;
+
+	for (i = 0; i < l->n; i++)
+		free(l->v[i].target);
+	free(l->v);
+	memset(l, 0, sizeof(*l));
+}
+
+int fds_proc_read(pid_t pid, struct fd_list *l)
+{
+	char path[64];
+	struct dirent *de;
+	DIR *d;
+	size_t i;
+
+	for (i = 0; i < l->n; i++)
+		free(l->v[i].target);
+	l->n = 0;
+	snprintf(path, sizeof(path), "/proc/%d/fd", (int)pid);
+	d = opendir(path);
+	if (!d)
+		return -1;
+	while ((de = readdir(d))) {
+		char *end;
+		long fd = strtol(de->d_name, &end, 10);
+
+		if (de->d_name[0] < '0' || de->d_name[0] > '9' || *end ||
+		    fd < 0 || fd > INT_MAX)
+			continue;
+		grow_array((void **)&l->v, &l->alloc, l->n + 1, sizeof(*l->v));
+		/* gone since readdir: not open any more */
+		if (!fds_proc_one(pid, (int)fd, &l->v[l->n]))
+			l->n++;
+	}
+	closedir(d);
+	if (l->n > 1)
+		qsort(l->v, l->n, sizeof(*l->v), cmp_now);
+	return 0;
+}
+
+/* ---- the table ---- */
+
+struct fdtable *fds_new(void)
+{
+	return xcalloc(1, sizeof(struct fdtable));
+}
+
+static void clear_slot(struct fd_rec *r)
+{
+	free(r->target);
+	memset(r, 0, sizeof(*r));
+	r->fd = -1;
+}
+
+static void clear_all(struct fdtable *t)
+{
+	size_t i;
+
+	for (i = 0; i < t->n; i++)
+		clear_slot(&t->v[i]);
+	t->n = 0;
+}
+
+void fds_delete(struct fdtable *t)
+{
+	if (!t)
+		return;
+	clear_all(t);
+	free(t->v);
+	free(t);
+}
+
+/* The slot of FD (>= 0), the table grown to hold it. */
+static struct fd_rec *slot(struct fdtable *t, int fd)
+{
+	if ((size_t)fd >= t->n) {
+		size_t old = t->alloc, i;
+
+		grow_array((void **)&t->v, &t->alloc, (size_t)fd + 1,
+			   sizeof(*t->v));
+		for (i = old; i < t->alloc; i++) {
+			memset(&t->v[i], 0, sizeof(t->v[i]));
+			t->v[i].fd = -1;
+		}
+		t->n = (size_t)fd + 1;
+	}
+	return &t->v[fd];
+}
+
+static void set_now(struct fd_rec *r, const struct fd_now *now,
+		    enum fd_origin origin)
+{
+	clear_slot(r);
+	r->fd = now->fd;
+	r->origin = (uint8_t)origin;
+	r->target = now->target ? xstrdup(now->target) : NULL;
+	r->type = (uint8_t)fd_type_of(now->target);
+	r->dev = now->dev;
+	r->ino = now->ino;
+}
+
+void fds_inherit(struct fdtable *t, const struct fd_now *now, size_t n)
+{
+	size_t i;
+
+	clear_all(t);
+	for (i = 0; i < n; i++)
+		if (now[i].fd >= 0)
+			set_now(slot(t, now[i].fd), &now[i], FD_INHERITED);
+}
+
+void fds_open(struct fdtable *t, const struct fd_rec *r)
+{
+	struct fd_rec *s;
+
+	if (r->fd < 0)
+		return;
+	s = slot(t, r->fd);
+	clear_slot(s);
+	*s = *r;
+	s->target = r->target ? xstrdup(r->target) : NULL;
+}
+
+int fds_close(struct fdtable *t, int fd)
+{
+	if (fd < 0 || (size_t)fd >= t->n || t->v[fd].fd < 0)
+		return 0;
+	clear_slot(&t->v[fd]);
+	return 1;
+}
+
+void fds_close_range(struct fdtable *t, unsigned lo, unsigned hi)
+{
+	size_t i;
+
+	for (i = lo; i < t->n && i <= hi; i++)
+		clear_slot(&t->v[i]);
+}
+
+static int same_identity(const struct fd_rec *r, const struct fd_now *now)
+{
+	if (!(r->dev | r->ino) || !(now->dev | now->ino))
+		return 1;	/* cannot tell */
+	return r->dev == now->dev && r->ino == now->ino;
+}
+
+void fds_sync(struct fdtable *t, const struct fd_now *now, size_t n)
+{
+	size_t i, k = 0;
+
+	for (i = 0; i < t->n; i++) {
+		struct fd_rec *r = &t->v[i];
+
+		while (k < n && now[k].fd < (int)i)
+			k++;
+		if (k < n && now[k].fd == (int)i) {
+			if (r->fd < 0 || !same_identity(r, &now[k])) {
+				set_now(r, &now[k], FD_UNKNOWN);
+				continue;
+			}
+			free(r->target);
+			r->target = now[k].target ? xstrdup(now[k].target) : NULL;
+			r->type = (uint8_t)fd_type_of(r->target);
+		} else if (r->fd >= 0) {
+			clear_slot(r);
+		}
+	}
+	/* descriptors beyond the table */
+	for (; k < n; k++)
+		if (now[k].fd >= (int)t->n || t->v[now[k].fd].fd < 0)
+			set_now(slot(t, now[k].fd), &now[k], FD_UNKNOWN);
+}
+
+void fds_exec(struct fdtable *t, const struct fd_now *now, size_t n)
+{
+	size_t i;
+
+	fds_sync(t, now, n);
+	for (i = 0; i < t->n; i++) {
+		struct fd_rec *r = &t->v[i];
+
+		if (r->fd >= 0 && r->origin == FD_TRACED) {
+			r->before_exec = 1;
+			r->stack = 0;
+		}
+	}
+}
+
+const struct fd_rec *fds_get(const struct fdtable *t, int fd)
+{
+	if (fd < 0 || (size_t)fd >= t->n || t->v[fd].fd < 0)
+		return NULL;
+	return &t->v[fd];
+}
+
+int fds_limit(const struct fdtable *t)
+{
+	return (int)t->n;
+}
+
+void fds_count(const struct fdtable *t, uint64_t *open, uint64_t *inherited)
+{
+	size_t i;
+
+	*open = *inherited = 0;
+	for (i = 0; i < t->n; i++) {
+		if (t->v[i].fd < 0)
+			continue;
+		(*open)++;
+		if (t->v[i].origin == FD_INHERITED)
+			(*inherited)++;
+	}
+}
