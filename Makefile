@@ -119,7 +119,8 @@ $(B)/gen/recblob.c $(B)/gen/recblob_offsets.h &: $(B)/recorder/blob.elf src/reco
 # a walk from a signal handler that interrupted a hook goes on through it.
 $(B)/recorder/mkunwtab: src/recorder/hooks/mkunwtab.c $(B)/obj/src/recorder/unwtab.o \
 		$(B)/obj/src/recorder/unwtab_cache.o \
-		$(B)/obj/src/recorder/unwtab_fast.o $(B)/obj/src/recorder/cfi.o \
+		$(B)/obj/src/recorder/unwtab_fast.o $(B)/obj/src/recorder/unwtab_rules.o \
+		$(B)/obj/src/recorder/cfi.o \
 		$(B)/obj/arch/$(ARCH)/unwtab_rule.o $(B)/obj/arch/$(ARCH)/cfi_abi.o \
 		$(B)/obj/src/base/util.o
 	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -o $@ $^ $$(pkg-config --libs libdw libelf)

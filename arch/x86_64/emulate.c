@@ -13,7 +13,8 @@
 #include <string.h>
 
 #include "arch/arch.h"
-#include "insn_priv.h"
+#include "emulate.h"
+#include "insn_enc.h"
 
 #define FL_CF	0x001ULL
 #define FL_PF	0x004ULL

@@ -40,7 +40,8 @@
 #include "arch/arch.h"
 #include "cs.h"
 #include "fastdec.h"
-#include "insn_priv.h"
+#include "emulate.h"
+#include "insn_enc.h"
 
 const uint8_t arch_trampoline_code[] = { 0xcc };
 const size_t arch_trampoline_len = sizeof(arch_trampoline_code);

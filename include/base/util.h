@@ -17,6 +17,12 @@
 int error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void warning(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void die(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
+
+/* The exit status of a usage error (a bad option or argument). */
+#define EXIT_USAGE 64
+/* "ptleak: " FMT (one %s: ARG, made safe for a terminal) on stderr;
+ * returns EXIT_USAGE.  For the command line's parsers. */
+int usage_error(const char *fmt, const char *arg);
 /* -q: warnings are not printed */
 extern int util_quiet;
 /* error() prints nothing while this is set: a try in the background whose

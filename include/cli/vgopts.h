@@ -9,7 +9,7 @@
 #ifndef PTLEAK_VGOPTS_H
 #define PTLEAK_VGOPTS_H
 
-#include "cli/options.h"
+#include "session/options.h"
 
 enum {
 	VGOPT_LEAK_CHECK = 512,	/* past options.c's own codes */

@@ -15,7 +15,7 @@
 
 #include "tables/fds.h"
 #include "tables/heap.h"
-#include "base/procstat.h"
+#include "target/procstat.h"
 #include "analysis/scan.h"
 #include "tables/stacks.h"
 #include "analysis/suppress.h"

@@ -46,6 +46,8 @@ void fdrep_text(const struct fd_report *fr, FILE *text);
 void fdrep_json(const struct fd_report *fr, struct json *j);
 void fdrep_free(struct fd_report *fr);
 
+/* Shared with the rest of the report (report_common.c). */
+
 /* "   at 0x...: fn (file:line)" (I == 0) or "   by ..." after the
  * "ptleak[PID]: " prefix, on F. */
 void report_text_frame(FILE *f, pid_t pid, unsigned i,

@@ -23,6 +23,11 @@
 #ifndef PTLEAK_RECHOOK_H
 #define PTLEAK_RECHOOK_H
 
+/* The data area's memfd name, and how /proc/PID/maps shows it (the
+ * reachability scan leaves it out: ptleak's, not the program's). */
+#define REC_AREA_NAME		"ptleak-ring"
+#define REC_AREA_NAME_MAPS	"/memfd:" REC_AREA_NAME
+
 /* struct rec_call, for the stub */
 #define REC_CALL_ARGS	0	/* 6 argument registers, in ABI order */
 #define REC_CALL_FN	48	/* function id (REC_FN) */

@@ -25,10 +25,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-/* The data area's memfd name, and how /proc/PID/maps shows it (the
- * reachability scan leaves it out: ptleak's, not the program's). */
-#define REC_AREA_NAME		"ptleak-ring"
-#define REC_AREA_NAME_MAPS	"/memfd:" REC_AREA_NAME
+#include "recorder/rechook.h"
 
 struct fdprobe;
 struct heap;

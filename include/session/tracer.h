@@ -7,7 +7,7 @@
 #ifndef PTLEAK_TRACER_H
 #define PTLEAK_TRACER_H
 
-#include "cli/options.h"
+#include "session/options.h"
 
 /*
  * Launch O->argv under ptrace and trace it until it exits.  Returns the

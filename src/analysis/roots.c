@@ -21,8 +21,8 @@
 #include <unistd.h>
 
 #include "analysis/glibc_heap.h"
-#include "base/memio.h"
-#include "recorder/recorder.h"
+#include "target/memio.h"
+#include "recorder/rechook.h"
 #include "analysis/roots.h"
 #include "base/util.h"
 

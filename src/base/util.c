@@ -271,3 +271,16 @@ int proc_status_field(pid_t tid, const char *field, int base,
 {
 	return proc_status_fields(tid, &field, 1, base, v) == 1 ? 0 : -1;
 }
+
+int usage_error(const char *fmt, const char *arg)
+{
+	char *hold;
+
+	/* ARG as the terminal must show it: no control characters */
+	arg = text_safe(arg, &hold);
+	fputs("ptleak: ", stderr);
+	fprintf(stderr, fmt, arg);
+	fputc('\n', stderr);
+	free(hold);
+	return EXIT_USAGE;
+}

@@ -6,9 +6,9 @@
 #include <unistd.h>
 
 #include "breakpoints/breakpoint.h"
-#include "session/guard.h"
-#include "base/memio.h"
-#include "session/seccomp.h"
+#include "target/guard.h"
+#include "target/memio.h"
+#include "target/seccomp.h"
 #include "base/util.h"
 
 #define SCRATCH_SIZE 4096ull

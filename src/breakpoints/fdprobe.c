@@ -25,7 +25,7 @@
 
 
 #include "breakpoints/fdprobe.h"
-#include "base/memio.h"
+#include "target/memio.h"
 #include "recorder/rechook.h"
 #include "base/util.h"
 

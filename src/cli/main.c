@@ -1,7 +1,7 @@
 /* main.c - ptleak's entry point: options, then a tracing session. */
 #include <stdlib.h>
 
-#include "cli/options.h"
+#include "session/options.h"
 #include "session/tracer.h"
 #include "base/util.h"
 

@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cli/options.h"
+#include "session/options.h"
 #include "base/util.h"
 #include "cli/vgopts.h"
 
@@ -95,19 +95,6 @@ static const char usage[] =
 	"Exit status: PROGRAM's own, 128+N if it died of signal N (0 after a\n"
 	"detach); 1 when ptleak itself fails, 64 for a usage error.\n"
 	"\n";
-
-int usage_error(const char *fmt, const char *arg)
-{
-	char *hold;
-
-	/* ARG as the terminal must show it: no control characters */
-	arg = text_safe(arg, &hold);
-	fputs("ptleak: ", stderr);
-	fprintf(stderr, fmt, arg);
-	fputc('\n', stderr);
-	free(hold);
-	return EXIT_USAGE;
-}
 
 /* ARG as a whole decimal number in [MIN, MAX] into *V: 0, or -1. */
 static int parse_number(const char *arg, unsigned long min, unsigned long max,

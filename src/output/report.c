@@ -321,21 +321,6 @@ static const char *blocks_word(uint64_t n)
 	return n == 1 ? "block" : "blocks";
 }
 
-const char *report_when(enum report_reason reason)
-{
-	switch (reason) {
-	case REPORT_SIGNAL:
-		return "now";
-	case REPORT_DETACH:
-		return "at detach";
-	case REPORT_EXEC:
-		return "at exec";
-	case REPORT_EXIT:
-	default:
-		return "at exit";
-	}
-}
-
 /* "   LABEL: B bytes in N blocks", LABEL right-aligned like valgrind. */
 static void text_count(struct rep *r, const char *label, uint64_t bytes,
 		       uint64_t blocks, const char *why)
@@ -396,39 +381,6 @@ static void text_head(struct rep *r)
 		line(r, "All heap blocks were freed -- no leaks are possible");
 }
 
-static const char *base_name(const char *path)
-{
-	const char *s = strrchr(path, '/');
-
-	return s && s[1] ? s + 1 : path;
-}
-
-void report_text_frame(FILE *f, pid_t pid, unsigned i,
-		       const struct frame_info *fi)
-{
-	const char *verb = i ? "by" : "at";
-	char *h1, *h2, *h3;	/* names from debug info: no terminal codes */
-	const char *fn = text_safe(fi->function ? fi->function : "???", &h1);
-	const char *file = text_safe(fi->file, &h2);
-	const char *mod = text_safe(fi->module ? base_name(fi->module) : NULL,
-				    &h3);
-
-	fprintf(f, "ptleak[%d]: ", (int)pid);
-	if (file && fi->line > 0)
-		fprintf(f, "   %s 0x%" PRIx64 ": %s (%s:%d)\n", verb, fi->pc, fn,
-			file, fi->line);
-	else if (mod && fi->function)
-		fprintf(f, "   %s 0x%" PRIx64 ": %s (%s)\n", verb, fi->pc, fn, mod);
-	else if (mod)
-		fprintf(f, "   %s 0x%" PRIx64 ": %s (%s+0x%" PRIx64 ")\n", verb,
-			fi->pc, fn, mod, fi->module_offset);
-	else
-		fprintf(f, "   %s 0x%" PRIx64 ": %s\n", verb, fi->pc, fn);
-	free(h1);
-	free(h2);
-	free(h3);
-}
-
 static void text_frame(struct rep *r, unsigned i, const struct frame_info *fi)
 {
 	report_text_frame(r->text, r->in->pid, i, fi);
@@ -448,19 +400,6 @@ static const char *kind_words(uint8_t cls)
 	default:
 		return "unclassified";
 	}
-}
-
-const char *rep_kind_key(uint8_t cls)
-{
-	if (cls == CLS_UNCLASSIFIED)
-		return "unclassified";
-	return scan_class_key((enum scan_class)cls);
-}
-
-/* Seconds since allocation time T. */
-double rep_age_of(const struct rep *r, uint64_t t)
-{
-	return r->in->now_ns > t ? (double)(r->in->now_ns - t) / 1e9 : 0.0;
 }
 
 static void text_record(struct rep *r, size_t k, const struct record *rec,

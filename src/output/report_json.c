@@ -180,36 +180,6 @@ void rep_json_record(struct rep *r, const struct record *rec,
 	json_object_end(j);
 }
 
-void report_json_tracked(struct json *j, const char *why)
-{
-	json_key(j, "tracked");
-	json_bool(j, !why);
-	json_key(j, "why");
-	json_string(j, why);
-}
-
-void report_json_frame(struct json *j, const struct frame_info *fi)
-{
-	char pc[32];
-
-	json_object_begin(j);
-	snprintf(pc, sizeof(pc), "0x%" PRIx64, fi->pc);
-	json_key(j, "pc");
-	json_string(j, pc);
-	json_key(j, "function");
-	json_string(j, fi->function);
-	json_key(j, "file");
-	json_string(j, fi->file);
-	json_key(j, "line");
-	if (fi->line > 0)
-		json_int(j, fi->line);
-	else
-		json_null(j);
-	json_key(j, "module");
-	json_string(j, fi->module);
-	json_object_end(j);
-}
-
 void rep_json_tail(struct rep *r)
 {
 	struct json *j = &r->j;

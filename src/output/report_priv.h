@@ -1,7 +1,8 @@
 /*
  * report_priv.h - what the report's writers share (report.c: grouping,
- * text and the driver; report_json.c: the JSON document).  Internal to
- * the report module; its API is include/report.h.
+ * text and the driver; report_json.c: the JSON document; report_common.c:
+ * what both use).  Internal to the report module; its API is
+ * include/output/report.h.
  */
 #ifndef PTLEAK_REPORT_PRIV_H
 #define PTLEAK_REPORT_PRIV_H
@@ -45,11 +46,15 @@ struct rep {
 	struct fd_report fds;	/* in->fds: the descriptors' part */
 };
 
+/* ---- report_common.c ---- */
+
 /* "definitely_lost", ..., "unclassified": a record's JSON kind. */
 const char *rep_kind_key(uint8_t cls);
 
 /* Seconds between allocation time T and the report. */
 double rep_age_of(const struct rep *r, uint64_t t);
+
+/* ---- report_json.c ---- */
 
 /* The JSON document: head (target, heap, summary, opens "records"), one
  * call per listed record (r->frames holds its NFRAMES named frames), tail

@@ -8,7 +8,7 @@
 #include <string.h>
 
 #include "output/report_threads.h"
-#include "base/procstat.h"
+#include "target/procstat.h"
 #include "base/util.h"
 
 /* Threads that did something, most bytes in use first. */

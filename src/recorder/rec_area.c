@@ -13,11 +13,11 @@
 #include <unistd.h>
 
 #include "arch/arch.h"
-#include "base/memio.h"
+#include "target/memio.h"
 #include "rec_priv.h"
 #include "recorder/recblob.h"
 #include "recorder/ring.h"
-#include "session/seccomp.h"
+#include "target/seccomp.h"
 #include "tables/stacks.h"
 #include "base/util.h"
 

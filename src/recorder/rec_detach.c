@@ -13,7 +13,7 @@
 
 #include "arch/arch.h"
 #include "arch/arch_patch.h"
-#include "base/memio.h"
+#include "target/memio.h"
 #include "rec_priv.h"
 #include "recorder/recblob.h"
 #include "base/util.h"

@@ -16,7 +16,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "base/memio.h"
+#include "target/memio.h"
 #include "rec_priv.h"
 #include "recorder/recblob.h"
 #include "base/util.h"

@@ -1,7 +1,8 @@
 /*
  * unwtab_priv.h - what the unwind-table compiler's halves share
  * (unwtab.c: enumeration, libdw's rows, layout; unwtab_fast.c: where the
- * one-pass interpreter of cfi.h may run, and running it).  Internal to the
+ * one-pass interpreter of cfi.h may run, and running it; unwtab_rules.c:
+ * the rules and ranges both add, FDE address encodings).  Internal to the
  * module; its API is include/unwtab.h.
  */
 #ifndef PTLEAK_UNWTAB_PRIV_H
@@ -63,14 +64,24 @@ struct compiler {
 	uint64_t fde_hi;	/* the end of the FDE being run */
 };
 
-/* unwtab.c */
+/* ---- unwtab_rules.c ---- */
+
+/* Read a pointer encoded as ENC (DW_EH_PE_*, the encodings of FDE
+ * addresses) at *P (up to END), advancing it: 0, or -1. */
 int read_encoded(const struct compiler *c, uint8_t enc, const uint8_t **p,
 		 const uint8_t *end, uint64_t *v);
+/* The index of rule R in the table, added if new; -1 past 65,535
+ * distinct rules.  (The table's hash: c->hash_size slots, a power of
+ * two, allocated by the caller.) */
+int64_t intern_rule(struct compiler *c, const struct unwtab_rule *r);
+/* The FDE address encoding of the CIE E: 'R' in its augmentation. */
 uint8_t cie_fde_encoding(const struct compiler *c, const Dwarf_CIE *e);
+/* Rule R over [START, END) added to the table (interned; the stats):
+ * 0, or -1 past 65,535 distinct rules (message). */
 int add_rule(struct compiler *c, uint64_t start, uint64_t end,
 	     const struct unwtab_rule *r);
 
-/* unwtab_fast.c */
+/* ---- unwtab_fast.c ---- */
 
 /*
  * Whether the interpreter may run in this object (c->fast): every FDE

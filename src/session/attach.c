@@ -13,7 +13,7 @@
 #include <unistd.h>
 
 #include "breakpoints/fdprobe.h"
-#include "session/guard.h"
+#include "target/guard.h"
 #include "session.h"
 #include "base/util.h"
 
@@ -222,31 +222,3 @@ int attach_target(struct session *S)
 	return 0;
 }
 
-/* /proc/PID/cmdline as a NULL-terminated argv (the caller frees it and
- * its strings), or NULL. */
-char **attach_read_cmdline(pid_t pid)
-{
-	char path[64], buf[4096];
-	size_t n = 0, i, k = 0;
-	char **argv;
-	ssize_t len;
-	int fd;
-
-	snprintf(path, sizeof(path), "/proc/%d/cmdline", (int)pid);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return NULL;
-	len = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (len <= 0)
-		return NULL;
-	buf[len] = '\0';
-	for (i = 0; i < (size_t)len; i++)
-		n += !buf[i];
-	if (buf[len - 1])
-		n++;		/* cut short */
-	argv = xcalloc(n + 1, sizeof(*argv));
-	for (i = 0; i < (size_t)len && k < n; i += strlen(buf + i) + 1)
-		argv[k++] = xstrdup(buf + i);
-	return argv;
-}

@@ -11,8 +11,8 @@
 #include <sys/ptrace.h>
 
 #include "arch/arch.h"
-#include "base/memio.h"
-#include "session/guard.h"
+#include "target/memio.h"
+#include "target/guard.h"
 #include "session/proctree.h"
 #include "session.h"
 #include "base/util.h"

@@ -11,9 +11,9 @@
 #include <unistd.h>
 
 #include "breakpoints/fdprobe.h"
-#include "session/guard.h"
+#include "target/guard.h"
 #include "recorder/recorder.h"
-#include "base/memio.h"
+#include "target/memio.h"
 #include "session.h"
 #include "symbols/symbols.h"
 #include "base/util.h"
@@ -184,7 +184,7 @@ int image_rendezvous(struct session *S, pid_t tid)
 	    mem_read_all(tid, P->r_debug + R_DEBUG_MAP, &map, sizeof(map)))
 		return error("cannot read the dynamic linker's r_debug in process %d",
 			     (int)P->pid);
-	unloaded_rendezvous(S, tid, state, map);
+	unloaded_rendezvous(&S->proc->unloaded, tid, state, map);
 	if (state != RT_CONSISTENT)
 		return 0;
 	unwinder_flush(P->unw);
@@ -320,7 +320,7 @@ int image_exec(struct session *S, struct task *t)
 		fdprobe_exec(P->fdp, P->pid);
 	memset(P->bound, 0, sizeof(P->bound));
 	P->r_debug = 0;
-	unloaded_free(P);
+	unloaded_free(&P->unloaded);
 	unwinder_flush(P->unw);
 	tasks_forget_threads(S, t);
 	/* the exec'ing thread is the only one left, with the leader's tid */

@@ -18,7 +18,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "session/seccomp.h"
+#include "target/seccomp.h"
 #include "session.h"
 #include "base/util.h"
 

@@ -17,12 +17,42 @@
 
 #include "arch/arch.h"
 #include "breakpoints/fdprobe.h"
-#include "session/guard.h"
-#include "base/memio.h"
+#include "target/guard.h"
+#include "session/jobctl.h"
+#include "target/memio.h"
 #include "session/proctree.h"
 #include "recorder/recorder.h"
 #include "session.h"
+#include "target/procstat.h"
 #include "base/util.h"
+
+/* Is every live thread of the target in a group-stop? */
+static int all_group_stopped(struct session *S)
+{
+	unsigned i;
+	struct task *t;
+
+	for_each_task(S, i, t)
+		if (t->role == ROLE_THREAD && t->proc == S->first && t->started &&
+		    !t->exiting && !t->group_stopped)
+			return 0;
+	return 1;
+}
+
+/*
+ * The launched program is in a group-stop for SIG (every thread reported
+ * it: the kernel tells a parent then): ptleak stops itself with SIG too,
+ * so that its parent (a shell) sees the job stop with that signal, as it
+ * would without ptleak.  Not when the stop is over already (SIGCONT
+ * pending: ptleak was stopped by the same terminal signal and both were
+ * continued).
+ */
+void lifetime_group_stopped(struct session *S, int sig)
+{
+	if (!S->attached && !S->first->done && all_group_stopped(S) &&
+	    !jobctl_cont_pending(S->first->pid))
+		jobctl_stop_self(S->first->pid, sig);
+}
 
 /* The thread memory and /proc/PID/maps are read through is exiting:
  * read through another live thread from now on. */
@@ -143,7 +173,7 @@ static void start_resume(struct session *S, struct task *t, int sig)
 	task_listen(S, t);
 	if (t->role == ROLE_THREAD && t->proc == S->first) {
 		t->group_stopped = 1;
-		events_group_stopped(S, t->first_group_stop);
+		lifetime_group_stopped(S, t->first_group_stop);
 	}
 }
 
@@ -389,7 +419,7 @@ static struct proc *follow_vfork_child(struct session *S, struct task *t)
 	if (parent && parent->vfork_child == t->tid)
 		parent->vfork_child = 0;
 	t->vfork_parent = 0;
-	P = child_proc(S, t->proc, t->tid, attach_read_cmdline(t->tid));
+	P = child_proc(S, t->proc, t->tid, procstat_cmdline(t->tid));
 	if (!P->unw || bpset_init(&P->bps, t->tid)) {
 		proc_drop(S, P);
 		return NULL;
@@ -419,7 +449,7 @@ void lifetime_exec(struct session *S, struct task *t)
 			 * its memory gone */
 			report_make(S, REPORT_EXEC, t->tid, NULL, 0, 0);
 		}
-		proc_set_argv(S, P, attach_read_cmdline(P->pid));
+		proc_set_argv(S, P, procstat_cmdline(P->pid));
 	}
 	P->exec_reported = 0;
 	P->reported = 0;

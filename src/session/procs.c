@@ -12,7 +12,7 @@
 #include <sys/wait.h>
 
 #include "breakpoints/fdprobe.h"
-#include "session/guard.h"
+#include "target/guard.h"
 #include "output/outfile.h"
 #include "session/proctree.h"
 #include "recorder/recorder.h"
@@ -112,7 +112,7 @@ void proc_free(struct session *S, struct proc *P)
 	rec_delete(P->rec);
 	fdprobe_delete(P->fdp);
 	free(P->dead);
-	unloaded_free(P);
+	unloaded_free(&P->unloaded);
 	for (i = 0; P->own_argv && P->own_argv[i]; i++)
 		free(P->own_argv[i]);
 	free(P->own_argv);

@@ -13,10 +13,10 @@
 #include "output/events_log.h"
 #include "breakpoints/fdprobe.h"
 #include "output/folded.h"
-#include "base/memio.h"
+#include "target/memio.h"
 #include "output/pprof.h"
 #include "output/report_xml.h"
-#include "base/procstat.h"
+#include "target/procstat.h"
 #include "session/proctree.h"
 #include "analysis/roots.h"
 #include "session.h"
@@ -155,7 +155,7 @@ int report_make(struct session *S, enum report_reason reason, pid_t via,
 	int ret, fd_err = 0;
 
 	if (s)
-		unloaded_name(P, s);
+		unloaded_name(P->unloaded, s);
 	/* exact up to now */
 	if (reason == REPORT_EXIT)
 		recs_drain_final(S);

@@ -20,7 +20,7 @@
 #include "breakpoints/fdprobe.h"
 #include "output/live.h"
 #include "output/outfile.h"
-#include "base/procstat.h"
+#include "target/procstat.h"
 #include "session.h"
 #include "output/timeline.h"
 #include "base/util.h"

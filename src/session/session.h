@@ -34,10 +34,12 @@
 #include "breakpoints/breakpoint.h"
 #include "tables/coverage.h"
 #include "tables/heap.h"
-#include "cli/options.h"
+#include "session/options.h"
 #include "output/report.h"
 #include "output/report_html.h"
+#include "symbols/unloaded.h"
 #include "symbols/unwind.h"
+#include "base/debug.h"
 
 #define TRACE_OPTIONS (PTRACE_O_EXITKILL | PTRACE_O_TRACECLONE | \
 		       PTRACE_O_TRACEEXEC | PTRACE_O_TRACEEXIT | \
@@ -175,6 +177,8 @@ struct session {
 	uint64_t start_ns;	/* when tracing started (now_ns()) */
 	struct sampler *smp;	/* memory over time (sampler.c) */
 	struct evlog *evlog;	/* --events (events_log.h), NULL: none */
+	/* what the wait loop calls with each stop (dispatch_ops) */
+	const struct event_ops *ev;
 };
 
 /* Every task T of session S (I: the bucket); none may be deleted meanwhile. */
@@ -193,14 +197,6 @@ struct wbuf {
 	} w[4];
 };
 
-/* PTLEAK_DEBUG=events,stops,stats: every heap event, every wait status,
- * timings on stderr (set by tracer_run) */
-extern int debug_events, debug_stops, debug_stats;
-/* PTLEAK_DEBUG=stats: "time T ms: WHAT", T from the first call. */
-void debug_time(const char *what);
-/* PTLEAK_DEBUG=die-on-report: a fatal error at the first report (tests
- * that ptleak detaches before dying) */
-extern int debug_die_on_report;
 
 /* Set by ptleak's signal handlers (sigself.c): a report or a detach is
  * asked for; WAKE_TID: while the loop waits, a thread the handler
@@ -261,18 +257,6 @@ void proc_gone(struct session *S, struct proc *P, int status);
 void proc_drop(struct session *S, struct proc *P);
 /* Count the leaks of every process still listed (at the end). */
 void procs_count_all(struct session *S);
-
-/* ---- unloaded.c ------------------------------------------------------ */
-
-struct symbolizer;
-/* The rendezvous (thread TID stopped) in STATE (RT_ADD 1, RT_DELETE 2,
- * RT_CONSISTENT 0), the link map at MAP: objects unloaded noted. */
-void unloaded_rendezvous(struct session *S, pid_t tid, int32_t state,
-			 uint64_t map);
-/* Tell symbolizer S the objects P unloaded, to name frames in them. */
-void unloaded_name(const struct proc *P, struct symbolizer *s);
-/* Forget them (P's exec, P freed). */
-void unloaded_free(struct proc *P);
 
 /* ---- wbuf.c ----------------------------------------------------------- */
 
@@ -353,15 +337,60 @@ int lifetime_execve(struct session *S, struct task *t, const struct bp *bp,
 /* T's PTRACE_EVENT_EXEC: the new image traced (with -f a vfork child's
  * too, as a new process), or let go; T resumed. */
 void lifetime_exec(struct session *S, struct task *t);
+/* A thread of the launched program reported a group-stop for SIG: once
+ * every thread has, ptleak stops itself with SIG (jobctl.h). */
+void lifetime_group_stopped(struct session *S, int sig);
+
+/* ---- dispatch.c ------------------------------------------------------- */
+
+/*
+ * What the wait loop (events.c) does with what it collects, and how it
+ * waits: the only way it calls up.  The stop dispatcher (dispatch.c)
+ * implements it with the handlers (lifetime, image, the probes, procs,
+ * the recorder's drain, the sampler); tracer_run sets S->ev to it.
+ */
+struct event_ops {
+	/* TID stopped (a wait STATUS, WIFSTOPPED) */
+	void (*stop)(struct session *S, pid_t tid, int status);
+	/* TID exited or was killed (STATUS) */
+	void (*gone)(struct session *S, pid_t tid, int status);
+	/* waitpid is about to block (ON 1) or is back (ON 0): the timers'
+	 * signals may interrupt it meanwhile, and nothing else of ptleak */
+	void (*waiting)(int on);
+	/* a timer fired: waitpid is not entered */
+	int (*due)(void);
+	/* after waitpid was interrupted: the timers' work done; 1 if the
+	 * caller's loop is to look (the rings were drained), 0 to wait on */
+	int (*tick)(struct session *S);
+};
+extern const struct event_ops dispatch_ops;
+
+/* Does SIG stop a process (a group-stop's signal)? */
+static inline int stop_signal(int sig)
+{
+	return sig == SIGSTOP || sig == SIGTSTP || sig == SIGTTIN || sig == SIGTTOU;
+}
+
+/* ---- waitq.c ---------------------------------------------------------- */
+
+/* Stops and deaths collected by waitpid, not handled yet, in the order
+ * collected (waitq.c says why).  Pushing one forgets the seccomp modes
+ * read (seccomp.h): a thread that stopped may have changed it. */
+void waitq_push(pid_t tid, int status);
+/* The first one collected into *TID, *STATUS: 1, or 0 if there is none. */
+int waitq_pop(pid_t *tid, int *status);
+/* TID's first one, taken out of the queue into *STATUS: 1, or 0. */
+int waitq_take(pid_t tid, int *status);
+/* TID is no longer traced: its collected ones are dropped (task_delete). */
+void waitq_forget(pid_t tid);
+int waitq_full(void);
+int waitq_empty(void);
 
 /* ---- events.c --------------------------------------------------------- */
 
 /* Wait for one stop or death and handle it.  0, or -1 when there is
  * nothing left to wait for (or waitpid failed: message). */
 int events_wait_one(struct session *S);
-/* TID is no longer traced: a stop of it collected but not handled yet is
- * dropped (task_delete). */
-void events_forget(pid_t tid);
 /* TID's waiting stop or death handled, without blocking: 1 if there was
  * one, 0 if it runs, -1 on error.  Call it before interrupting a thread
  * that may have stopped meanwhile (events.c says why). */
@@ -376,9 +405,6 @@ void events_release_all(struct session *S);
 /* -f: wait for the first stop of fork child C (its parent stopped at
  * its event).  0: stopped; -1: it died (C deleted). */
 int events_wait_new(struct session *S, struct task *c);
-/* A thread of the launched program reported a group-stop for SIG: once
- * every thread has, ptleak stops itself with SIG (jobctl.h). */
-void events_group_stopped(struct session *S, int sig);
 /* A held thread to run a system call for ptleak (one in a group-stop
  * only if LISTENING_OK), or NULL. */
 struct task *events_injection_thread(struct session *S, int listening_ok);
@@ -472,8 +498,5 @@ int attach_check(pid_t pid);
 /* -p: seize every thread, set the image up with all of them stopped
  * (held: the caller releases them).  0, or -1 with a message. */
 int attach_target(struct session *S);
-/* /proc/PID/cmdline as a NULL-terminated argv (the caller frees it and
- * its strings), or NULL. */
-char **attach_read_cmdline(pid_t pid);
 
 #endif

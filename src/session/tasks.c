@@ -58,7 +58,7 @@ void task_delete(struct session *S, struct task *t)
 		}
 	}
 	S->ntasks--;
-	events_forget(t->tid);
+	waitq_forget(t->tid);
 	free(t->inherit);
 	free(t->pend);
 	free(t);

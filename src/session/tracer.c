@@ -24,7 +24,7 @@
 
 #include "output/events_log.h"
 #include "breakpoints/fdprobe.h"
-#include "session/guard.h"
+#include "target/guard.h"
 #include "output/outfile.h"
 #include "session/proctree.h"
 #include "recorder/recorder.h"
@@ -32,23 +32,9 @@
 #include "tables/stacks.h"
 #include "analysis/suppress.h"
 #include "session/tracer.h"
+#include "target/procstat.h"
 #include "base/util.h"
 
-/* PTLEAK_DEBUG (session.h) */
-int debug_events, debug_stops, debug_stats;
-
-void debug_time(const char *what)
-{
-	static uint64_t t0;
-
-	if (!debug_stats)
-		return;
-	if (!t0)
-		t0 = now_ns();
-	fprintf(stderr, "ptleak-debug: time %.1f ms: %s\n",
-		(double)(now_ns() - t0) / 1e6, what);
-}
-int debug_die_on_report;
 
 /*
  * Open -o FILE now (or, named after a pid yet unknown, check it), and make
@@ -146,7 +132,7 @@ static int start(struct session *S)
 		P->pid = o->pid;
 		if (attach_check(o->pid))
 			return -1;
-		S->cmdline = attach_read_cmdline(o->pid);
+		S->cmdline = procstat_cmdline(o->pid);
 		P->argv = S->cmdline;
 		if (proc_outputs(S, P, 0))
 			return -1;
@@ -286,15 +272,12 @@ int tracer_run(const struct options *o)
 	int ret;
 
 	S->o = o;
+	S->ev = &dispatch_ops;
 	if (open_outputs(S)) {
 		session_free(S);
 		return -1;
 	}
-	debug_events = getenv("PTLEAK_DEBUG") && strstr(getenv("PTLEAK_DEBUG"), "events");
-	debug_stops = getenv("PTLEAK_DEBUG") && strstr(getenv("PTLEAK_DEBUG"), "stops");
-	debug_stats = getenv("PTLEAK_DEBUG") && strstr(getenv("PTLEAK_DEBUG"), "stats");
-	debug_die_on_report = getenv("PTLEAK_DEBUG") &&
-			      strstr(getenv("PTLEAK_DEBUG"), "die-on-report");
+	debug_init();
 	debug_time("tracing starts");
 	signal(SIGPIPE, SIG_IGN);
 	die_session = S;

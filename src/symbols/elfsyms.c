@@ -14,7 +14,7 @@
 #include <unistd.h>
 
 #include "symbols/elfsyms.h"
-#include "base/memio.h"
+#include "target/memio.h"
 #include "base/util.h"
 
 int symtab_name_is(const char *name, const char *want)

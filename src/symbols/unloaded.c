@@ -12,9 +12,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "base/memio.h"
-#include "../session/session.h"
+#include "target/memio.h"
 #include "symbols/symbols.h"
+#include "symbols/unloaded.h"
 #include "base/util.h"
 
 /* Objects kept per process at most: a program that loads and unloads
@@ -90,16 +90,15 @@ static int in_list(const struct lm_entry *v, size_t n, const struct lm_entry *e)
 	return 0;
 }
 
-void unloaded_rendezvous(struct session *S, pid_t tid, int32_t state,
+void unloaded_rendezvous(struct unloaded **up, pid_t tid, int32_t state,
 			 uint64_t map)
 {
-	struct proc *P = S->proc;
-	struct unloaded *u = P->unloaded;
+	struct unloaded *u = *up;
 	struct lm_entry *now;
 	size_t n, i;
 
 	if (!u)
-		u = P->unloaded = xcalloc(1, sizeof(*u));
+		u = *up = xcalloc(1, sizeof(*u));
 	if (state == RT_DELETE) {
 		free_entries(u->snap, u->nsnap);
 		free(u->snap);
@@ -131,9 +130,8 @@ void unloaded_rendezvous(struct session *S, pid_t tid, int32_t state,
 	u->nsnap = 0;
 }
 
-void unloaded_name(const struct proc *P, struct symbolizer *s)
+void unloaded_name(const struct unloaded *u, struct symbolizer *s)
 {
-	const struct unloaded *u = P->unloaded;
 	size_t i;
 
 	/* the newest first: an address reused by a later object is its */
@@ -141,9 +139,9 @@ void unloaded_name(const struct proc *P, struct symbolizer *s)
 		sym_add_unloaded(s, u->gone[i - 1].name, u->gone[i - 1].bias);
 }
 
-void unloaded_free(struct proc *P)
+void unloaded_free(struct unloaded **up)
 {
-	struct unloaded *u = P->unloaded;
+	struct unloaded *u = *up;
 
 	if (!u)
 		return;
@@ -151,5 +149,5 @@ void unloaded_free(struct proc *P)
 	free(u->snap);
 	free_entries(u->gone, u->ngone);
 	free(u);
-	P->unloaded = NULL;
+	*up = NULL;
 }

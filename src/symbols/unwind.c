@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "base/memio.h"
+#include "target/memio.h"
 #include "symbols/symbols.h"
 #include "symbols/unwind.h"
 #include "base/util.h"

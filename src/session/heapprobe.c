@@ -13,10 +13,10 @@
 
 #include "arch/arch.h"
 #include "breakpoints/fdprobe.h"
-#include "session/guard.h"
-#include "base/memio.h"
+#include "target/guard.h"
+#include "target/memio.h"
 #include "recorder/recorder.h"
-#include "../session/session.h"
+#include "session.h"
 #include "tables/stacks.h"
 #include "base/util.h"
 

@@ -2,7 +2,6 @@
 #ifndef PTLEAK_OPTIONS_H
 #define PTLEAK_OPTIONS_H
 
-#define EXIT_USAGE 64
 
 struct options {
 	unsigned depth;		/* frames kept per stack */
@@ -53,10 +52,6 @@ struct options {
  * printed (exit 0), or EXIT_USAGE after printing one "ptleak: ..." line.
  */
 int options_parse(struct options *o, int argc, char **argv);
-
-/* "ptleak: " FMT (one %s: ARG, made safe for a terminal) on stderr;
- * returns EXIT_USAGE. */
-int usage_error(const char *fmt, const char *arg);
 
 /* What options_parse allocated in O (its list of suppression files). */
 void options_free(struct options *o);

@@ -33,4 +33,8 @@ int procstat_resources(pid_t pid, pid_t via, double wall_s,
  * (LEN bytes, newline dropped).  0, or -1 (gone). */
 int procstat_comm(pid_t pid, pid_t tid, char *name, size_t len);
 
+/* /proc/PID/cmdline as a NULL-terminated argv (the caller frees it and
+ * its strings), or NULL.  At most 4 KiB of it: a longer one is cut. */
+char **procstat_cmdline(pid_t pid);
+
 #endif

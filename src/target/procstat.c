@@ -5,7 +5,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "base/procstat.h"
+#include "target/procstat.h"
 #include "base/util.h"
 
 /* The contents of PATH (at most LEN - 1 bytes), NUL-terminated: its
@@ -77,4 +77,27 @@ int procstat_comm(pid_t pid, pid_t tid, char *name, size_t len)
 	if (n > 0 && name[n - 1] == '\n')
 		name[n - 1] = 0;
 	return 0;
+}
+
+/* /proc/PID/cmdline as a NULL-terminated argv (the caller frees it and
+ * its strings), or NULL. */
+char **procstat_cmdline(pid_t pid)
+{
+	char path[64], buf[4096];
+	size_t n = 0, i, k = 0;
+	char **argv;
+	ssize_t len;
+
+	snprintf(path, sizeof(path), "/proc/%d/cmdline", (int)pid);
+	len = read_small(path, buf, sizeof(buf));
+	if (len <= 0)
+		return NULL;
+	for (i = 0; i < (size_t)len; i++)
+		n += !buf[i];
+	if (buf[len - 1])
+		n++;		/* cut short */
+	argv = xcalloc(n + 1, sizeof(*argv));
+	for (i = 0; i < (size_t)len && k < n; i += strlen(buf + i) + 1)
+		argv[k++] = xstrdup(buf + i);
+	return argv;
 }

@@ -6,7 +6,7 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
-#include "base/memio.h"
+#include "target/memio.h"
 #include "base/util.h"
 
 #define PAGE 4096ull

@@ -11,8 +11,8 @@
 #include <sys/prctl.h>
 #include <unistd.h>
 
-#include "session/guard.h"
-#include "base/memio.h"
+#include "target/guard.h"
+#include "target/memio.h"
 #include "base/util.h"
 
 #define NCODE	4096

@@ -7,7 +7,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "session/cbpf.h"
+#include "target/cbpf.h"
 
 static int fail(char *err, size_t len, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));

@@ -6,8 +6,8 @@
 #include <string.h>
 
 #include "arch/arch.h"
-#include "base/memio.h"
-#include "../session/session.h"
+#include "target/memio.h"
+#include "session.h"
 #include "base/util.h"
 
 static int wb_read(void *ctx, uint64_t addr, void *buf, size_t len)

@@ -17,7 +17,7 @@
 #include "arch/arch.h"
 #include "recorder/recorder.h"
 #include "recorder/rechook.h"
-#include "../session/session.h"
+#include "session.h"
 #include "base/util.h"
 
 volatile sig_atomic_t drain_due;

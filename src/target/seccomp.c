@@ -11,8 +11,8 @@
 #include <sys/ptrace.h>
 
 #include "arch/arch.h"
-#include "session/cbpf.h"
-#include "session/seccomp.h"
+#include "target/cbpf.h"
+#include "target/seccomp.h"
 #include "base/util.h"
 
 #ifndef PTRACE_SECCOMP_GET_FILTER

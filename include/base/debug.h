@@ -1,0 +1,26 @@
+/*
+ * debug.h - PTLEAK_DEBUG: ptleak's own tracing on stderr, for its
+ * developers and tests.  A comma- or space-separated list of words:
+ *
+ *   events         every heap event
+ *   stops          every wait status, signals of faults with their pc
+ *   stats          timings and counts ("ptleak-debug: time T ms: WHAT")
+ *   die-on-report  a fatal error at the first report (tests that ptleak
+ *                  detaches before it dies)
+ *
+ * The flags are read once (debug_init) and are plain ints: tested on hot
+ * paths without a call.
+ */
+#ifndef PTLEAK_DEBUG_H
+#define PTLEAK_DEBUG_H
+
+extern int debug_events, debug_stops, debug_stats, debug_die_on_report;
+
+/* The flags from $PTLEAK_DEBUG (all 0 when it is unset). */
+void debug_init(void);
+
+/* With debug_stats: "ptleak-debug: time T ms: WHAT", T since the first
+ * call. */
+void debug_time(const char *what);
+
+#endif

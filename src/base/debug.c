@@ -1,0 +1,32 @@
+/* debug.c - PTLEAK_DEBUG (debug.h). */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/debug.h"
+#include "base/util.h"
+
+int debug_events, debug_stops, debug_stats, debug_die_on_report;
+
+void debug_init(void)
+{
+	const char *v = getenv("PTLEAK_DEBUG");
+
+	debug_events = v && strstr(v, "events");
+	debug_stops = v && strstr(v, "stops");
+	debug_stats = v && strstr(v, "stats");
+	debug_die_on_report = v && strstr(v, "die-on-report");
+}
+
+void debug_time(const char *what)
+{
+	static uint64_t t0;
+
+	if (!debug_stats)
+		return;
+	if (!t0)
+		t0 = now_ns();
+	fprintf(stderr, "ptleak-debug: time %.1f ms: %s\n",
+		(double)(now_ns() - t0) / 1e6, what);
+}

@@ -1,0 +1,107 @@
+/*
+ * report_common.c - what the report's writers share (report_priv.h,
+ * report_fds.h): a frame as a text line or a JSON object, "at exit" or
+ * "now", a record's JSON kind and age.  Below report.c, report_json.c,
+ * report_fds.c and report_html_doc.c; it calls none of them.
+ */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "output/json.h"
+#include "output/report.h"
+#include "output/report_fds.h"
+#include "report_priv.h"
+#include "base/util.h"
+
+const char *report_when(enum report_reason reason)
+{
+	switch (reason) {
+	case REPORT_SIGNAL:
+		return "now";
+	case REPORT_DETACH:
+		return "at detach";
+	case REPORT_EXEC:
+		return "at exec";
+	case REPORT_EXIT:
+	default:
+		return "at exit";
+	}
+}
+
+static const char *base_name(const char *path)
+{
+	const char *s = strrchr(path, '/');
+
+	return s && s[1] ? s + 1 : path;
+}
+
+void report_text_frame(FILE *f, pid_t pid, unsigned i,
+		       const struct frame_info *fi)
+{
+	const char *verb = i ? "by" : "at";
+	char *h1, *h2, *h3;	/* names from debug info: no terminal codes */
+	const char *fn = text_safe(fi->function ? fi->function : "???", &h1);
+	const char *file = text_safe(fi->file, &h2);
+	const char *mod = text_safe(fi->module ? base_name(fi->module) : NULL,
+				    &h3);
+
+	fprintf(f, "ptleak[%d]: ", (int)pid);
+	if (file && fi->line > 0)
+		fprintf(f, "   %s 0x%" PRIx64 ": %s (%s:%d)\n", verb, fi->pc, fn,
+			file, fi->line);
+	else if (mod && fi->function)
+		fprintf(f, "   %s 0x%" PRIx64 ": %s (%s)\n", verb, fi->pc, fn, mod);
+	else if (mod)
+		fprintf(f, "   %s 0x%" PRIx64 ": %s (%s+0x%" PRIx64 ")\n", verb,
+			fi->pc, fn, mod, fi->module_offset);
+	else
+		fprintf(f, "   %s 0x%" PRIx64 ": %s\n", verb, fi->pc, fn);
+	free(h1);
+	free(h2);
+	free(h3);
+}
+
+const char *rep_kind_key(uint8_t cls)
+{
+	if (cls == CLS_UNCLASSIFIED)
+		return "unclassified";
+	return scan_class_key((enum scan_class)cls);
+}
+
+/* Seconds since allocation time T. */
+double rep_age_of(const struct rep *r, uint64_t t)
+{
+	return r->in->now_ns > t ? (double)(r->in->now_ns - t) / 1e9 : 0.0;
+}
+
+void report_json_tracked(struct json *j, const char *why)
+{
+	json_key(j, "tracked");
+	json_bool(j, !why);
+	json_key(j, "why");
+	json_string(j, why);
+}
+
+void report_json_frame(struct json *j, const struct frame_info *fi)
+{
+	char pc[32];
+
+	json_object_begin(j);
+	snprintf(pc, sizeof(pc), "0x%" PRIx64, fi->pc);
+	json_key(j, "pc");
+	json_string(j, pc);
+	json_key(j, "function");
+	json_string(j, fi->function);
+	json_key(j, "file");
+	json_string(j, fi->file);
+	json_key(j, "line");
+	if (fi->line > 0)
+		json_int(j, fi->line);
+	else
+		json_null(j);
+	json_key(j, "module");
+	json_string(j, fi->module);
+	json_object_end(j);
+}
