@@ -10,7 +10,7 @@
 #include <sys/syscall.h>
 #include <cmocka.h>
 
-#include "session/cbpf.h"
+#include "target/cbpf.h"
 
 #define N(a) (sizeof(a) / sizeof((a)[0]))
 #define ARG_LO(n) (offsetof(struct seccomp_data, args) + 8 * (n))
