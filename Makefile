@@ -184,10 +184,10 @@ $(B)/tests/stub_talloc.o: tests/unit/stub_talloc.c tests/unit/stub_talloc.h
 	@mkdir -p $(dir $@)
 	$(CC) -std=gnu11 $(WARN) -O2 -g -falign-functions=4096 \
 		-fno-partial-inlining -c -o $@ $<
-# test_hookstack* too, their call chains without a frame pointer.
-HOOK_TESTS := $(B)/tests/test_stub $(B)/tests/test_hookstack \
-	$(B)/tests/test_hookstack_mt
-$(B)/tests/test_hookstack $(B)/tests/test_hookstack_mt: ALL_CFLAGS += -fomit-frame-pointer
+# test_hooks_stack* too, their call chains without a frame pointer.
+HOOK_TESTS := $(B)/tests/test_hooks_stub $(B)/tests/test_hooks_stack \
+	$(B)/tests/test_hooks_stack_mt
+$(B)/tests/test_hooks_stack $(B)/tests/test_hooks_stack_mt: ALL_CFLAGS += -fomit-frame-pointer
 $(HOOK_TESTS): $(B)/tests/%: tests/unit/%.c \
 		$(B)/tests/stub_talloc.o \
 		$(B)/libptleak.a $(wildcard tests/unit/*.h) $(B)/gen/recblob_offsets.h

@@ -180,3 +180,22 @@ def t_layout_sizes():
     ck.true("%d entries directly in src/ (at most %d)" % (len(top), LAYOUT_MAX_TOP),
             len(top) <= LAYOUT_MAX_TOP)
     ck.done()
+
+
+@case("layout_unit_tests")
+def t_layout_unit_tests():
+    """Each unit test is named after the module it tests:
+    tests/unit/test_MODULE[_FACET].c, MODULE a source file or header of
+    ptleak (or 'arch', the arch layer)."""
+    ck = Check()
+    modules = {"arch"}
+    for pat in ("src/**/*.[ch]", "include/**/*.h", "arch/**/*.[chS]"):
+        for path in glob.glob(os.path.join(ROOT, pat), recursive=True):
+            modules.add(os.path.splitext(os.path.basename(path))[0])
+    tests = sorted(os.path.basename(p)[5:-2] for p in
+                   glob.glob(os.path.join(ROOT, "tests", "unit", "test_*.c")))
+    ck.true("unit tests found (%d)" % len(tests), len(tests) > 30)
+    words = lambda n: ["_".join(n.split("_")[:k]) for k in range(1, n.count("_") + 2)]
+    ck.eq("unit tests named after no module",
+          [t for t in tests if not any(w in modules for w in words(t))], [])
+    ck.done()

@@ -1,5 +1,5 @@
 /*
- * hookstack.h - what test_hookstack and test_hookstack_mt share: the
+ * hookstack.h - what test_hooks_stack and test_hooks_stack_mt share: the
  * allocator of stub_talloc.c patched in the test process (patch_self.h),
  * the blob given unwind tables of every loaded object and its own
  * (unwtab_self.h, recblob.h), a thread table whose stacks come from

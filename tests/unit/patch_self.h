@@ -5,7 +5,7 @@
  * the hook blob, then per function a trampoline and its relocated
  * prologue, made r-x; the 5-byte jumps written through mprotect of the
  * functions' pages (never writable and executable at once).  For the
- * cmocka tests test_stub and test_stub_glibc; the caller must make sure
+ * cmocka tests test_hooks_stub and test_hooks_stub_glibc; the caller must make sure
  * no code of a function's page runs while it is being written.
  */
 #ifndef PATCH_SELF_H

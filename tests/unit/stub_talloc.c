@@ -1,5 +1,5 @@
 /*
- * stub_talloc.c - a tiny thread-safe allocator for test_stub: size
+ * stub_talloc.c - a tiny thread-safe allocator for test_hooks_stub: size
  * classes of 16 << k bytes with free lists under one spinlock, carved
  * from a static arena.  Built -O2 -falign-functions=4096 apart from the
  * test (Makefile): its prologues are real compiled code, and the test

@@ -1,4 +1,4 @@
-/* stub_talloc.h - test_stub's own allocator (stub_talloc.c), patched in
+/* stub_talloc.h - test_hooks_stub's own allocator (stub_talloc.c), patched in
  * the test process as ptleak patches a target's. */
 #ifndef STUB_TALLOC_H
 #define STUB_TALLOC_H

@@ -1,5 +1,5 @@
 /*
- * test_hookstack_mt.c - the stacks the recorder's hooks record on other
+ * test_hooks_stack_mt.c - the stacks the recorder's hooks record on other
  * threads than main (hookstack.h): a thread with an entry in the thread
  * table (its whole stack, to clone's child) and one without (tid 0, the
  * caller alone); four threads with the consumer interning stacks as

@@ -1,5 +1,5 @@
 /*
- * test_hookstack.c - the stacks the recorder's hooks record
+ * test_hooks_stack.c - the stacks the recorder's hooks record
  * (docs/recorder.md, piece 6 in the hook; rechook.h's record contract),
  * on the main thread: calls through known call chains (hookstack.h, built
  * -O2 -fomit-frame-pointer: frames with and without a frame pointer)
@@ -7,7 +7,7 @@
  * one for one; the depth cut, the stop after main, no tables, the stub
  * pages, the stack set, the rule cache, a thread with no TLS, a signal
  * handler's stack through the stub, a sigaltstack.  Other threads:
- * test_hookstack_mt.c.
+ * test_hooks_stack_mt.c.
  */
 #include "hookstack.h"
 

@@ -1,5 +1,5 @@
 /*
- * test_stub_glibc.c - glibc's own malloc, free, calloc and realloc
+ * test_hooks_stub_glibc.c - glibc's own malloc, free, calloc and realloc
  * patched in the test process (patch_self.h) for a loop, then unpatched,
  * then the records checked: the nesting rule on the real allocator
  * (realloc(NULL, n) calls malloc inside libc) and exact counts.  Nothing

@@ -1,5 +1,5 @@
 /*
- * test_stub.c - the recorder's patching, stubs and nesting rule proven in
+ * test_hooks_stub.c - the recorder's patching, stubs and nesting rule proven in
  * the test process (docs/recorder.md, pieces 4 and 5).  The allocator of
  * stub_talloc.c is patched exactly as ptleak will patch a target's: a
  * code page within rel32 reach (MAP_FIXED_NOREPLACE) holding the hook
