@@ -32,6 +32,8 @@ void json_int(struct json *j, int64_t v);
 void json_uint(struct json *j, uint64_t v);
 /* V (finite) with 3 decimals: seconds */
 void json_seconds(struct json *j, double v);
+/* V with 1 decimal (a rate); null if it is not finite */
+void json_double(struct json *j, double v);
 void json_bool(struct json *j, int v);
 void json_null(struct json *j);
 

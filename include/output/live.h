@@ -26,7 +26,8 @@ struct live {
 void live_init(struct live *l, FILE *f);
 /* The line for sample S, CALLS allocator calls so far (TL_UNKNOWN
  * figures are left out): elapsed time, heap in use and its growth per
- * second since the last line, blocks, RSS, threads, fds, calls/s. */
+ * second since the last line, blocks, RSS, threads, fds, the fastest
+ * growing stack's rate (growth.h; when one grows), calls/s. */
 void live_show(struct live *l, const struct tl_sample *s, uint64_t calls);
 /* The line as text (no newline) into BUF: what live_show prints. */
 void live_format(char *buf, size_t len, const struct tl_sample *s,

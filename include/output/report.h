@@ -14,6 +14,7 @@
 #include <time.h>
 
 #include "tables/fds.h"
+#include "tables/growth.h"
 #include "tables/heap.h"
 #include "target/procstat.h"
 #include "analysis/scan.h"
@@ -91,6 +92,13 @@ struct report_input {
 	int gen_suppressions;		/* text: a valgrind suppression after
 					 * each record listed (vgsupp.h) */
 	const struct report_sink *sink;	/* NULL, or told each record listed */
+	/* the stacks growing (growth.h), fastest first: a GROWTH section,
+	 * "heap.growth" */
+	const struct growth_entry *growth;
+	size_t ngrowth;
+	double errors_for_growth;	/* bytes/s: an entry this fast or faster
+					 * counts in report_result.growing
+					 * (0: none counts) */
 };
 
 /* A record listed, as report_sink sees it (report_xml.c). */
@@ -118,6 +126,8 @@ struct report_result {
 	uint64_t leaked_fds;		/* listed fd records (not inherited,
 					 * not suppressed, old enough) */
 	int untracked;			/* heap_untracked or fds_untracked */
+	uint64_t growing;		/* growth entries listed at or above
+					 * errors_for_growth */
 };
 
 /*

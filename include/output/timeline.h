@@ -31,6 +31,11 @@ struct tl_sample {
 	uint64_t rss_kb, vm_kb;		/* /proc/PID/statm */
 	uint64_t fds;			/* open descriptors */
 	uint64_t threads;		/* live threads */
+	/* the fastest growing stack at the sample (growth_fastest): its id
+	 * (0: none growing), rate and bytes in use */
+	uint32_t grow_stack;
+	double grow_bps;
+	uint64_t grow_bytes;
 	/* the in-use bytes of the NTOP largest stacks (stacks.h ids),
 	 * largest first */
 	unsigned ntop;

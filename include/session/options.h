@@ -14,6 +14,7 @@ struct options {
 	int error_exitcode;	/* --error-exitcode N, 0: not given */
 	int pid;		/* -p PID: attach (then argv is NULL) */
 	int report_signal;	/* --report-on-signal[=SIG], 0: not given */
+	double errors_for_growth;	/* --errors-for-growth: bytes/s (0: off) */
 	double min_age;		/* --min-age SECONDS: younger blocks/fds left out */
 	double duration;	/* --duration SECONDS: detach after (0: never) */
 	int fd_only;		/* --fd-only: no allocator breakpoints */

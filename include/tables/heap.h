@@ -43,7 +43,16 @@ struct heap_block {
 	uint32_t stack;		/* interned allocation stack (stacks.h), 0 = none */
 	int32_t tid;		/* allocating thread */
 	uint8_t fn;		/* enum alloc_fn */
+	uint8_t flags;		/* HB_* */
 };
+
+/* The block replaces one its thread freed just before (since its
+ * previous allocation): a block of the same size, or one from before
+ * tracing (unknown to the table: heap_thread.pre_frees).  A pool whose
+ * blocks are replaced one by one, by another stack than the one that made
+ * them (or after an attach, made before it), is not growth (growth.h):
+ * replacements are left out of it. */
+#define HB_REPLACEMENT 1
 
 struct heap_stats {
 	uint64_t allocs;		/* successful allocations, realloc included */
@@ -123,6 +132,10 @@ int heap_foreach(const struct heap *h,
 uint64_t heap_stack_bytes(const struct heap *h, uint32_t stack);
 /* The highest stack id that ever had a block (ids 1..this). */
 uint32_t heap_stack_max(const struct heap *h);
+/* The bytes and blocks in use per stack over time: which grow
+ * (growth.h). */
+struct growth;
+const struct growth *heap_growth(const struct heap *h);
 /* The N (at most) stacks with the most bytes in use, largest first:
  * IDS[i], BYTES[i].  Returns how many (stacks with bytes in use only). */
 unsigned heap_stack_top(const struct heap *h, unsigned n, uint32_t *ids,
@@ -141,6 +154,12 @@ struct heap_thread {
 	int32_t tid;		/* 0: the threads beyond the table, together */
 	char name[16];		/* /proc/PID/task/TID/comm ("" unknown) */
 	uint64_t allocs, frees, bytes_allocated, in_use_bytes;
+	/* frees of blocks from before tracing not yet followed by an
+	 * allocation of its own (HB_REPLACEMENT), at most 64 */
+	uint32_t pre_frees;
+	/* the size of the block it freed last since its last allocation,
+	 * 0: none (HB_REPLACEMENT) */
+	uint64_t freed_size;
 };
 
 /* The threads' entries (in the order first seen) into *OUT; their count. */

@@ -18,7 +18,8 @@
 
 enum { OPT_JSON = 256, OPT_DEPTH, OPT_VERSION, OPT_SHOW_REACHABLE, OPT_NO_SCAN,
        OPT_ERROR_EXITCODE, OPT_SUPPRESSIONS, OPT_REPORT_ON_SIGNAL, OPT_MIN_AGE,
-       OPT_DURATION, OPT_FD_ONLY, OPT_HEAP_ONLY, OPT_ENGINE, OPT_HTML };
+       OPT_DURATION, OPT_FD_ONLY, OPT_HEAP_ONLY, OPT_ENGINE, OPT_HTML,
+       OPT_ERRORS_FOR_GROWTH };
 /* memory over time */
 enum { OPT_TIMELINE = 1024, OPT_INTERVAL, OPT_EVENTS, OPT_LIVE, OPT_FOLDED };
 
@@ -31,6 +32,7 @@ static const struct option longopts[] = {
 	{ "show-reachable", no_argument, NULL, OPT_SHOW_REACHABLE },
 	{ "no-scan", no_argument, NULL, OPT_NO_SCAN },
 	{ "error-exitcode", required_argument, NULL, OPT_ERROR_EXITCODE },
+	{ "errors-for-growth", required_argument, NULL, OPT_ERRORS_FOR_GROWTH },
 	{ "suppressions", required_argument, NULL, OPT_SUPPRESSIONS },
 	{ "pid", required_argument, NULL, 'p' },
 	{ "report-on-signal", optional_argument, NULL, OPT_REPORT_ON_SIGNAL },
@@ -79,6 +81,8 @@ static const char usage[] =
 	"      --show-reachable  also list still reachable blocks\n"
 	"      --no-scan       no reachability scan: records are unclassified\n"
 	"      --error-exitcode N  exit N when lost blocks or leaked fds were found\n"
+	"      --errors-for-growth BYTES_PER_S  --error-exitcode counts a stack\n"
+	"                      whose memory grows this fast or faster (GROWTH)\n"
 	"      --suppressions FILE  leak:GLOB and fd:GLOB lines, or valgrind's\n"
 	"                      suppressions: records to leave out (repeatable)\n"
 	"      --timeline FILE  heap, RSS, fds and threads over time as CSV\n"
@@ -215,6 +219,13 @@ int options_parse(struct options *o, int argc, char **argv)
 						   optarg);
 			if (o->report_signal == SIGKILL || o->report_signal == SIGSTOP)
 				return usage_error("--report-on-signal: %s cannot be caught",
+						   optarg);
+			break;
+		case OPT_ERRORS_FOR_GROWTH:
+			if (parse_seconds(optarg, &o->errors_for_growth) ||
+			    !(o->errors_for_growth > 0))
+				return usage_error("--errors-for-growth wants bytes per "
+						   "second (more than 0), not '%s'",
 						   optarg);
 			break;
 		case OPT_MIN_AGE:

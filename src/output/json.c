@@ -8,6 +8,7 @@
  * levels may be wrong.
  */
 #include <inttypes.h>
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -176,6 +177,17 @@ void json_seconds(struct json *j, double v)
 {
 	before_value(j);
 	fprintf(j->f, "%.3f", v);
+	after_value(j);
+}
+
+void json_double(struct json *j, double v)
+{
+	if (!isfinite(v)) {
+		json_null(j);
+		return;
+	}
+	before_value(j);
+	fprintf(j->f, "%.1f", v);
 	after_value(j);
 }
 

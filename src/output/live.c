@@ -62,6 +62,9 @@ void live_format(char *buf, size_t len, const struct tl_sample *s,
 	if (s->fds != TL_UNKNOWN && n < len)
 		n += (size_t)snprintf(buf + n, len - n, "  %" PRIu64 " fd%s", s->fds,
 				      s->fds == 1 ? "" : "s");
+	if (s->grow_stack && n < len)
+		n += (size_t)snprintf(buf + n, len - n, "  growing +%s/s",
+				      size_text(b1, sizeof(b1), s->grow_bps));
 	if (secs && s->heap_bytes != TL_UNKNOWN && n < len)
 		snprintf(buf + n, len - n, "  %s calls/s",
 			 fmt_thousands(b1, (uint64_t)((double)(calls - prev_calls) /

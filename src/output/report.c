@@ -217,43 +217,10 @@ static const char *nonempty(const char *s)
 	return s && *s ? s : NULL;
 }
 
-/*
- * Name the frames of REC into r->frames; returns how many to show: at
- * most in->depth, and none below the first "main".  Frame 0 (the
- * allocator's entry) is named after the allocator whatever the symbol
- * there is called (__libc_malloc and other aliases).
- */
+
 static unsigned name_frames(struct rep *r, const struct record *rec)
 {
-	const struct report_input *in = r->in;
-	const uint64_t *pcs = NULL;
-	unsigned n = 0, i;
-
-	if (in->stacks)
-		n = stacks_get(in->stacks, rec->stack, &pcs);
-	if (n > in->depth)
-		n = in->depth;
-	grow_array((void **)&r->frames, &r->frames_alloc, n, sizeof(*r->frames));
-	for (i = 0; i < n; i++) {
-		struct frame_info *fi = &r->frames[i];
-
-		memset(fi, 0, sizeof(*fi));
-		if (in->namer)
-			in->namer(in->namer_ctx, pcs[i], i != 0, fi);
-		fi->pc = pcs[i];
-		fi->function = nonempty(fi->function);
-		fi->file = nonempty(fi->file);
-		fi->module = nonempty(fi->module);
-		if (i == 0) {
-			const char *a = alloc_fn_name((enum alloc_fn)rec->fn);
-
-			if (a)
-				fi->function = fi->symbol = a;
-		}
-		if (fi->function && !strcmp(fi->function, "main"))
-			return i + 1;
-	}
-	return n;
+	return rep_name_stack(r, rec->stack, rec->fn);
 }
 
 /*
@@ -518,6 +485,7 @@ int report_write(const struct report_input *in, FILE *text,
 	if (in->heap) {
 		collect_records(&r);
 		suppress_and_sum(&r);
+		rgrowth_collect(&r, res);
 	}
 	if (res) {
 		unsigned errs = kinds_of(in, in->error_kinds);
@@ -567,8 +535,10 @@ int report_write(const struct report_input *in, FILE *text,
 		if (in->sink)
 			sink_record(&r, k, &r.recs[k], n);
 	}
-	if (r.text && in->heap)
+	if (r.text && in->heap) {
 		text_tail(&r);
+		rgrowth_text(&r);
+	}
 	if (r.text && in->heap && in->threads)
 		rthreads_text(in, r.text);
 	if (r.text && in->fds) {
@@ -594,6 +564,7 @@ int report_write(const struct report_input *in, FILE *text,
 
 	free(r.frames);
 	free(r.recs);
+	free(r.growth);
 	fdrep_free(&r.fds);
 	return ret;
 }

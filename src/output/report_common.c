@@ -1,7 +1,7 @@
 /*
  * report_common.c - what the report's writers share (report_priv.h,
  * report_fds.h): a frame as a text line or a JSON object, "at exit" or
- * "now", a record's JSON kind and age.  Below report.c, report_json.c,
+ * "now", a record's JSON kind and age, a stack's frames named.  Below report.c, report_json.c,
  * report_fds.c and report_html_doc.c; it calls none of them.
  */
 #include <inttypes.h>
@@ -104,4 +104,42 @@ void report_json_frame(struct json *j, const struct frame_info *fi)
 	json_key(j, "module");
 	json_string(j, fi->module);
 	json_object_end(j);
+}
+
+static const char *nonempty(const char *s)
+{
+	return s && *s ? s : NULL;
+}
+
+unsigned rep_name_stack(struct rep *r, uint32_t stack, int fn)
+{
+	const struct report_input *in = r->in;
+	const uint64_t *pcs = NULL;
+	unsigned n = 0, i;
+
+	if (in->stacks)
+		n = stacks_get(in->stacks, stack, &pcs);
+	if (n > in->depth)
+		n = in->depth;
+	grow_array((void **)&r->frames, &r->frames_alloc, n, sizeof(*r->frames));
+	for (i = 0; i < n; i++) {
+		struct frame_info *fi = &r->frames[i];
+
+		memset(fi, 0, sizeof(*fi));
+		if (in->namer)
+			in->namer(in->namer_ctx, pcs[i], i != 0, fi);
+		fi->pc = pcs[i];
+		fi->function = nonempty(fi->function);
+		fi->file = nonempty(fi->file);
+		fi->module = nonempty(fi->module);
+		if (i == 0 && fn >= 0) {
+			const char *a = alloc_fn_name((enum alloc_fn)fn);
+
+			if (a)
+				fi->function = fi->symbol = a;
+		}
+		if (fi->function && !strcmp(fi->function, "main"))
+			return i + 1;
+	}
+	return n;
 }

@@ -186,6 +186,7 @@ void rep_json_tail(struct rep *r)
 
 	if (r->in->heap) {
 		json_array_end(j);	/* records */
+		rgrowth_json(r);
 		report_json_tracked(j, r->in->heap_untracked);
 		json_object_end(j);	/* heap */
 	}

@@ -13,6 +13,7 @@
 #include "output/json.h"
 #include "output/report.h"
 #include "output/report_fds.h"
+#include "tables/growth.h"
 
 /* record.cls beyond enum scan_class: no scan */
 #define CLS_UNCLASSIFIED 4
@@ -44,15 +45,39 @@ struct rep {
 	struct frame_info *frames;
 	size_t frames_alloc;
 	struct fd_report fds;	/* in->fds: the descriptors' part */
+	/* in->growth less what leak: patterns suppress (report_growth.c) */
+	struct growth_entry *growth;
+	size_t ngrowth;
 };
 
 /* ---- report_common.c ---- */
+
+/*
+ * Name the frames of STACK into r->frames; returns how many to show: at
+ * most in->depth, and none below the first "main".  Frame 0 (the
+ * allocator's entry) is named after allocator FN (enum alloc_fn; -1: as
+ * its symbol is called) whatever the symbol there is (__libc_malloc and
+ * other aliases).
+ */
+unsigned rep_name_stack(struct rep *r, uint32_t stack, int fn);
 
 /* "definitely_lost", ..., "unclassified": a record's JSON kind. */
 const char *rep_kind_key(uint8_t cls);
 
 /* Seconds between allocation time T and the report. */
 double rep_age_of(const struct rep *r, uint64_t t);
+
+/* ---- report_growth.c ---- */
+
+/* in->growth into r->growth, less the entries a leak: pattern matches
+ * (named and matched by the frames shown, as records are; not counted in
+ * the patterns' counts); RES->growing counts what is left at or above
+ * in->errors_for_growth. */
+void rgrowth_collect(struct rep *r, struct report_result *res);
+/* The GROWTH section (nothing when no stack grows). */
+void rgrowth_text(struct rep *r);
+/* "growth": [...] in the heap object. */
+void rgrowth_json(struct rep *r);
 
 /* ---- report_json.c ---- */
 

@@ -85,6 +85,7 @@ static void count_leaks(struct session *S, struct proc *P)
 {
 	S->lost_total += P->lost_bytes + P->exec_lost_bytes;
 	S->fds_total += P->leaked_fds + P->exec_leaked_fds;
+	S->growing_total += P->growing + P->exec_growing;
 	S->untracked_any |= P->untracked;
 }
 

@@ -151,6 +151,7 @@ int report_make(struct session *S, enum report_reason reason, pid_t via,
 	char *html_path = NULL;
 	struct html_input html;
 	struct cov_view cv;
+	struct growth_entry growth[GROWTH_MAX];
 	size_t nclasses = 0;
 	int ret, fd_err = 0;
 
@@ -227,10 +228,21 @@ int report_make(struct session *S, enum report_reason reason, pid_t via,
 				secs > 0 ? (double)st.bytes_scanned / secs / 1e6 : 0.0);
 		}
 	}
+	if (debug_stats)
+		fprintf(stderr, "ptleak-debug: stacks: %u interned, %u with a "
+			"block, %zu bytes of growth history each\n",
+			stacks_count(P->stacks), in.heap ? heap_stack_max(P->heap) : 0,
+			growth_stack_bytes());
 	if (!s)
 		warning("stacks are shown as addresses only");
 	if (debug_die_on_report)
 		die("debug: a fatal error in the report (PTLEAK_DEBUG=die-on-report)");
+	if (in.heap && in.elapsed_ns >= GROWTH_MIN_WINDOW_NS) {
+		in.ngrowth = growth_list(heap_growth(P->heap), in.now_ns, growth,
+					 GROWTH_MAX);
+		in.growth = growth;
+	}
+	in.errors_for_growth = S->o->errors_for_growth;
 	if (S->o->html)
 		html_sample(S, &in, &html, &series, &feed, &hres, &html_path);
 	ret = report_write_all(S, &in, s, &res);
@@ -254,11 +266,13 @@ int report_make(struct session *S, enum report_reason reason, pid_t via,
 		/* the old image's, for good */
 		P->exec_lost_bytes += res.lost_bytes;
 		P->exec_leaked_fds += res.leaked_fds;
-		P->lost_bytes = P->leaked_fds = 0;
+		P->exec_growing += res.growing;
+		P->lost_bytes = P->leaked_fds = P->growing = 0;
 		S->untracked_any |= res.untracked;
 	} else {
 		P->lost_bytes = res.lost_bytes;
 		P->leaked_fds = res.leaked_fds;
+		P->growing = res.growing;
 		P->untracked = res.untracked;
 	}
 	if (S->tree)

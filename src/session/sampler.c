@@ -23,6 +23,7 @@
 #include "target/procstat.h"
 #include "session.h"
 #include "output/timeline.h"
+#include "tables/growth.h"
 #include "base/util.h"
 
 #define SAMPLE_SIG (SIGRTMIN + 2)
@@ -187,6 +188,15 @@ static void take(struct session *S, struct tl_sample *sm)
 		sm->heap_blocks = st->in_use_blocks;
 		sm->ntop = heap_stack_top(P->heap, TL_TOP, sm->top_stack,
 					  sm->top_bytes);
+		if (S->start_ns + GROWTH_MIN_WINDOW_NS <= now_ns()) {
+			struct growth_entry e;
+
+			if (growth_fastest(heap_growth(P->heap), now_ns(), &e)) {
+				sm->grow_stack = e.stack;
+				sm->grow_bps = e.bytes_per_s;
+				sm->grow_bytes = e.in_use_bytes;
+			}
+		}
 	}
 	if (procstat_mem(P->mem_pid ? P->mem_pid : P->pid, &sm->rss_kb, &sm->vm_kb))
 		sm->rss_kb = sm->vm_kb = TL_UNKNOWN;
@@ -232,6 +242,10 @@ static void sample(struct session *S, int last, struct tl_sample *sm)
 	struct proc *P = S->first;
 
 	take(S, sm);
+	/* the report at exit is made at the last thread's exit event (or
+	 * exit_group's): that thread is no longer in nalive, but alive */
+	if (last && P->reported && P->exit_known)
+		sm->threads++;
 	timeline_add(m->tl, sm, last);
 	if (!P->no_heap && timeline_above_peak(m->tl, sm->heap_bytes)) {
 		uint32_t ids[TL_PEAK_TOP];

@@ -141,6 +141,8 @@ struct proc {
 	/* of its image's last report, and of its images before an exec */
 	uint64_t lost_bytes, leaked_fds;
 	uint64_t exec_lost_bytes, exec_leaked_fds;
+	/* growth entries at or over --errors-for-growth, likewise */
+	uint64_t growing, exec_growing;
 	int untracked;
 	struct coverage cov;	/* calls not recorded */
 	struct unloaded *unloaded;	/* objects dlclose'd (unloaded.c) */
@@ -161,7 +163,7 @@ struct session {
 	int procs_full;		/* -f: a child was let go (PROCS_MAX): said once */
 	int exec_due;		/* a process has a thread held at an execve */
 	/* the leaks of every process gone (procs.c), for --error-exitcode */
-	uint64_t lost_total, fds_total;
+	uint64_t lost_total, fds_total, growing_total;
 	int untracked_any;
 	struct task *tasks[256];
 	unsigned ntasks;

@@ -19,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ptrace.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -357,11 +358,19 @@ int tracer_run(const struct options *o)
 		proctree_print(S->tree, P->text, P->pid);
 	}
 	procs_count_all(S);
-	if (o->error_exitcode && (S->lost_total || S->fds_total || S->untracked_any))
+	if (o->error_exitcode && (S->lost_total || S->fds_total || S->growing_total ||
+				  S->untracked_any))
 		ret = o->error_exitcode;
 	if (S->report_failed)
 		ret = -1;
 	session_free(S);
 	debug_time("session freed");
+	if (debug_stats) {
+		struct rusage ru;
+
+		if (!getrusage(RUSAGE_SELF, &ru))
+			fprintf(stderr, "ptleak-debug: ptleak's peak RSS: %ld KiB\n",
+				ru.ru_maxrss);
+	}
 	return ret;
 }

@@ -18,6 +18,7 @@
 #include <string.h>
 #include <sys/mman.h>
 
+#include "tables/growth.h"
 #include "tables/heap.h"
 #include "base/util.h"
 
@@ -44,6 +45,9 @@ struct heap {
 	size_t last_thread;	/* ... and its index: most events are a run */
 	heap_observer observer;
 	void *observer_ctx;
+	/* bytes and blocks in use per stack over time (growth.h) */
+	struct growth *growth;
+	uint64_t clock;		/* the latest event time seen (now_ns()) */
 };
 
 #define THREAD_SLOTS (2 * HEAP_MAX_THREADS)	/* power of two */
@@ -212,7 +216,8 @@ static struct heap_thread *thread_of(struct heap *h, int32_t tid)
 	return &h->threads[h->nthreads - 1];
 }
 
-static void stack_add(struct heap *h, uint32_t stack, int64_t bytes)
+static void stack_add(struct heap *h, uint32_t stack, int64_t bytes,
+		      int32_t blocks, int grows)
 {
 	if (stack >= h->nstack_bytes) {
 		size_t n = h->nstack_bytes ? h->nstack_bytes : 1024;
@@ -227,6 +232,8 @@ static void stack_add(struct heap *h, uint32_t stack, int64_t bytes)
 	if (stack > h->stack_max)
 		h->stack_max = stack;
 	h->stack_bytes[stack] += (uint64_t)bytes;
+	if (grows)
+		growth_note(h->growth, stack, bytes, blocks, h->clock);
 }
 
 static inline void in_use_add(struct heap *h, const struct heap_block *b)
@@ -235,7 +242,11 @@ static inline void in_use_add(struct heap *h, const struct heap_block *b)
 	h->st.in_use_blocks++;
 	if (h->st.in_use_bytes > h->st.peak_bytes)
 		h->st.peak_bytes = h->st.in_use_bytes;
-	stack_add(h, b->stack, (int64_t)b->size);
+	if (b->time_ns > h->clock)
+		h->clock = b->time_ns;
+	growth_alloc(h->growth);
+	stack_add(h, b->stack, (int64_t)b->size, 1,
+		  !(b->flags & HB_REPLACEMENT));
 	thread_of(h, b->tid)->in_use_bytes += b->size;
 }
 
@@ -243,8 +254,20 @@ static inline void in_use_sub(struct heap *h, const struct heap_block *b)
 {
 	h->st.in_use_bytes -= b->size;
 	h->st.in_use_blocks--;
-	stack_add(h, b->stack, -(int64_t)b->size);
+	stack_add(h, b->stack, -(int64_t)b->size, -1,
+		  !(b->flags & HB_REPLACEMENT));
 	thread_of(h, b->tid)->in_use_bytes -= b->size;
+}
+
+/* Thread TID freed a block from before tracing (unknown to the table):
+ * its next allocation replaces it (at most PRE_FREES_MAX pending). */
+#define PRE_FREES_MAX 64
+static void pre_free(struct heap *h, int32_t tid)
+{
+	struct heap_thread *t = thread_of(h, tid);
+
+	if (t->pre_frees < PRE_FREES_MAX)
+		t->pre_frees++;
 }
 
 /* A free counted to thread TID. */
@@ -268,8 +291,9 @@ static inline void tell(struct heap *h, uint8_t type, uint8_t fn, int32_t tid,
  * Make B live.  A live block already at B->addr (a missed free) is
  * replaced and counted freed.  Counts no allocation.
  */
-static void put_live(struct heap *h, const struct heap_block *b)
+static void put_live(struct heap *h, const struct heap_block *b, int fresh)
 {
+	struct heap_thread *t;
 	size_t i;
 
 	if (h->count + 1 > h->grow_at)
@@ -282,7 +306,20 @@ static void put_live(struct heap *h, const struct heap_block *b)
 		h->count++;
 	}
 	h->slots[i] = *b;
-	in_use_add(h, b);
+	/* a fresh block that follows its thread's free of a block from
+	 * before tracing, or of a block of the same size, replaces it
+	 * (growth.h) */
+	if (fresh) {
+		t = thread_of(h, b->tid);
+		if (t->pre_frees) {
+			t->pre_frees--;
+			h->slots[i].flags |= HB_REPLACEMENT;
+		} else if (t->freed_size && t->freed_size == b->size) {
+			h->slots[i].flags |= HB_REPLACEMENT;
+		}
+		t->freed_size = 0;
+	}
+	in_use_add(h, &h->slots[i]);
 }
 
 struct heap *heap_new(void)
@@ -290,7 +327,13 @@ struct heap *heap_new(void)
 	struct heap *h = xcalloc(1, sizeof(*h));
 
 	table_init(h, HEAP_MIN_CAP);
+	h->growth = growth_new();
 	return h;
+}
+
+const struct growth *heap_growth(const struct heap *h)
+{
+	return h->growth;
 }
 
 void heap_delete(struct heap *h)
@@ -302,6 +345,7 @@ void heap_delete(struct heap *h)
 	free(h->stack_bytes);
 	free(h->threads);
 	free(h->thread_slots);
+	growth_free(h->growth);
 	free(h);
 }
 
@@ -321,6 +365,8 @@ void heap_reset(struct heap *h)
 	h->thread_slots = NULL;
 	h->nthreads = h->athreads = 0;
 	h->last_tid = 0;
+	growth_reset(h->growth);
+	h->clock = 0;
 }
 
 void heap_prefetch(const struct heap *h, uint64_t addr)
@@ -354,7 +400,7 @@ static void count_alloc(struct heap *h, const struct heap_block *b)
 		per_stack_grow(h, b->stack);
 	h->per_stack[b->stack].allocs++;
 	h->per_stack[b->stack].bytes += b->size;
-	put_live(h, b);
+	put_live(h, b, 1);
 }
 
 void heap_alloc(struct heap *h, const struct heap_block *b)
@@ -383,11 +429,15 @@ int heap_free_by(struct heap *h, uint64_t addr, int32_t tid, uint64_t time_ns)
 	i = find_slot(h, addr);
 	if (!h->slots[i].addr) {
 		h->st.unknown_frees++;
+		pre_free(h, tid);
 		tell(h, HEV_UNKNOWN_FREE, AF_FREE, tid, 0, time_ns, 0, addr, 0);
 		return 0;
 	}
 	count_free(h, tid);
 	size = h->slots[i].size;
+	thread_of(h, tid)->freed_size = size;
+	if (time_ns > h->clock)
+		h->clock = time_ns;
 	in_use_sub(h, &h->slots[i]);
 	table_remove_at(h, i);
 	tell(h, HEV_FREE, AF_FREE, tid, 0, time_ns, size, addr, 0);
@@ -433,6 +483,8 @@ void heap_realloc_end(struct heap *h, uint64_t old, int was_live,
 			     newb->time_ns, held ? held->size : 0, old, 0);
 		} else if (old) {
 			h->st.unknown_frees++;
+			if (result)
+				pre_free(h, newb->tid);
 		}
 		if (result) {
 			struct heap_block b = *newb;
@@ -446,7 +498,7 @@ void heap_realloc_end(struct heap *h, uint64_t old, int was_live,
 	}
 	/* Failure: OLD is untouched, put it back exactly as it was. */
 	if (was_live && held && held->addr)
-		put_live(h, held);
+		put_live(h, held, 0);
 }
 
 const struct heap_stats *heap_stats(const struct heap *h)

@@ -511,6 +511,13 @@ def check_shape(rep):
             for k in ("function", "file", "module"):
                 need(fr, k, (str, type(None)), fw)
             need(fr, "line", (int, type(None)), fw)
+    for i, g in enumerate(need(h, "growth", list, "heap")):
+        w = "heap.growth[%d]" % i
+        for k in ("bytes_per_s", "blocks_per_s"):
+            need(g, k, (float, int), w)
+        for k in ("in_use_bytes", "in_use_blocks"):
+            need(g, k, int, w)
+        need(g, "stack", list, w)
     return rep
 
 

@@ -432,7 +432,7 @@ static void test_json_full(void **state)
 "\"allocator\":\"realloc\",\"stack\":["
 "{\"pc\":\"0x55d0c0a01183\",\"function\":\"grow_buffer\",\"file\":\"h_basic.c\",\"line\":14,\"module\":\"" EXE "\"},"
 "{\"pc\":\"0x55d0c0a010b4\",\"function\":\"main\",\"file\":\"h_basic.c\",\"line\":36,\"module\":\"" EXE "\"}]}"
-"],\"tracked\":true,\"why\":null},\"fds\":null,\"threads\":[]}\n");
+"],\"growth\":[],\"tracked\":true,\"why\":null},\"fds\":null,\"threads\":[]}\n");
 	free(got);
 }
 
@@ -788,7 +788,7 @@ static void test_all_freed(void **state)
 "\"totals\":{\"allocs\":2,\"frees\":2,\"bytes_allocated\":1600,\"unknown_frees\":0},"
 "\"peak\":{\"bytes\":1600},"
 "\"summary\":{" ZERO_SUMMARY ",\"unclassified\":" ZERO "},"
-"\"records\":[],\"tracked\":true,\"why\":null},\"fds\":null,\"threads\":[]}\n");
+"\"records\":[],\"growth\":[],\"tracked\":true,\"why\":null},\"fds\":null,\"threads\":[]}\n");
 	free(t);
 }
 
@@ -813,7 +813,7 @@ static void test_untracked(void **state)
 	assert_int_equal(res.untracked, 1);
 	assert_int_equal(res.lost_bytes, 0);
 	t = json_of(fx);
-	assert_non_null(strstr(t, "\"records\":[],\"tracked\":false,\"why\":"
+	assert_non_null(strstr(t, "\"records\":[],\"growth\":[],\"tracked\":false,\"why\":"
 		"\"no allocator function found in ./s (stripped static executable?)\"},"
 		"\"fds\":null,\"threads\":[]}\n"));
 	free(t);
@@ -1241,7 +1241,7 @@ static void test_scanned_json(void **state)
 	assert_non_null(strstr(t,
 "{\"kind\":\"definitely_lost\",\"bytes\":30,\"blocks\":1,\"direct_bytes\":30,\"indirect_bytes\":0,"
 "\"allocator\":\"calloc\",\"stack\":["));
-	assert_non_null(strstr(t, "\"module\":null}]}],\"tracked\":true,\"why\":null},\"fds\":null,\"threads\":[]}\n"));
+	assert_non_null(strstr(t, "\"module\":null}]}],\"growth\":[],\"tracked\":true,\"why\":null},\"fds\":null,\"threads\":[]}\n"));
 	assert_null(strstr(t, "still_reachable\",\"bytes"));
 	assert_null(strstr(t, "\"kind\":\"unclassified\""));
 	free(t);
@@ -1259,7 +1259,7 @@ static void test_scanned_json(void **state)
 "\"allocator\":\"malloc\",\"stack\":["
 "{\"pc\":\"0x55d0c0a01183\",\"function\":\"grow_buffer\",\"file\":\"h_basic.c\",\"line\":14,\"module\":\"" EXE "\"},"
 "{\"pc\":\"0x55d0c0a010b4\",\"function\":\"main\",\"file\":\"h_basic.c\",\"line\":36,\"module\":\"" EXE "\"}]}"
-"],\"tracked\":true,\"why\":null},\"fds\":null,\"threads\":[]}\n"));
+"],\"growth\":[],\"tracked\":true,\"why\":null},\"fds\":null,\"threads\":[]}\n"));
 	free(t);
 }
 
