@@ -31,11 +31,13 @@ up by name (line("h_basic", "big")).
 Python standard library only.
 """
 import argparse
+import atexit
 import json
 import os
 import re
 import resource
 import shutil
+import shlex
 import signal
 import subprocess
 import sys
@@ -212,6 +214,62 @@ def run_cmd(cmd, timeout=None, env=None, cwd=None):
     if VERBOSE:
         sys.stdout.write("  $ %s -> %d\n" % (" ".join(cmd), rc))
     return rc, out.decode("utf-8", "replace"), err.decode("utf-8", "replace")
+
+
+# ---------------------------------------------------------------------------
+# Running as another user (nobody)
+
+NOBODY = 65534
+_user_dir = None
+_user_copies = {}
+
+
+def user_dir():
+    """A directory of this run that every user can enter and read:
+    /tmp/ptleak-users.XXXXXX, mode 0755, removed when run.py exits.  What
+    a case runs as another user goes there (user_copy): that user may not
+    reach the checkout (under /root, mode 0700, on a fresh machine)."""
+    global _user_dir
+    if _user_dir is None:
+        _user_dir = tempfile.mkdtemp(prefix="ptleak-users.", dir="/tmp")
+        os.chmod(_user_dir, 0o755)
+        atexit.register(shutil.rmtree, _user_dir, True)
+    return _user_dir
+
+
+def user_copy(path):
+    """PATH (ptleak, a target) copied, mode 0755 and under its own name,
+    into a subdirectory (0755) of user_dir(): what another user can run
+    wherever the checkout is.  One copy per PATH per run."""
+    if path not in _user_copies:
+        sub = os.path.join(user_dir(), str(len(_user_copies)))
+        os.mkdir(sub)
+        os.chmod(sub, 0o755)
+        dst = os.path.join(sub, os.path.basename(path))
+        shutil.copyfile(path, dst)
+        os.chmod(dst, 0o755)
+        _user_copies[path] = dst
+    return _user_copies[path]
+
+
+def as_user(uid):
+    """A preexec_fn that makes the child user UID (group UID, no
+    supplementary groups)."""
+    def pre():
+        os.setgroups([])
+        os.setgid(uid)
+        os.setuid(uid)
+    return pre
+
+
+def run_as(uid, cmd, cwd=None):
+    """Run CMD as user UID (as_user) in CWD (default user_dir()), stdin
+    /dev/null, in target_env(): (status, stdout, stderr).  The programs
+    CMD names must be ones UID can reach (user_copy)."""
+    p = subprocess.run(cmd, capture_output=True, text=True, timeout=TIMEOUT,
+                       cwd=cwd or user_dir(), preexec_fn=as_user(uid), env=target_env(),
+                       stdin=subprocess.DEVNULL)
+    return p.returncode, p.stdout, p.stderr
 
 
 class Result:
@@ -920,14 +978,11 @@ def thread_states(pid):
 def attach_error(ck, pid, want_line, user=None):
     """ptleak -p PID fails with exit 1 and exactly WANT_LINE (a regex)."""
     need_ptleak()
-    pre = None
+    exe, pre, cwd = PTLEAK, None, None
     if user is not None:
-        def pre():
-            os.setgroups([])
-            os.setgid(user)
-            os.setuid(user)
-    p = subprocess.run([PTLEAK, "-p", str(pid)], capture_output=True, text=True,
-                       timeout=30, preexec_fn=pre)
+        exe, pre, cwd = user_copy(PTLEAK), as_user(user), user_dir()
+    p = subprocess.run([exe, "-p", str(pid)], capture_output=True, text=True,
+                       timeout=30, preexec_fn=pre, cwd=cwd)
     ck.eq("exit status of ptleak -p %d" % pid, p.returncode, 1)
     lines = p.stderr.splitlines()
     ck.true("stderr is not one line /%s/: %s" % (want_line, short(lines)),
