@@ -33,7 +33,8 @@ def addr2line(exe, offset):
     out = p.stdout.split("\n")
     if p.returncode != 0 or len(out) < 2:
         raise Fail("addr2line -e %s 0x%x failed: %s" % (exe, offset, p.stderr.strip()))
-    return out[0], os.path.basename(out[1].split(" ")[0])
+    # "FILE:LINE" or "FILE:LINE (discriminator N)"; FILE may hold spaces
+    return out[0], os.path.basename(re.sub(r" \(discriminator \d+\)$", "", out[1]))
 
 
 def check_stripped(ck, name, unstripped, stripped, recs):
