@@ -663,6 +663,73 @@ def report_lines(text):
     return out
 
 
+# Stacks of stripped executables (cases_startup.py, cases_paths.py)
+
+def text_records(text):
+    """{(bytes, blocks): [frame lines]} of a text report: each record's
+    frame lines ('at ...', 'by ...'), without the 'ptleak[PID]: ' prefix."""
+    recs, cur = {}, None
+    for _, l in report_lines(text):
+        m = re.match(r"([\d,]+) bytes in ([\d,]+) blocks? are .* in loss record", l)
+        if m:
+            cur = recs.setdefault((int(m.group(1).replace(",", "")),
+                                   int(m.group(2).replace(",", ""))), [])
+        elif cur is not None and re.match(r"   (at|by) 0x", l):
+            cur.append(l.strip())
+        else:
+            cur = None
+    return recs
+
+
+def load_base(exe):
+    """Virtual address of EXE's first loaded byte (0 for a PIE)."""
+    out = subprocess.run(["readelf", "-lW", exe], capture_output=True, text=True).stdout
+    m = re.search(r"^\s*LOAD\s+0x0+\s+(0x[0-9a-f]+)", out, re.M)
+    if not m:
+        raise Fail("no LOAD segment at file offset 0 in %s" % exe)
+    return int(m.group(1), 16)
+
+
+def addr2line(exe, offset):
+    """(function, 'file:line') of module offset OFFSET in EXE, with binutils."""
+    p = subprocess.run(["addr2line", "-f", "-e", exe, "0x%x" % (load_base(exe) + offset)],
+                       capture_output=True, text=True, timeout=30)
+    out = p.stdout.split("\n")
+    if p.returncode != 0 or len(out) < 2:
+        raise Fail("addr2line -e %s 0x%x failed: %s" % (exe, offset, p.stderr.strip()))
+    # "FILE:LINE" or "FILE:LINE (discriminator N)"; FILE may hold spaces
+    return out[0], os.path.basename(re.sub(r" \(discriminator \d+\)$", "", out[1]))
+
+
+def check_stripped(ck, name, unstripped, stripped, recs):
+    """The text report of STRIPPED (a stripped copy of UNSTRIPPED, built
+    from target NAME): every record of RECS has its frames 1.. as
+    '??? (STRIPPED+0xOFF)', exactly as many as the unstripped stack (the
+    last one in main, nothing below), and OFF - 1 is, in UNSTRIPPED, the
+    expected function at the marked line."""
+    r = ptleak([stripped], want_text=True)
+    got = text_records(r.text)
+    base = os.path.basename(stripped)
+    src = os.path.basename(source_path(name))
+    for e in recs:
+        frames = got.get((e.bytes, e.blocks))
+        if frames is None:
+            ck.err("%s: no record %s in %s" % (base, e.desc(), sorted(got)))
+            continue
+        callers = frames[1:]
+        ck.eq("%s: %s: frames after the allocator (%s)" % (base, e.desc(), callers),
+              len(callers), len(e.head))
+        for i, (l, t) in enumerate(zip(callers, e.head), 1):
+            m = re.fullmatch(r"by 0x[0-9a-f]+: \?\?\? \(%s\+0x([0-9a-f]+)\)" % re.escape(base), l)
+            if not m:
+                ck.err("%s: %s: frame %d is %r, want '??? (%s+0x...)'" % (
+                    base, e.desc(), i, l, base))
+                continue
+            want = (t.function, "%s:%d" % (src, line(name, t.marker)))
+            ck.eq("%s: %s: frame %d at +0x%s in %s" % (base, e.desc(), i, m.group(1), unstripped),
+                  addr2line(unstripped, int(m.group(1), 16) - 1), want)
+
+
 def need_json(r):
     if r.json is None:
         raise Fail("%s (exit %d; stderr: %s)" % (r.json_error, r.rc, short(r.stderr.strip()[-500:], 500)))
