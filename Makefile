@@ -30,6 +30,11 @@ DEPS_DEB := gcc g++ make pkg-config python3 libdw-dev libelf-dev \
 BROWSER_DEB := chromium
 
 CC ?= cc
+# $(call shq,TEXT): TEXT quoted for the shell ('...', each ' as '\''):
+# DESTDIR, PREFIX and the checkout's path may hold spaces or quotes.
+# Make's own targets and prerequisites are relative paths (B): make
+# cannot name a file whose path holds a space.
+shq = '$(subst ','\'',$(1))'
 CFLAGS ?= -O2 -g
 WARN := -Wall -Wextra -Wshadow -Wno-unused-parameter
 PKG_CFLAGS = $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
@@ -236,11 +241,13 @@ check: $(B)/ptleak $(UNIT_BIN) $(TARGET_BIN)
 check-valgrind: $(B)/ptleak $(TARGET_BIN)
 	@python3 tests/integration/run.py $(B) --valgrind
 
+# B as bench/ sees it: relative (no space, whatever the checkout's path)
+BENCH_B = $(call shq,$(if $(filter /%,$(B)),$(B),../$(B)))
 bench: $(B)/ptleak
-	@$(MAKE) -s -C bench B=$(abspath $(B))
+	@$(MAKE) -s -C bench B=$(BENCH_B)
 
 bench-detail: $(B)/ptleak
-	@$(MAKE) -s -C bench detail B=$(abspath $(B))
+	@$(MAKE) -s -C bench detail B=$(BENCH_B)
 
 # what the benchmarks run besides ptleak (not part of deps: check needs none)
 BENCH_DEB := sqlite3 heaptrack valgrind perl python3
@@ -250,15 +257,15 @@ bench-deps:
 
 # unwind tables (docs/recorder.md piece 6): compile ms, ns per walk
 bench-unwtab: $(B)/libptleak.a
-	@$(MAKE) -s -C bench unwtab B=$(abspath $(B))
+	@$(MAKE) -s -C bench unwtab B=$(BENCH_B)
 
 install: $(B)/ptleak
-	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(MANDIR)/man1
-	install -m 755 $(B)/ptleak $(DESTDIR)$(BINDIR)/ptleak
-	install -m 644 docs/ptleak.1 $(DESTDIR)$(MANDIR)/man1/ptleak.1
+	install -d $(call shq,$(DESTDIR)$(BINDIR)) $(call shq,$(DESTDIR)$(MANDIR)/man1)
+	install -m 755 $(call shq,$(B)/ptleak) $(call shq,$(DESTDIR)$(BINDIR)/ptleak)
+	install -m 644 docs/ptleak.1 $(call shq,$(DESTDIR)$(MANDIR)/man1/ptleak.1)
 
 uninstall:
-	rm -f $(DESTDIR)$(BINDIR)/ptleak $(DESTDIR)$(MANDIR)/man1/ptleak.1
+	rm -f $(call shq,$(DESTDIR)$(BINDIR)/ptleak) $(call shq,$(DESTDIR)$(MANDIR)/man1/ptleak.1)
 
 clean:
 	rm -rf $(B)

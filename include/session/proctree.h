@@ -4,7 +4,8 @@
  * of the first process's text report.
  *
  * Bounded: at most PROCTREE_MAX rows are kept; processes beyond are
- * counted and summed in one line.
+ * counted and summed in one line; a command line is cut past
+ * PROCTREE_CMD_MAX bytes.
  */
 #ifndef PTLEAK_PROCTREE_H
 #define PTLEAK_PROCTREE_H
@@ -14,6 +15,10 @@
 #include <sys/types.h>
 
 #define PROCTREE_MAX 4096
+/* A row's command line, its arguments joined by spaces, control
+ * characters as '?': whole up to this many bytes (a path of PATH_MAX
+ * fits), else cut between two characters and ended with "...". */
+#define PROCTREE_CMD_MAX 4096
 
 struct proctree;
 

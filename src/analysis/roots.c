@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include "analysis/glibc_heap.h"
+#include "target/maps.h"
 #include "target/memio.h"
 #include "recorder/rechook.h"
 #include "analysis/roots.h"
@@ -233,24 +234,19 @@ static void add_range(struct scan_range **r, size_t *n, size_t *a,
  * private ones of files (RELRO data lives there), sorted. */
 static int read_maps(struct proc_mem *m)
 {
-	char path[64], line[512];
-	FILE *f;
+	struct maps_file *f = maps_open(m->pid);
+	struct maps_entry e;
 
-	snprintf(path, sizeof(path), "/proc/%d/maps", (int)m->pid);
-	f = fopen(path, "r");
 	if (!f)
-		return error("cannot read %s: %s", path, strerror(errno));
+		return error("cannot read /proc/%d/maps: %s", (int)m->pid, strerror(errno));
 	uint64_t prev_end = 0;
 	int prev_file = 0, inode_prev;
 
-	while (fgets(line, sizeof(line), f)) {
-		uint64_t start, end, inode = 0;
-		char perms[8] = "", name[256] = "";
+	while (maps_next(f, &e)) {
+		uint64_t start = e.start, end = e.end, inode = e.inode;
+		const char *perms = e.perms, *name = e.name;
 		struct mapping *map;
 
-		if (sscanf(line, "%" SCNx64 "-%" SCNx64 " %7s %*s %*s %" SCNu64
-			   " %255[^\n]", &start, &end, perms, &inode, name) < 3)
-			continue;
 		/* an anonymous mapping right after a file's data is its bss */
 		inode_prev = prev_file && start == prev_end && !inode && !name[0];
 		prev_file = inode != 0 && perms[1] == 'w';
@@ -272,7 +268,7 @@ static int read_maps(struct proc_mem *m)
 		map->relro = perms[1] != 'w';
 		map->object = inode != 0 || inode_prev;
 	}
-	fclose(f);
+	maps_close(f);
 	return 0;
 }
 

@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "arch/arch.h"
+#include "target/maps.h"
 #include "target/memio.h"
 #include "rec_priv.h"
 #include "recorder/recblob.h"
@@ -343,19 +344,18 @@ static int in_reach(uint64_t a, uint64_t lo, uint64_t hi)
  */
 static uint64_t find_gap(pid_t pid, uint64_t lo, uint64_t hi)
 {
-	char path[64], line[512];
-	uint64_t prev_end = 1ull << 20, best = 0, bestd = UINT64_MAX;
-	unsigned long s, e;
-	FILE *f;
+	uint64_t prev_end = 1ull << 20, best = 0, bestd = UINT64_MAX, s, e;
+	struct maps_file *f = maps_open(pid);
+	struct maps_entry me;
 
-	snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
-	f = fopen(path, "re");
 	if (!f)
 		return 0;
 	for (;;) {
-		int more = fgets(line, sizeof(line), f) != NULL;
+		int more = maps_next(f, &me);
 
-		if (!more || sscanf(line, "%lx-%lx", &s, &e) != 2)
+		if (more)
+			s = me.start, e = me.end;
+		else
 			s = e = 0x7ffffffff000ul;	/* end of user space */
 		if (s >= prev_end + CODE_PAGE_SIZE) {
 			/* the gap [prev_end, s): its end nearest below LO,
@@ -380,7 +380,7 @@ static uint64_t find_gap(pid_t pid, uint64_t lo, uint64_t hi)
 		if (!more || s == 0x7ffffffff000ul)
 			break;
 	}
-	fclose(f);
+	maps_close(f);
 	return best;
 }
 

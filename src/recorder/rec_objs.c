@@ -15,6 +15,7 @@
 #include "rec_priv.h"
 #include "recorder/recblob.h"
 #include "recorder/unwtab.h"
+#include "target/maps.h"
 #include "base/util.h"
 
 void rec_objects_begin(struct recorder *R)
@@ -174,23 +175,20 @@ int rec_objects_publish(struct recorder *R)
 
 int rec_mapping_of(pid_t pid, uint64_t addr, uint64_t *lo, uint64_t *hi)
 {
-	char path[64], line[512];
-	unsigned long s, e;
+	struct maps_file *f = maps_open(pid);
+	struct maps_entry e;
 	int ret = -1;
-	FILE *f;
 
-	snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
-	f = fopen(path, "re");
 	if (!f)
 		return -1;
-	while (fgets(line, sizeof(line), f))
-		if (sscanf(line, "%lx-%lx", &s, &e) == 2 && addr >= s && addr < e) {
-			*lo = s;
-			*hi = e;
+	while (maps_next(f, &e))
+		if (addr >= e.start && addr < e.end) {
+			*lo = e.start;
+			*hi = e.end;
 			ret = 0;
 			break;
 		}
-	fclose(f);
+	maps_close(f);
 	return ret;
 }
 

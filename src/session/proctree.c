@@ -12,7 +12,7 @@ enum { ST_RUNNING, ST_EXITED, ST_LET_GO };
 
 struct row {
 	pid_t pid, ppid;
-	char cmd[120];
+	char *cmd;		/* at most PROCTREE_CMD_MAX bytes */
 	int state, status;
 	uint64_t lost, fds;
 };
@@ -32,31 +32,46 @@ struct proctree *proctree_new(void)
 
 void proctree_free(struct proctree *t)
 {
+	size_t i;
+
 	if (!t)
 		return;
+	for (i = 0; i < t->n; i++)
+		free(t->rows[i].cmd);
 	free(t->rows);
 	free(t);
 }
 
 void proctree_argv(struct proctree *t, int row, char *const *argv)
 {
+	char *cmd = xmalloc(PROCTREE_CMD_MAX + 2);
+	size_t len = 0, i, k;
 	struct row *r;
-	size_t len = 0, i;
 
-	if (row < 0)
+	if (row < 0) {
+		free(cmd);
 		return;
-	r = &t->rows[row];
-	r->cmd[0] = '\0';
-	for (i = 0; argv && argv[i] && len + 1 < sizeof(r->cmd); i++) {
-		size_t k, room = sizeof(r->cmd) - len - 1;
-
-		if (i)
-			r->cmd[len++] = ' ', room--;
-		for (k = 0; argv[i][k] && k < room; k++)
-			/* one line per process: no control characters */
-			r->cmd[len++] = (unsigned char)argv[i][k] < ' ' ? '?' : argv[i][k];
-		r->cmd[len] = '\0';
 	}
+	r = &t->rows[row];
+	/* one byte more than fits: whether it was cut */
+	for (i = 0; argv && argv[i] && len <= PROCTREE_CMD_MAX; i++) {
+		if (i)
+			cmd[len++] = ' ';
+		for (k = 0; argv[i][k] && len <= PROCTREE_CMD_MAX; k++)
+			/* one line per process: no control characters */
+			cmd[len++] = (unsigned char)argv[i][k] < ' ' ? '?' : argv[i][k];
+	}
+	if (len > PROCTREE_CMD_MAX) {
+		/* cut between two characters (never inside UTF-8's), "..." */
+		len = PROCTREE_CMD_MAX - 3;
+		while (len && ((unsigned char)cmd[len] & 0xc0) == 0x80)
+			len--;
+		memcpy(cmd + len, "...", 3);
+		len += 3;
+	}
+	cmd[len] = '\0';
+	free(r->cmd);
+	r->cmd = xrealloc(cmd, len + 1);
 }
 
 int proctree_add(struct proctree *t, pid_t pid, pid_t ppid, char *const *argv)

@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "symbols/elfsyms.h"
+#include "target/maps.h"
 #include "target/memio.h"
 #include "base/util.h"
 
@@ -208,18 +209,17 @@ static int read_maps(struct elfsyms *es)
 	}
 	buf[len] = '\0';
 	for (line = strtok_r(buf, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		struct maps_entry me;
 		struct mapping m;
-		unsigned long long s, e, off, ino;
-		int name = 0;
 
-		memset(&m, 0, sizeof(m));
-		if (sscanf(line, "%llx-%llx %*s %llx %x:%x %llu %n", &s, &e, &off,
-			   &m.maj, &m.min, &ino, &name) < 6)
+		if (maps_parse(line, &me))
 			continue;
-		m.start = s, m.end = e, m.offset = off, m.ino = ino;
-		if (name && line[name] == '/')
-			m.path = xstrdup(line + name);
-		else if (name && !strcmp(line + name, "[vdso]")) {
+		memset(&m, 0, sizeof(m));
+		m.start = me.start, m.end = me.end, m.offset = me.offset, m.ino = me.inode;
+		m.maj = me.maj, m.min = me.min;
+		if (me.name[0] == '/')
+			m.path = xstrdup(me.name);
+		else if (!strcmp(me.name, "[vdso]")) {
 			m.path = xstrdup("[vdso]");
 			m.vdso = 1;
 		}

@@ -517,7 +517,7 @@ def t_attach_errors():
                      % (tid, srv.p.pid, srv.p.pid))
         attach_error(ck, srv.p.pid, r"ptleak: cannot attach to process %d: ptrace: Operation not "
                      r"permitted \(check kernel.yama.ptrace_scope, the process's owner, or give "
-                     r"ptleak CAP_SYS_PTRACE\)" % srv.p.pid, user=65534)
+                     r"ptleak CAP_SYS_PTRACE\)" % srv.p.pid, user=NOBODY)
         at = Attached(srv.p.pid)
         try:
             attach_error(ck, srv.p.pid, r"ptleak: cannot attach to process %d: it is already traced "

@@ -542,10 +542,13 @@ def terminal_ready(fd, shell, for_shell):
                for _, _, _, g, _, sc in processes())
 
 
-def pty_job(cmdline):
+def pty_job(cmdline, env=None):
     """CMDLINE as a job of an interactive bash on a pty: a line typed to
     it (read by cat), ^Z, the shell's jobs, fg, another line, ^D, the
     job's status.  The transcript (CMDLINE replaced by CMD), or a Fail.
+    ENV: variables for bash besides PATH, PS1 and TERM (a long path goes
+    there, CMDLINE naming it "$VAR": what is typed stays short and needs
+    no quoting, wherever the checkout is).
     A terminal that stalls (no output at all for 10 s where some was
     due) is given up for a new one, three times at most: under four CPU
     hogs on two CPUs about one `cat | cat` run in four stalls after ^Z,
@@ -554,7 +557,7 @@ def pty_job(cmdline):
     stopped pipeline's second cat is inside write()."""
     for attempt in range(3):
         try:
-            return pty_job_once(cmdline)
+            return pty_job_once(cmdline, env)
         except PtyStall as e:
             last = e
             print("NOTE pty_job: the terminal stalled, a new one: %s" % str(e)[:200],
@@ -562,16 +565,22 @@ def pty_job(cmdline):
     raise last
 
 
-def pty_job_once(cmdline):
+def pty_job_once(cmdline, env):
     """pty_job's one try: PtyStall if the terminal stalls."""
+    import fcntl
     import pty
     import select
+    import struct
+    import termios
     pid, fd = pty.fork()
     if pid == 0:
         try:
+            # 1000 columns: a typed line never wraps (readline would redraw
+            # it scrolled, "<...", when longer than the screen is wide)
+            fcntl.ioctl(0, termios.TIOCSWINSZ, struct.pack("HHHH", 50, 1000, 0, 0))
             os.execve("/bin/bash", ["bash", "--norc", "--noprofile", "-i"],
-                      {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "PS1": "PROMPT$ ",
-                       "TERM": "dumb"})
+                      dict(env or {}, PATH=os.environ.get("PATH", "/usr/bin:/bin"),
+                           PS1="PROMPT$ ", TERM="dumb"))
         finally:
             os._exit(127)
     buf = [b""]
@@ -659,7 +668,8 @@ def t_job_control_pty(cmd, opts):
     except Fail as e:
         raise Fail("without ptleak: %s" % e)
     try:
-        traced = pty_job(" ".join([PTLEAK] + opts + ["-q", "-o", os.devnull, cmd]))
+        traced = pty_job(" ".join(['"$PTLEAK_EXE"'] + opts + ["-q", "-o", os.devnull, cmd]),
+                         {"PTLEAK_EXE": PTLEAK})
     except Fail as e:
         raise Fail("under ptleak: %s" % e)
     ck.true("native transcript: %s" % short(native_run),
@@ -756,7 +766,7 @@ def t_forks_child_untraceable():
     d = tempfile.mkdtemp(prefix="ptleak-ff.")
     try:
         rc, out, err = run_cmd(ptleak_cmd() + ["-f", "-o", os.path.join(d, "r.txt"), "/bin/sh", "-c",
-                                               "'%s' exec; echo after $?" % tgt])
+                                               "%s exec; echo after $?" % shlex.quote(tgt)])
         ck = Check()
         ck.eq("exit status", rc, 0)
         ck.eq("stdout", out, "leaked 2\nafter 0\n")

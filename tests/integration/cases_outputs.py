@@ -11,17 +11,6 @@ def out_lines(text, pid):
     return [l for p, l in report_lines(text) if p == pid]
 
 
-def outputs_run_as(user, cmd, cwd):
-    """Run CMD as uid/gid USER (no groups) in CWD: (status, stdout, stderr)."""
-    def pre():
-        os.setgroups([])
-        os.setgid(user)
-        os.setuid(user)
-    p = subprocess.run(cmd, capture_output=True, text=True, timeout=TIMEOUT, cwd=cwd,
-                       preexec_fn=pre, env=target_env(), stdin=subprocess.DEVNULL)
-    return p.returncode, p.stdout, p.stderr
-
-
 def check_blind(ck, rep, text, why, fwhy):
     """REP (JSON) and TEXT say that nothing was seen of the heap (WHY) nor
     of the descriptors (FWHY), with no heap record and no 'no leaks'."""
@@ -81,14 +70,15 @@ def t_blind_not_dumpable():
     prctl) counts the 11 calls exactly, and says the memory cannot be read
     for the leak scan."""
     name = "h_nondumpable"
-    tgt = need_target(name)
     need_ptleak()
+    # nobody may not reach the checkout (under /root): copies it can run
+    tgt, exe = user_copy(need_target(name)), user_copy(PTLEAK)
     ck = Check()
-    with tempfile.TemporaryDirectory(prefix="ptleak-it.") as d:
+    with tempfile.TemporaryDirectory(prefix="ptleak-it.", dir=user_dir()) as d:
         os.chmod(d, 0o777)
         js, txt = os.path.join(d, "r.json"), os.path.join(d, "r.txt")
-        rc, out, err = outputs_run_as(65534, [PTLEAK, "--engine=breakpoints", "--error-exitcode",
-                                              "9", "--json", js, "-o", txt, tgt], d)
+        rc, out, err = run_as(NOBODY, [exe, "--engine=breakpoints", "--error-exitcode",
+                                      "9", "--json", js, "-o", txt, tgt], d)
         ck.eq("exit status", rc, 9)
         ck.eq("stdout", out, "h_nondumpable: done\n")
         try:
@@ -112,8 +102,8 @@ def t_blind_not_dumpable():
         fwhy = "/proc/%d/fd cannot be read: Permission denied %s" % (pid, NOT_DUMPABLE)
         check_blind(ck, rep, text, why, fwhy)
         # no call after the prctl: none lost, but the memory is unreadable
-        rc, out, err = outputs_run_as(65534, [PTLEAK, "--error-exitcode", "9", "--json", js, "-o",
-                                              txt, tgt, "idle"], d)
+        rc, out, err = run_as(NOBODY, [exe, "--error-exitcode", "9", "--json", js, "-o",
+                                      txt, tgt, "idle"], d)
         ck.eq("idle: exit status", rc, 9)
         with open(js) as f:
             rep = json.load(f)
@@ -125,8 +115,8 @@ def t_blind_not_dumpable():
                     % (pid, NOT_DUMPABLE),
                     "/proc/%d/fd cannot be read: Permission denied %s" % (pid, NOT_DUMPABLE))
         # the recorder: every call counted, the memory not scanned
-        rc, out, err = outputs_run_as(65534, [PTLEAK, "--engine=recorder", "--error-exitcode", "9",
-                                              "--json", js, "-o", txt, tgt], d)
+        rc, out, err = run_as(NOBODY, [exe, "--engine=recorder", "--error-exitcode", "9",
+                                      "--json", js, "-o", txt, tgt], d)
         ck.eq("recorder: exit status", rc, 9)
         with open(js) as f:
             rep = json.load(f)

@@ -138,7 +138,7 @@ def procs_records():
 # /work/wt-rtests/build/targets (39 bytes of path); they move with it.
 def dlib_delta():
     path = os.path.join(os.path.dirname(need_target("r_procs")), "r_dlib.so")
-    return 3 * (len(path) - len("/work/wt-rtests/build/targets/r_dlib.so"))
+    return 3 * (len(os.fsencode(path)) - len("/work/wt-rtests/build/targets/r_dlib.so"))
 
 
 class Procs:

@@ -520,31 +520,35 @@ def t_vg_file_names_expanded():
 
 @case("vg_make_install")
 def t_vg_make_install():
-    """make install DESTDIR=D PREFIX=/usr puts the binary and the man page
-    there; make uninstall removes them."""
+    """make install DESTDIR=D PREFIX=P puts the binary and the man page
+    there; make uninstall removes them.  D and P hold a space, D a quote
+    and a non-ASCII letter too."""
     if not shutil.which("make"):
         raise Skip("make not installed")
-    d = tempfile.mkdtemp(prefix="ptleak-inst.")
+    top = tempfile.mkdtemp(prefix="ptleak-inst.")
+    d = os.path.join(top, "stage it's \u00e9")
     try:
         # -o: the binary under test is installed as it is, never rebuilt
-        # from sources edited since (a copied build dir, a flake run)
-        base = ["make", "-s", "-C", ROOT, "B=" + BUILD, "-o", os.path.join(BUILD, "ptleak"),
-                "DESTDIR=" + d, "PREFIX=/usr"]
+        # from sources edited since (a copied build dir, a flake run);
+        # B relative to the checkout: make cannot name a path with a space
+        b = os.path.relpath(BUILD, ROOT)
+        base = ["make", "-s", "-C", ROOT, "B=" + b, "-o", os.path.join(b, "ptleak"),
+                "DESTDIR=" + d, "PREFIX=/opt/pt leak"]
         # not the jobserver of a `make -j2 check` around us (its warning)
         menv = {k: v for k, v in target_env().items()
                 if k not in ("MAKEFLAGS", "MFLAGS", "MAKELEVEL")}
         rc, out, err = run_cmd(base + ["install"], timeout=TIMEOUT * 5, env=menv)
         files = sorted(os.path.relpath(os.path.join(r, f), d)
                        for r, _, fs in os.walk(d) for f in fs)
-        vrc, vout, verr = run_cmd([os.path.join(d, "usr/bin/ptleak"), "--version"])
+        vrc, vout, verr = run_cmd([os.path.join(d, "opt/pt leak/bin/ptleak"), "--version"])
         urc, uout, uerr = run_cmd(base + ["uninstall"], env=menv)
         left = sorted(os.path.relpath(os.path.join(r, f), d)
                       for r, _, fs in os.walk(d) for f in fs)
     finally:
-        shutil.rmtree(d)
+        shutil.rmtree(top)
     ck = Check()
     ck.eq("make install", (rc, err), (0, ""))
-    ck.eq("installed", files, ["usr/bin/ptleak", "usr/share/man/man1/ptleak.1"])
+    ck.eq("installed", files, ["opt/pt leak/bin/ptleak", "opt/pt leak/share/man/man1/ptleak.1"])
     ck.eq("installed ptleak --version", (vrc, vout.splitlines()[-1:]),
           (0, ["engines: recorder breakpoints"]))
     ck.eq("make uninstall", (urc, left), (0, []))

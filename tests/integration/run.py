@@ -31,11 +31,13 @@ up by name (line("h_basic", "big")).
 Python standard library only.
 """
 import argparse
+import atexit
 import json
 import os
 import re
 import resource
 import shutil
+import shlex
 import signal
 import subprocess
 import sys
@@ -212,6 +214,62 @@ def run_cmd(cmd, timeout=None, env=None, cwd=None):
     if VERBOSE:
         sys.stdout.write("  $ %s -> %d\n" % (" ".join(cmd), rc))
     return rc, out.decode("utf-8", "replace"), err.decode("utf-8", "replace")
+
+
+# ---------------------------------------------------------------------------
+# Running as another user (nobody)
+
+NOBODY = 65534
+_user_dir = None
+_user_copies = {}
+
+
+def user_dir():
+    """A directory of this run that every user can enter and read:
+    /tmp/ptleak-users.XXXXXX, mode 0755, removed when run.py exits.  What
+    a case runs as another user goes there (user_copy): that user may not
+    reach the checkout (under /root, mode 0700, on a fresh machine)."""
+    global _user_dir
+    if _user_dir is None:
+        _user_dir = tempfile.mkdtemp(prefix="ptleak-users.", dir="/tmp")
+        os.chmod(_user_dir, 0o755)
+        atexit.register(shutil.rmtree, _user_dir, True)
+    return _user_dir
+
+
+def user_copy(path):
+    """PATH (ptleak, a target) copied, mode 0755 and under its own name,
+    into a subdirectory (0755) of user_dir(): what another user can run
+    wherever the checkout is.  One copy per PATH per run."""
+    if path not in _user_copies:
+        sub = os.path.join(user_dir(), str(len(_user_copies)))
+        os.mkdir(sub)
+        os.chmod(sub, 0o755)
+        dst = os.path.join(sub, os.path.basename(path))
+        shutil.copyfile(path, dst)
+        os.chmod(dst, 0o755)
+        _user_copies[path] = dst
+    return _user_copies[path]
+
+
+def as_user(uid):
+    """A preexec_fn that makes the child user UID (group UID, no
+    supplementary groups)."""
+    def pre():
+        os.setgroups([])
+        os.setgid(uid)
+        os.setuid(uid)
+    return pre
+
+
+def run_as(uid, cmd, cwd=None):
+    """Run CMD as user UID (as_user) in CWD (default user_dir()), stdin
+    /dev/null, in target_env(): (status, stdout, stderr).  The programs
+    CMD names must be ones UID can reach (user_copy)."""
+    p = subprocess.run(cmd, capture_output=True, text=True, timeout=TIMEOUT,
+                       cwd=cwd or user_dir(), preexec_fn=as_user(uid), env=target_env(),
+                       stdin=subprocess.DEVNULL)
+    return p.returncode, p.stdout, p.stderr
 
 
 class Result:
@@ -612,6 +670,73 @@ def report_lines(text):
     return out
 
 
+# Stacks of stripped executables (cases_startup.py, cases_paths.py)
+
+def text_records(text):
+    """{(bytes, blocks): [frame lines]} of a text report: each record's
+    frame lines ('at ...', 'by ...'), without the 'ptleak[PID]: ' prefix."""
+    recs, cur = {}, None
+    for _, l in report_lines(text):
+        m = re.match(r"([\d,]+) bytes in ([\d,]+) blocks? are .* in loss record", l)
+        if m:
+            cur = recs.setdefault((int(m.group(1).replace(",", "")),
+                                   int(m.group(2).replace(",", ""))), [])
+        elif cur is not None and re.match(r"   (at|by) 0x", l):
+            cur.append(l.strip())
+        else:
+            cur = None
+    return recs
+
+
+def load_base(exe):
+    """Virtual address of EXE's first loaded byte (0 for a PIE)."""
+    out = subprocess.run(["readelf", "-lW", exe], capture_output=True, text=True).stdout
+    m = re.search(r"^\s*LOAD\s+0x0+\s+(0x[0-9a-f]+)", out, re.M)
+    if not m:
+        raise Fail("no LOAD segment at file offset 0 in %s" % exe)
+    return int(m.group(1), 16)
+
+
+def addr2line(exe, offset):
+    """(function, 'file:line') of module offset OFFSET in EXE, with binutils."""
+    p = subprocess.run(["addr2line", "-f", "-e", exe, "0x%x" % (load_base(exe) + offset)],
+                       capture_output=True, text=True, timeout=30)
+    out = p.stdout.split("\n")
+    if p.returncode != 0 or len(out) < 2:
+        raise Fail("addr2line -e %s 0x%x failed: %s" % (exe, offset, p.stderr.strip()))
+    # "FILE:LINE" or "FILE:LINE (discriminator N)"; FILE may hold spaces
+    return out[0], os.path.basename(re.sub(r" \(discriminator \d+\)$", "", out[1]))
+
+
+def check_stripped(ck, name, unstripped, stripped, recs):
+    """The text report of STRIPPED (a stripped copy of UNSTRIPPED, built
+    from target NAME): every record of RECS has its frames 1.. as
+    '??? (STRIPPED+0xOFF)', exactly as many as the unstripped stack (the
+    last one in main, nothing below), and OFF - 1 is, in UNSTRIPPED, the
+    expected function at the marked line."""
+    r = ptleak([stripped], want_text=True)
+    got = text_records(r.text)
+    base = os.path.basename(stripped)
+    src = os.path.basename(source_path(name))
+    for e in recs:
+        frames = got.get((e.bytes, e.blocks))
+        if frames is None:
+            ck.err("%s: no record %s in %s" % (base, e.desc(), sorted(got)))
+            continue
+        callers = frames[1:]
+        ck.eq("%s: %s: frames after the allocator (%s)" % (base, e.desc(), callers),
+              len(callers), len(e.head))
+        for i, (l, t) in enumerate(zip(callers, e.head), 1):
+            m = re.fullmatch(r"by 0x[0-9a-f]+: \?\?\? \(%s\+0x([0-9a-f]+)\)" % re.escape(base), l)
+            if not m:
+                ck.err("%s: %s: frame %d is %r, want '??? (%s+0x...)'" % (
+                    base, e.desc(), i, l, base))
+                continue
+            want = (t.function, "%s:%d" % (src, line(name, t.marker)))
+            ck.eq("%s: %s: frame %d at +0x%s in %s" % (base, e.desc(), i, m.group(1), unstripped),
+                  addr2line(unstripped, int(m.group(1), 16) - 1), want)
+
+
 def need_json(r):
     if r.json is None:
         raise Fail("%s (exit %d; stderr: %s)" % (r.json_error, r.rc, short(r.stderr.strip()[-500:], 500)))
@@ -927,14 +1052,11 @@ def thread_states(pid):
 def attach_error(ck, pid, want_line, user=None):
     """ptleak -p PID fails with exit 1 and exactly WANT_LINE (a regex)."""
     need_ptleak()
-    pre = None
+    exe, pre, cwd = PTLEAK, None, None
     if user is not None:
-        def pre():
-            os.setgroups([])
-            os.setgid(user)
-            os.setuid(user)
-    p = subprocess.run([PTLEAK, "-p", str(pid)], capture_output=True, text=True,
-                       timeout=30, preexec_fn=pre)
+        exe, pre, cwd = user_copy(PTLEAK), as_user(user), user_dir()
+    p = subprocess.run([exe, "-p", str(pid)], capture_output=True, text=True,
+                       timeout=30, preexec_fn=pre, cwd=cwd)
     ck.eq("exit status of ptleak -p %d" % pid, p.returncode, 1)
     lines = p.stderr.splitlines()
     ck.true("stderr is not one line /%s/: %s" % (want_line, short(lines)),

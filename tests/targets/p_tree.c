@@ -50,6 +50,22 @@ extern char **environ;
 
 static char self[4096];
 
+/* "exec SELF leaf 500 0" for sh into CMD (LEN bytes): SELF in single
+ * quotes, each ' in it as '\'' (the checkout's path may hold any). */
+static void exec_self_cmd(char *cmd, size_t len)
+{
+	size_t n = (size_t)snprintf(cmd, len, "exec '");
+	const char *c;
+
+	for (c = self; *c && n + 8 < len; c++) {
+		if (*c == '\'')
+			n += (size_t)snprintf(cmd + n, len - n, "'\\''");
+		else
+			cmd[n++] = *c;
+	}
+	snprintf(cmd + n, len - n, "' leaf 500 0");
+}
+
 /* N bytes whose only pointer is gone once this returns. */
 static __attribute__((noinline)) void leak(size_t n)
 {
@@ -96,7 +112,7 @@ static int leaf(int argc, char **argv)
 static int tree(void)
 {
 	char *spawn_argv[] = { "p_tree", "leaf", "400", "0", NULL };
-	char cmd[4200];
+	char cmd[4 * sizeof(self) + 32];
 	pid_t pid;
 	int st;
 
@@ -125,7 +141,7 @@ static int tree(void)
 	st = wait_status(pid);
 	printf("posix_spawn: %d\n", st);
 	fflush(stdout);
-	snprintf(cmd, sizeof(cmd), "exec '%s' leaf 500 0", self);
+	exec_self_cmd(cmd, sizeof(cmd));
 	st = system(cmd);
 	printf("system: %d\n", st);
 	scrub();

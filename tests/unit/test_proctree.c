@@ -63,11 +63,12 @@ static void test_tree(void **state)
 }
 
 /* Bounded: rows past PROCTREE_MAX are counted and summed in one line;
- * a command line is cut, its control characters replaced. */
+ * a command line is cut past PROCTREE_CMD_MAX bytes, its control
+ * characters replaced. */
 static void test_bounds(void **state)
 {
 	struct proctree *t = proctree_new();
-	char longarg[300], *argv[] = { "x\ty", longarg, NULL };
+	char longarg[PROCTREE_CMD_MAX + 100], *argv[] = { "x\ty", longarg, NULL };
 	char *out, *line;
 	int i, row;
 
@@ -84,7 +85,48 @@ static void test_bounds(void **state)
 				    "lost 30 bytes, 3 fds\n"));
 	line = strstr(out, "ptleak[1000]:   1000 x?y aaa");
 	assert_non_null(line);
-	assert_true(strchr(line, ':') - line < 16 + 120 + 2);
+	/* "x?y " and PROCTREE_CMD_MAX - 7 a's, "..." */
+	line = strchr(line + strlen("ptleak[1000]:"), ':');
+	assert_non_null(line);
+	assert_memory_equal(line - 3, "...", 3);
+	assert_true(line[-4] == 'a');
+	assert_int_equal(line - strstr(out, "1000 x?y aaa") - strlen("1000 "), PROCTREE_CMD_MAX);
+	free(out);
+	proctree_free(t);
+}
+
+/* Paths of any length and bytes are whole below the bound (a checkout
+ * 200 bytes deep was cut at 119); past it, never inside a character. */
+static void test_long_paths(void **state)
+{
+	struct proctree *t = proctree_new();
+	char path[PROCTREE_CMD_MAX + 8], want[PROCTREE_CMD_MAX + 64];
+	char *argv[] = { path, "leaf", NULL }, *out;
+	size_t n;
+
+	/* 1,000 bytes of "/pt leak x'\xc3\xa9" and a's */
+	snprintf(path, sizeof(path), "/pt leak x'\xc3\xa9/");
+	n = strlen(path);
+	memset(path + n, 'a', 1000 - n);
+	path[1000] = '\0';
+	proctree_add(t, 100, 0, argv);
+	proctree_exit(t, 0, 0);
+	out = print(t, 100);
+	snprintf(want, sizeof(want), "ptleak[100]:   100 %s leaf: exit 0, lost 0 bytes, 0 fds\n",
+		 path);
+	assert_non_null(strstr(out, want));
+	free(out);
+	/* an exec to a path whose e-acute straddles the cut */
+	memset(path, 'b', sizeof(path));
+	memcpy(path + PROCTREE_CMD_MAX - 4, "\xc3\xa9", 2);
+	path[PROCTREE_CMD_MAX + 2] = '\0';
+	argv[1] = NULL;
+	proctree_argv(t, 0, argv);
+	out = print(t, 100);
+	memset(want, 'b', PROCTREE_CMD_MAX - 4);
+	snprintf(want + PROCTREE_CMD_MAX - 4, sizeof(want) - (PROCTREE_CMD_MAX - 4),
+		 "...: exit 0");
+	assert_non_null(strstr(out, want));
 	free(out);
 	proctree_free(t);
 }
@@ -94,6 +136,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_tree),
 		cmocka_unit_test(test_bounds),
+		cmocka_unit_test(test_long_paths),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
