@@ -62,7 +62,15 @@ struct html_series {
 	const uint32_t *peak_ids;
 	const uint64_t *peak_bytes;
 	const uint64_t *peak_blocks;	/* NULL: not known */
+	/* the growing stacks of the report (growth.h), followed over time:
+	 * n x ngrow bytes in use, HTML_UNKNOWN at a sample where the stack
+	 * was neither among the largest nor the most recently growing */
+	size_t ngrow;
+	const uint32_t *grow_ids;
+	const uint64_t *grow_bytes;
 };
+
+#define HTML_UNKNOWN UINT64_MAX
 
 /* The process's resources at the report (known 0: not measured). */
 struct html_resources {
@@ -95,11 +103,21 @@ struct html_feed_stack {
 struct html_feed {
 	uint64_t *ms, *heap_bytes, *heap_blocks, *rss_kb, *stack_bytes;
 	uint32_t ids[HTML_FEED_STACKS];
+	uint32_t *grow_ids;
+	uint64_t *grow_bytes;
 };
 
 struct timeline;
 int html_feed_series(const struct timeline *tl, struct html_series *s,
 		     struct html_feed *f);
+/*
+ * The curves of the N growing stacks G (growth.h) into S (after
+ * html_feed_series, same F): each stack's bytes in use at every sample
+ * where the timeline kept it (TL_TOP, TL_HOT), HTML_UNKNOWN elsewhere.
+ */
+struct growth_entry;
+void html_feed_growth(const struct timeline *tl, const struct growth_entry *g,
+		      size_t n, struct html_series *s, struct html_feed *f);
 void html_feed_free(struct html_feed *f);
 
 /* Where report_write's JSON goes (see above). */

@@ -21,6 +21,7 @@
 
 #define TL_MAX 4096		/* samples kept at most (even) */
 #define TL_TOP 8		/* stacks per sample, the largest */
+#define TL_HOT 8		/* stacks per sample, the most recently growing */
 #define TL_PEAK_TOP 50		/* stacks of the peak snapshot */
 #define TL_UNKNOWN UINT64_MAX	/* a figure not tracked (--fd-only's heap,
 				 * --heap-only's fds, a process gone) */
@@ -36,6 +37,11 @@ struct tl_sample {
 	uint32_t grow_stack;
 	double grow_bps;
 	uint64_t grow_bytes;
+	/* the bytes in use of the stacks that made a new maximum most
+	 * recently (growth_hot): the curves of the growing stacks */
+	unsigned nhot;
+	uint32_t hot_stack[TL_HOT];
+	uint64_t hot_bytes[TL_HOT];
 	/* the in-use bytes of the NTOP largest stacks (stacks.h ids),
 	 * largest first */
 	unsigned ntop;

@@ -88,6 +88,12 @@ size_t growth_list(const struct growth *g, uint64_t now_ns,
 int growth_fastest(const struct growth *g, uint64_t now_ns,
 		   struct growth_entry *e);
 
+/* The stacks that made a new maximum most recently (at most MAX of the
+ * hot set, newest maximum first): their ids and bytes in use, for the
+ * curves of the growing stacks.  Returns how many. */
+unsigned growth_hot(const struct growth *g, uint32_t *ids, uint64_t *bytes,
+		    unsigned max);
+
 /* Bytes kept per stack id (for the memory bound). */
 size_t growth_stack_bytes(void);
 

@@ -486,6 +486,11 @@ int report_write(const struct report_input *in, FILE *text,
 		collect_records(&r);
 		suppress_and_sum(&r);
 		rgrowth_collect(&r, res);
+		/* the page's growing stacks: those listed */
+		if (in == &html_in) {
+			html_in.growth = r.growth;
+			html_in.ngrowth = r.ngrowth;
+		}
 	}
 	if (res) {
 		unsigned errs = kinds_of(in, in->error_kinds);

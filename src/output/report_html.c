@@ -15,6 +15,7 @@
 #include "output/report.h"
 #include "output/report_html.h"
 #include "output/timeline.h"
+#include "tables/growth.h"
 #include "report_html_priv.h"
 #include "base/util.h"
 
@@ -117,7 +118,41 @@ void html_feed_free(struct html_feed *f)
 	free(f->heap_blocks);
 	free(f->rss_kb);
 	free(f->stack_bytes);
+	free(f->grow_ids);
+	free(f->grow_bytes);
 	memset(f, 0, sizeof(*f));
+}
+
+void html_feed_growth(const struct timeline *tl, const struct growth_entry *g,
+		      size_t n, struct html_series *s, struct html_feed *f)
+{
+	size_t ns = tl ? timeline_count(tl) : 0, i, k;
+	unsigned j;
+
+	if (!ns || !n || !s->heap_bytes)
+		return;
+	f->grow_ids = xcalloc(n, sizeof(*f->grow_ids));
+	f->grow_bytes = xcalloc(ns * n, sizeof(*f->grow_bytes));
+	for (k = 0; k < n; k++)
+		f->grow_ids[k] = g[k].stack;
+	for (i = 0; i < ns; i++) {
+		const struct tl_sample *sm = timeline_get(tl, i);
+
+		for (k = 0; k < n; k++) {
+			uint64_t v = HTML_UNKNOWN;
+
+			for (j = 0; j < sm->nhot && j < TL_HOT; j++)
+				if (sm->hot_stack[j] == g[k].stack)
+					v = sm->hot_bytes[j];
+			for (j = 0; j < sm->ntop && j < TL_TOP; j++)
+				if (sm->top_stack[j] == g[k].stack)
+					v = sm->top_bytes[j];
+			f->grow_bytes[i * n + k] = v;
+		}
+	}
+	s->ngrow = n;
+	s->grow_ids = f->grow_ids;
+	s->grow_bytes = f->grow_bytes;
 }
 
 /* ---- the sink ---- */

@@ -245,9 +245,10 @@ static void json_u64s(struct json *j, const char *key, const uint64_t *v,
 	json_array_end(j);
 }
 
-static void json_series(struct json *j, const struct html_series *se)
+static void json_series(struct json *j, const struct html_series *se,
+			const struct report_input *in)
 {
-	size_t i, k;
+	size_t i, k, q;
 
 	json_key(j, "series");
 	if (!se || !se->n) {
@@ -269,6 +270,31 @@ static void json_series(struct json *j, const struct html_series *se)
 	for (i = 0; se->stack_bytes && se->nstacks && i < se->n; i++)
 		json_u64s(j, NULL, se->stack_bytes + i * se->nstacks,
 			  se->nstacks);
+	json_array_end(j);
+	/* the growing stacks' curves, in heap.growth's order (what
+	 * suppressions left): one array of bytes per stack, null where the
+	 * sample did not keep it */
+	json_key(j, "growth");
+	json_array_begin(j);
+	for (q = 0; q < in->ngrowth; q++) {
+		for (k = 0; k < se->ngrow; k++)
+			if (se->grow_ids[k] == in->growth[q].stack)
+				break;
+		if (k == se->ngrow) {
+			json_null(j);
+			continue;
+		}
+		json_array_begin(j);
+		for (i = 0; i < se->n; i++) {
+			uint64_t v = se->grow_bytes[i * se->ngrow + k];
+
+			if (v == HTML_UNKNOWN)
+				json_null(j);
+			else
+				json_uint(j, v);
+		}
+		json_array_end(j);
+	}
 	json_array_end(j);
 	json_object_end(j);
 }
@@ -351,7 +377,7 @@ static void json_extra(struct doc *d, struct json *j)
 	} else {
 		json_null(j);
 	}
-	json_series(j, d->se);
+	json_series(j, d->se, d->in);
 	json_key(j, "peak");
 	if (d->npeak) {
 		json_object_begin(j);

@@ -61,6 +61,8 @@ static void html_sample(struct session *S, struct report_input *in,
 	}
 	/* the samples are the first process's (--timeline's) */
 	html_feed_series(S->proc == S->first ? sampler_timeline(S) : NULL, series, f);
+	html_feed_growth(S->proc == S->first ? sampler_timeline(S) : NULL,
+			 in->growth, in->ngrowth, series, f);
 	html->path = *path = proc_file(S, S->o->html);
 	html->series = series;
 	html->res = res;

@@ -188,6 +188,8 @@ static void take(struct session *S, struct tl_sample *sm)
 		sm->heap_blocks = st->in_use_blocks;
 		sm->ntop = heap_stack_top(P->heap, TL_TOP, sm->top_stack,
 					  sm->top_bytes);
+		sm->nhot = growth_hot(heap_growth(P->heap), sm->hot_stack,
+				      sm->hot_bytes, TL_HOT);
 		if (S->start_ns + GROWTH_MIN_WINDOW_NS <= now_ns()) {
 			struct growth_entry e;
 

@@ -235,3 +235,27 @@ int growth_fastest(const struct growth *g, uint64_t now_ns,
 	}
 	return found;
 }
+
+unsigned growth_hot(const struct growth *g, uint32_t *ids, uint64_t *bytes,
+		    unsigned max)
+{
+	unsigned i, n = 0, k;
+
+	for (i = 0; i < HOT_MAX; i++) {
+		uint32_t s = g->hot[i];
+
+		if (!s)
+			continue;
+		if (n == max && g->st[s].high_ns <= g->st[ids[n - 1]].high_ns)
+			continue;
+		k = n < max ? n++ : n - 1;
+		while (k > 0 && g->st[ids[k - 1]].high_ns < g->st[s].high_ns) {
+			ids[k] = ids[k - 1];
+			k--;
+		}
+		ids[k] = s;
+	}
+	for (k = 0; k < n; k++)
+		bytes[k] = g->st[ids[k]].bytes;
+	return n;
+}

@@ -243,3 +243,54 @@ def t_growth_many_stacks():
                 int(m.group(1)) < 100 * 1024)
     ck.eq("growth", rep["heap"]["growth"], [])
     ck.done()
+
+
+@case("growth_html")
+def t_growth_html():
+    """--html: a "Growing stacks" section with the list's stack, its own
+    curve beside the heap's (the page's series: its bytes at every sample,
+    rising, the last one the report's), drawn by headless Chromium."""
+    tgt = need_target("g_growth")
+    chromium()
+    ck = Check()
+    out = os.path.join(BUILD, "html")
+    os.makedirs(out, exist_ok=True)
+    page = os.path.join(out, "g_growth.html")
+    r = ptleak([tgt, GROWTH_SECONDS, "1", "grow", "-"], opts=["--html", page],
+               want_json=False)
+    ck.eq("exit status", r.rc, 0)
+    _, rep, extra = html_data(page)
+    growth = rep["heap"]["growth"]
+    ck.eq("growing stacks", [[f["function"] for f in g["stack"][1:2]] for g in growth],
+          [["grow_list"]])
+    curves = extra["series"]["growth"]
+    ck.eq("curves in the page", len(curves), len(growth))
+    if growth and curves:
+        vals = [v for v in curves[0] if v is not None]
+        ck.true("the stack sampled (%d of %d samples)" % (len(vals), len(curves[0])),
+                len(vals) >= len(curves[0]) // 2)
+        ck.eq("its last sample: the report's bytes in use", curves[0][-1],
+              growth[0]["in_use_bytes"])
+        ck.true("its curve rises", vals == sorted(vals) and vals[0] < vals[-1])
+    dom, console = browse(page, os.path.join(out, "g_growth.png"))
+    check_drawn(ck, "g_growth", dom, console)
+    ck.true("the section", '<section id="growth">' in dom or 'id="growth"' in dom)
+    ck.true("the stack's curve", re.search(r'<path d="M[^"]*" class="grow" id="growth-line-0">', dom))
+    ck.true("the heap's curve beside it", 'class="heap" id="growth-heap-0"' in dom)
+    if growth:
+        g = growth[0]
+
+        def js_bytes(n):	# report.js's bytes()
+            if n < 1024:
+                return "%s bytes" % fmt(n)
+            v, u = float(n), 0
+            while v >= 1024 and u < 4:
+                v /= 1024
+                u += 1
+            return "%s bytes (%s %s)" % (fmt(n), js_fixed(v, 2 if v < 10 else 1),
+                                         ["B", "KiB", "MiB", "GiB", "TiB"][u])
+        want = "<summary>+%s/s (%s blocks/s): %s in %s in use</summary>" % (
+            js_bytes(int(js_fixed(g["bytes_per_s"], 0))), js_fixed(g["blocks_per_s"], 1),
+            js_bytes(g["in_use_bytes"]), blocks(g["in_use_blocks"]))
+        ck.true("the entry's summary %r" % want, want in dom)
+    ck.done()

@@ -377,6 +377,81 @@
 		stackChart(s, se);
 	}
 
+	// ---- growing stacks: each one's curve beside the heap's ----
+
+	function growthChart(d, se, vals, k) {
+		var n = se.ms.length, tmax = se.ms[n - 1], ymax = 1, i;
+		for (i = 0; i < n; i++)
+			ymax = Math.max(ymax, se.heap_bytes[i], vals[i] || 0);
+		ymax *= 1.08;
+		var box = put(d, el("div", "chart"));
+		box.id = "chart-growth-" + k;
+		var g = frame(box, ymax, tmax);
+		function line(v, cls, id) {
+			var pts = [], segs = [];
+			for (var q = 0; q < n; q++) {
+				if (v[q] === null || v[q] === undefined) {
+					if (pts.length)
+						segs.push(pts);
+					pts = [];
+					continue;
+				}
+				pts.push([xs(se.ms[q], tmax), ys(v[q], ymax)]);
+			}
+			if (pts.length)
+				segs.push(pts);
+			segs.forEach(function (p, m) {
+				if (p.length === 1)
+					p.push([p[0][0] + 0.5, p[0][1]]);
+				var a = { d: pathOf(p), "class": cls };
+				if (!m)
+					a.id = id;
+				g.appendChild(svg("path", a));
+			});
+		}
+		line(se.heap_bytes, "heap", "growth-heap-" + k);
+		line(vals, "grow", "growth-line-" + k);
+		var lg = put(box, el("div", "legend"));
+		[["heap in use", "var(--heap)"], ["this stack", "var(--grow)"]].forEach(function (p) {
+			var sp = el("span"), sw = el("span", "sw");
+			sw.style.background = p[1];
+			add(lg, add(sp, sw, document.createTextNode(p[0])));
+		});
+		hover(box, g, se.ms, tmax, function (j) {
+			return "t = " + (se.ms[j] / 1000).toFixed(3) + " s\nheap " +
+				bytes(se.heap_bytes[j]) + "\nthis stack " +
+				(vals[j] === null ? "not sampled" : bytes(vals[j]));
+		});
+	}
+
+	function growth() {
+		var s = section("Growing stacks", "growth");
+		if (!R.heap) {
+			add(s, el("p", "note", "The heap was not tracked."));
+			return;
+		}
+		var gs = R.heap.growth || [], se = X.series;
+		if (!gs.length) {
+			add(s, el("p", "note", "No stack's memory grew steadily."));
+			return;
+		}
+		gs.forEach(function (e, k) {
+			var d = el("details", "growth"), sm = el("summary");
+			d.open = k < 3;
+			sm.textContent = "+" + bytes(Math.round(e.bytes_per_s)) + "/s (" +
+				e.blocks_per_s.toFixed(1) + " blocks/s): " + bytes(e.in_use_bytes) +
+				" in " + plural(e.in_use_blocks, "block") + " in use";
+			add(d, sm);
+			var vals = se && se.growth ? se.growth[k] : null;
+			if (vals && se.heap_bytes)
+				growthChart(d, se, vals, k);
+			else
+				add(d, el("p", "note", "No samples of this stack."));
+			add(d, stackList(e.stack, null));
+			s.appendChild(d);
+		});
+	}
+
 	// ---- stacks and their sources ----
 
 	function sourceOf(f) {
@@ -555,6 +630,7 @@
 
 	summary();
 	charts();
+	growth();
 	records();
 	descriptors();
 	trees();
