@@ -138,15 +138,15 @@ def t_growth_stopped():
     ck.done()
 
 
-@case("growth_attached", engines=True)
-def t_growth_attached():
-    """Attached for 3 s to four workers already running (their pools made
-    before the attach, replaced after it: not growth): the list's stack
-    alone, within 10% of the rate the program measured itself over the
-    same time (a least-squares line through what it said every round)."""
+def growth_attached_case(threads):
+    """Attached for 3 s to THREADS workers already running (their pools
+    made before the attach, replaced after it: not growth): the list's
+    stack alone, within 10% of the rate the program measured itself over
+    the same time (a least-squares line through what it said every
+    round)."""
     ck = Check()
     tgt = need_target("g_growth")
-    p = subprocess.Popen([tgt, "8", "4", "progress", "-"], stdin=subprocess.DEVNULL,
+    p = subprocess.Popen([tgt, "8", str(threads), "progress", "-"], stdin=subprocess.DEVNULL,
                          stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
                          env=target_env(), start_new_session=True, preexec_fn=_child_setup)
     out = Lines(p.stdout)
@@ -190,6 +190,18 @@ def t_growth_attached():
         _kill_group(p.pid)
         p.wait()
     ck.done()
+
+
+@case("growth_attached", engines=True)
+def t_growth_attached():
+    """growth_attached_case with four workers."""
+    growth_attached_case(4)
+
+
+@case("growth_attached_one", engines=True)
+def t_growth_attached_one():
+    """growth_attached_case with one worker."""
+    growth_attached_case(1)
 
 
 @case("growth_errors")
