@@ -15,6 +15,7 @@
 #include "output/folded.h"
 #include "base/memio.h"
 #include "output/pprof.h"
+#include "output/report_vgtext.h"
 #include "output/report_xml.h"
 #include "base/procstat.h"
 #include "session/proctree.h"
@@ -97,7 +98,10 @@ static int report_write_all(struct session *S, struct report_input *in,
 {
 	const struct options *o = S->o;
 	struct proc *P = S->proc;
+	struct report_sink xs, ts;
 	struct vgxml *x = NULL;
+	struct vgtext *t = NULL;
+	FILE *text = P->text;
 	char *name;
 	int ret = 0;
 
@@ -109,15 +113,42 @@ static int report_write_all(struct session *S, struct report_input *in,
 		name = proc_file(S, o->xml_file);
 		x = vgxml_open(name, in, o->gen_suppressions);
 		free(name);
-		if (!x)
+		if (!x) {
 			ret = -1;
-		else
-			in->sink = vgxml_sink(x);
+		} else {
+			xs = *vgxml_sink(x);
+			in->sink = &xs;
+		}
 	}
-	if (report_write(in, P->text, P->json, res))
+	if (o->text == TEXT_VALGRIND && text) {
+		struct vgtext_opts vo = {
+			.verbosity = !o->quiet, .list_errors = o->list_errors,
+			.marker_begin = o->marker_begin, .marker_end = o->marker_end,
+			.track_fds = o->track_fds_set && !o->heap_only,
+			.log_file = o->output != NULL, .version = PTLEAK_VERSION,
+		};
+
+		t = vgtext_open(text, in, &vo);
+		ts = *vgtext_sink(t);
+		ts.next = in->sink;
+		in->sink = &ts;
+		text = NULL;	/* memcheck's text only */
+	}
+	if (report_write(in, text, P->json, res))
 		ret = -1;
 	if (x && vgxml_close(x, in->supp))
 		ret = -1;
+	if (t) {
+		/* memcheck's verdict: its errors, not descriptors (3.19 counts
+		 * none); a lost block of 0 bytes is an error too */
+		if (!vgtext_close(t))
+			res->lost_bytes = res->lost_blocks = 0;
+		else if (!res->lost_bytes)
+			res->lost_bytes = 1;
+		res->leaked_fds = 0;
+		if (ferror(P->text))
+			ret = error("cannot write the report: %s", strerror(EIO));
+	}
 	if (o->pprof && in->heap) {
 		name = proc_file(S, o->pprof);
 		if (pprof_write(name, in, sym))

@@ -1,0 +1,228 @@
+# valgrind's text (issue 25): ptleak's memcheck text against this
+# machine's valgrind, line for line, on the same binaries and options.
+# Addresses, the allocator's frame (valgrind's replacement in its preload
+# vs the allocator in libc), the two banner lines that name the tool and
+# the Parent PID are masked; everything else (numbers, kinds, order,
+# numbering, functions, files and lines, summaries, hints, ERROR SUMMARY,
+# blank lines with their space) must be equal.  valgrind runs once per
+# target and option set.  Exec'd in run.py's namespace.
+
+VGT_ALLOCATORS = {"malloc", "calloc", "realloc", "reallocarray", "free", "memalign",
+                  "posix_memalign", "aligned_alloc", "valloc", "pvalloc",
+                  OPNEW, OPNEW_ARRAY}
+
+VGT_SUPP = """\
+# v_leaks' lose() and its still reachable calloc
+{
+   lose_it
+   Memcheck:Leak
+   match-leak-kinds: definite
+   fun:malloc
+   fun:lose
+}
+
+{
+   reach_it
+   Memcheck:Leak
+   match-leak-kinds: reachable
+   fun:calloc
+   fun:main
+}
+"""
+
+
+def vgt_runs(target, opts, args=()):
+    """`valgrind --log-file=D/vg.%p OPTS TARGET ARGS` and the same with
+    ptleak: (valgrind's status, its log, ptleak's status, its log,
+    ptleak's stderr).  OPTS may name D as {d}; {supp} is a file holding
+    VGT_SUPP."""
+    need_ptleak()
+    vg = shutil.which("valgrind")
+    if not vg:
+        raise Skip("valgrind not installed (make deps)")
+    d = tempfile.mkdtemp(prefix="ptleak-vgt.")
+    try:
+        supp = os.path.join(d, "v.supp")
+        with open(supp, "w") as f:
+            f.write(VGT_SUPP)
+        opts = [o.format(d=d, supp=supp) for o in opts]
+        exe = [need_target(target)] + list(args)
+        logs = []
+        for tool, name, timeout in ((vg, "vg", TIMEOUT * 3), (PTLEAK, "pt", TIMEOUT)):
+            rc, out, err = run_cmd([tool, "--log-file=%s/%s.%%p" % (d, name)] + opts + exe,
+                                   timeout=timeout)
+            found = [f for f in os.listdir(d) if f.startswith(name + ".")]
+            if len(found) != 1:
+                raise Fail("%s wrote %d logs, not one (stderr %s)" % (name, len(found), short(err)))
+            with open(os.path.join(d, found[0])) as f:
+                logs.append((rc, f.read(), err))
+        return logs[0][0], logs[0][1], logs[1][0], logs[1][1], logs[1][2]
+    finally:
+        shutil.rmtree(d)
+
+
+def vgt_norm(text):
+    """TEXT's lines with the pid, addresses, the allocator's frame, the
+    banner lines naming the tool and the Parent PID masked."""
+    out = []
+    for l in text.splitlines():
+        l = re.sub(r"^==\d+==", "==PID==", l)
+        l = re.sub(r"^--\d+--", "--PID--", l)
+        l = re.sub(r"0x[0-9A-F]+", "0x?", l)
+        m = re.match(r"(==PID==    at 0x\?: (.*?)) \(in /[^)]*\)$", l)
+        if m and m.group(2) in VGT_ALLOCATORS:
+            l = m.group(1) + " (the allocator)"
+        l = re.sub(r"^==PID== Parent PID: \d+$", "==PID== Parent PID: ?", l)
+        out.append(l)
+    for i, l in enumerate(out[:-2]):
+        if l == "==PID== Memcheck, a memory error detector":
+            out[i + 1] = out[i + 2] = "==PID== (the tool's name)"
+    return out
+
+
+def vgt_memcheck_part(lines):
+    """ptleak's lines up to its last ERROR SUMMARY (ptleak's own sections
+    follow it), and those after."""
+    last = max([i for i, l in enumerate(lines) if " ERROR SUMMARY: " in l], default=None)
+    if last is None:
+        return lines, []
+    return lines[:last + 1], lines[last + 1:]
+
+
+def vgt_diff(ck, what, got, want):
+    """One error per differing line (the first 5), and the line counts."""
+    n = 0
+    for i in range(max(len(got), len(want))):
+        g = got[i] if i < len(got) else "<none>"
+        w = want[i] if i < len(want) else "<none>"
+        if g != w:
+            n += 1
+            if n <= 5:
+                ck.err("%s line %d: got %r, want %r" % (what, i + 1, g, w))
+    ck.eq("%s: lines" % what, len(got), len(want))
+
+
+def vgt_greps(log):
+    """What the consumers of the note find in a log: Redis's verdict (an
+    error line, then "definitely lost: 0 bytes" or "no leaks are
+    possible"), a CI script's "ERROR SUMMARY: 0 errors", the GitHub
+    action's anchored regexes (counts), CTest's memory leak lines."""
+    pre = r"^==.*== "
+    redis_bad = any(s in log for s in (" at 0x", "Invalid", "Mismatched", "uninitialized",
+                                       "has a fishy", "overlap")) or \
+        any("Warning" in l and "set address range perms" not in l for l in log.split("\n"))
+    redis_ok = "definitely lost: 0 bytes" in log or "no leaks are possible" in log
+    action = tuple(len(re.findall(pre + r".* bytes in .* blocks are %s in loss record .* of .*$" % k,
+                                  log, re.M))
+                   for k in ("definitely lost", "indirectly lost", "possibly lost",
+                             "still reachable"))
+    ctest_mlk = len(re.findall(r"^==[0-9][0-9]*==.*== .*[0-9,]+ (\([0-9,]+ direct, [0-9,]+ "
+                               r"indirect\) )?bytes in [0-9,]+ blocks are definitely lost in "
+                               r"loss record [0-9,]+ of [0-9,]+", log, re.M))
+    return {"redis error line": redis_bad, "redis no-leak line": redis_ok,
+            "ERROR SUMMARY: 0 errors": "ERROR SUMMARY: 0 errors" in log,
+            "action's loss records": action, "CTest's Memory Leak lines": ctest_mlk,
+            "blank line ends a report": bool(re.search(r"^==.*== $", log, re.M))}
+
+
+def vgt_case(name, target, opts, args=(), want_rc=None, want=None):
+    """Case NAME: ptleak OPTS TARGET against valgrind OPTS TARGET, line for
+    line up to the ERROR SUMMARY, the same status (WANT_RC, if given,
+    checked too), the same answers to the consumers' greps.  WANT: a
+    function (ck, pt_lines, vg_lines, pt_extra) for what more to check."""
+    @case(name)
+    def t():
+        vrc, vlog, prc, plog, perr = vgt_runs(target, opts, args)
+        ck = Check()
+        ck.eq("exit status (valgrind's)", prc, vrc)
+        if want_rc is not None:
+            ck.eq("exit status", prc, want_rc)
+        ck.eq("ptleak's stderr", perr, "")
+        got, extra = vgt_memcheck_part(vgt_norm(plog))
+        want_lines = vgt_norm(vlog)
+        vgt_diff(ck, "log", got, want_lines)
+        ck.eq("the consumers' greps", vgt_greps(plog), vgt_greps(vlog))
+        if want:
+            want(ck, got, want_lines, extra)
+        ck.done()
+    return t
+
+
+def vgt_extras(ck, got, want_lines, extra):
+    """ptleak's own sections after the ERROR SUMMARY, in memcheck's prefix."""
+    ck.eq("ptleak's sections", extra[:3], [
+        "==PID== ", "==PID== THREADS: 1 thread used the heap",
+        "==PID==   thread %s (v_leaks): 15 allocs, 10 frees, 1,278 bytes allocated, "
+        "278 bytes in use" % (extra[2].split()[2] if len(extra) > 2 and
+                                len(extra[2].split()) > 2 else "?")])
+    ck.true("RESOURCES line after THREADS",
+            len(extra) == 5 and extra[3] == "==PID== " and
+            extra[4].startswith("==PID== RESOURCES: "))
+
+
+def vgt_no_extras(ck, got, want_lines, extra):
+    ck.eq("lines after the report", extra, [])
+
+
+# v_leaks: one record of each kind (v_leaks.c); valgrind's defaults
+vgt_case("vgtext_summary", "v_leaks", [])
+vgt_case("vgtext_full", "v_leaks", ["--leak-check=full"], want=vgt_extras)
+vgt_case("vgtext_full_quiet", "v_leaks", ["-q", "--leak-check=full"], want=vgt_no_extras)
+vgt_case("vgtext_no", "v_leaks", ["--leak-check=no"])
+vgt_case("vgtext_all_kinds", "v_leaks", ["--leak-check=full", "--show-leak-kinds=all",
+                                         "--num-callers=2"])
+# CTest's own default options
+vgt_case("vgtext_ctest_defaults", "v_leaks", ["-q", "--tool=memcheck", "--leak-check=yes",
+                                              "--show-reachable=yes", "--num-callers=50"],
+         want=vgt_no_extras)
+vgt_case("vgtext_suppressions", "v_leaks", ["--leak-check=full", "--show-leak-kinds=all",
+                                            "--suppressions={supp}", "-s"])
+vgt_case("vgtext_suppressions_quiet", "v_leaks", ["-q", "-s", "--leak-check=full",
+                                                  "--suppressions={supp}"], want=vgt_no_extras)
+vgt_case("vgtext_markers_exitcode", "v_leaks",
+         ["--leak-check=full", "--errors-for-leak-kinds=all", "--show-leak-kinds=definite",
+          "--error-markers=VALGRINDERROR-BEGIN,VALGRINDERROR-END", "--error-exitcode=7"],
+         want_rc=7)
+# summary mode counts no errors: the program's own status
+vgt_case("vgtext_summary_exitcode", "v_leaks", ["--error-exitcode=7"], want_rc=0)
+# C++: the stacks start at operator new, as memcheck's (valgrind's
+# freeres off: ptleak frees nothing in the program).  The still reachable
+# emergency pool of libstdc++ is counted, not shown: its stack runs
+# through ld.so's inlined call_init, a frame valgrind shows and ptleak not
+vgt_case("vgtext_cxx", "h_vector", ["--leak-check=full",
+                                    "--show-leak-kinds=definite,indirect,possible",
+                                    "--run-libc-freeres=no", "--run-cxx-freeres=no"])
+# no leaks: "All heap blocks were freed -- no leaks are possible"
+vgt_case("vgtext_clean", "v_clean", ["--leak-check=full", "--error-exitcode=3"], want_rc=0)
+vgt_case("vgtext_clean_quiet", "v_clean", ["-q", "--leak-check=full"], want=vgt_no_extras)
+vgt_case("vgtext_clean_no", "v_clean", ["--leak-check=no"])
+
+
+@case("vgtext_signal")
+def t_vgtext_signal():
+    """h_segv dies of SIGSEGV: from the HEAP SUMMARY to the end of the
+    LEAK SUMMARY as valgrind's; before it valgrind reports the invalid
+    write (an error of a kind ptleak does not check: one error fewer) and
+    its "Process terminating" block, ptleak the line that starts it."""
+    vrc, vlog, prc, plog, perr = vgt_runs("h_segv", ["--leak-check=full"])
+    ck = Check()
+    ck.eq("exit status (valgrind's)", prc, vrc)
+    ck.eq("exit status", prc, 128 + signal.SIGSEGV)
+    got, extra = vgt_memcheck_part(vgt_norm(plog))
+    want = vgt_norm(vlog)
+
+    def section(lines):
+        try:
+            a = lines.index("==PID== HEAP SUMMARY:")
+            b = lines.index("==PID== LEAK SUMMARY:")
+            return lines[a:b + 9]
+        except ValueError:
+            return []
+    ck.true("a HEAP SUMMARY and a LEAK SUMMARY", section(got))
+    vgt_diff(ck, "HEAP SUMMARY to LEAK SUMMARY", section(got), section(want))
+    ck.eq("valgrind's invalid write", vlog.count("Invalid write of size 4"), 1)
+    ck.true("the signal's line",
+            "==PID== Process terminating with default action of signal 11 (SIGSEGV)" in got)
+    ck.eq("ERROR SUMMARY", got[-1],
+          want[-1].replace("3 errors from 3 contexts", "2 errors from 2 contexts"))
+    ck.done()
