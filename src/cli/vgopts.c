@@ -133,7 +133,9 @@ int vgopt_apply(struct options *o, int code, const char *arg)
 	char *end;
 	int b;
 
-	if (code != VGOPT_PPROF)
+	/* valgrind's text by default (options.c), unless the option only
+	 * asks for a file of valgrind's world beside ptleak's text */
+	if (code != VGOPT_PPROF && code != VGOPT_XML && code != VGOPT_XML_FILE)
 		o->vg_spelled = 1;
 	switch (code) {
 	case VGOPT_LEAK_CHECK:
