@@ -3,8 +3,8 @@
  * order (coregrind/m_commandline.c): ~/.valgrindrc, $VALGRIND_OPTS,
  * ./.valgrindrc (unless it is ~/.valgrindrc).  A file is read only when
  * it is a regular file owned by the user and not writable by others, as
- * valgrind reads it; words are split at white space, a word starting
- * with '#' comments out the rest of its line.  Read when the text is
+ * valgrind reads it; words are split at white space outside ' or "
+ * quotes, which are dropped, as valgrind 3.19 splits them (no comments).  Read when the text is
  * valgrind's (options.c), so that meson's VALGRIND_OPTS=--error-exitcode=1
  * works as with valgrind.
  */
@@ -20,7 +20,8 @@
 /*
  * The words, into *WORDS (malloc'd, NULL-terminated, pointing into *TEXT,
  * also malloc'd; both NULL when there is none): how many.  Never fails:
- * an unreadable file is no file, as for valgrind.
+ * an unreadable file is no file, as for valgrind.  A word that is no
+ * option is options.c's to refuse.
  */
 size_t vgrc_read(char **text, char ***words);
 

@@ -357,6 +357,14 @@ static int with_valgrind_rc(struct options *o, int argc, char **argv)
 
 	if (!n)
 		return 0;
+	for (i = 0; (size_t)i < n; i++)
+		if (words[i][0] != '-' || !words[i][1]) {
+			ret = usage_error("'%s' in ~/.valgrindrc, $VALGRIND_OPTS or "
+					  "./.valgrindrc is no option", words[i]);
+			free(words);
+			free(text);
+			return ret;
+		}
 	nargv = xcalloc(n + (size_t)argc + 1, sizeof(*nargv));
 	nargv[0] = argv[0];
 	memcpy(nargv + 1, words, n * sizeof(*nargv));

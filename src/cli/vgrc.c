@@ -17,33 +17,38 @@ struct words {
 	size_t n;		/* words */
 };
 
-/* The words of S (LEN bytes, no NUL needed) appended to W. */
-static void split(struct words *w, const char *s, size_t len, int comments)
+/*
+ * The words of S (LEN bytes) appended to W, split as valgrind's
+ * add_args_from_string splits them: at white space outside quotes; a '
+ * or " quotes up to the next of its kind, and is dropped.  No comments
+ * (valgrind 3.19 takes "#" for an option).
+ */
+static void split(struct words *w, const char *s, size_t len)
 {
 	size_t i = 0;
 
 	while (i < len && w->n < VGRC_MAX_WORDS) {
-		size_t start;
+		char quote = 0;
 
-		while (i < len && strchr(" \t\r\n\v\f", s[i]))
+		while (i < len && (strchr(" \t\r\n\v\f", s[i]) || !s[i]))
 			i++;
 		if (i == len)
 			break;
-		if (comments && s[i] == '#') {
-			while (i < len && s[i] != '\n')
-				i++;
-			continue;
+		for (; i < len && s[i] && (quote || !strchr(" \t\r\n\v\f", s[i])); i++) {
+			if (!quote && (s[i] == '\'' || s[i] == '"')) {
+				quote = s[i];
+				continue;
+			}
+			if (quote && s[i] == quote) {
+				quote = 0;
+				continue;
+			}
+			grow_array((void **)&w->text, &w->alloc, w->len + 2, 1);
+			w->text[w->len++] = s[i];
 		}
-		start = i;
-		while (i < len && s[i] && !strchr(" \t\r\n\v\f", s[i]))
-			i++;
-		grow_array((void **)&w->text, &w->alloc, w->len + (i - start) + 1, 1);
-		memcpy(w->text + w->len, s + start, i - start);
-		w->len += i - start;
+		grow_array((void **)&w->text, &w->alloc, w->len + 1, 1);
 		w->text[w->len++] = '\0';
 		w->n++;
-		if (i < len && !s[i])
-			i++;	/* a NUL ends a word */
 	}
 }
 
@@ -69,7 +74,7 @@ static void read_file(struct words *w, const char *path, struct stat *st)
 	       (got = read(fd, buf + n, VGRC_MAX_FILE - n)) > 0)
 		n += (size_t)got;
 	close(fd);
-	split(w, buf, n, 1);
+	split(w, buf, n);
 	free(buf);
 }
 
@@ -90,7 +95,7 @@ size_t vgrc_read(char **text, char ***words)
 		free(p);
 	}
 	if (env)
-		split(&w, env, strlen(env), 0);
+		split(&w, env, strlen(env));
 	/* ./.valgrindrc, unless it is the same file as ~/.valgrindrc */
 	if (stat(".valgrindrc", &here_st) ||
 	    here_st.st_dev != home_st.st_dev || here_st.st_ino != home_st.st_ino)

@@ -11,6 +11,8 @@ VGT_ALLOCATORS = {"malloc", "calloc", "realloc", "reallocarray", "free", "memali
                   "posix_memalign", "aligned_alloc", "valloc", "pvalloc",
                   OPNEW, OPNEW_ARRAY}
 
+VGT_FD_FUNCTIONS = {"open", "open64", "openat", "openat64", "socket", "pipe", "pipe2", "dup"}
+
 VGT_SUPP = """\
 # v_leaks' lose() and its still reachable calloc
 {
@@ -31,26 +33,42 @@ VGT_SUPP = """\
 """
 
 
-def vgt_runs(target, opts, args=()):
+def vgt_runs(target, opts, args=(), log_file=True, env=None, cwd=None, files=None):
     """`valgrind --log-file=D/vg.%p OPTS TARGET ARGS` and the same with
     ptleak: (valgrind's status, its log, ptleak's status, its log,
     ptleak's stderr).  OPTS may name D as {d}; {supp} is a file holding
-    VGT_SUPP."""
+    VGT_SUPP.  Not LOG_FILE: the logs are on stderr (ptleak's stderr is
+    then ""): valgrind's log file is a descriptor of the program's own
+    (3), which --track-fds=yes lists.  ENV, CWD: run_cmd's, formatted as
+    OPTS ({d}).  FILES: {path in D: (text, mode)} made first."""
     need_ptleak()
     vg = shutil.which("valgrind")
     if not vg:
         raise Skip("valgrind not installed (make deps)")
     d = tempfile.mkdtemp(prefix="ptleak-vgt.")
     try:
+        for rel, (text, mode) in (files or {}).items():
+            path = os.path.join(d, rel)
+            os.makedirs(os.path.dirname(path), exist_ok=True)
+            with open(path, "w") as f:
+                f.write(text)
+            os.chmod(path, mode)
         supp = os.path.join(d, "v.supp")
         with open(supp, "w") as f:
             f.write(VGT_SUPP)
         opts = [o.format(d=d, supp=supp) for o in opts]
         exe = [need_target(target)] + list(args)
         logs = []
+        if env is not None:
+            env = {k: v.format(d=d) for k, v in env.items()}
+        cwd = cwd.format(d=d) if cwd else None
         for tool, name, timeout in ((vg, "vg", TIMEOUT * 3), (PTLEAK, "pt", TIMEOUT)):
-            rc, out, err = run_cmd([tool, "--log-file=%s/%s.%%p" % (d, name)] + opts + exe,
-                                   timeout=timeout)
+            log = ["--log-file=%s/%s.%%p" % (d, name)] if log_file else []
+            rc, out, err = run_cmd([tool] + log + opts + exe, timeout=timeout, env=env,
+                                   cwd=cwd)
+            if not log_file:
+                logs.append((rc, err, ""))
+                continue
             found = [f for f in os.listdir(d) if f.startswith(name + ".")]
             if len(found) != 1:
                 raise Fail("%s wrote %d logs, not one (stderr %s)" % (name, len(found), short(err)))
@@ -69,8 +87,10 @@ def vgt_norm(text):
         l = re.sub(r"^==\d+==", "==PID==", l)
         l = re.sub(r"^--\d+--", "--PID--", l)
         l = re.sub(r"0x[0-9A-F]+", "0x?", l)
-        m = re.match(r"(==PID==    at 0x\?: (.*?)) \(in /[^)]*\)$", l)
-        if m and m.group(2) in VGT_ALLOCATORS:
+        # frame 0: the allocator, or the function that opened a
+        # descriptor (valgrind's replacement or libc's with its lines)
+        m = re.match(r"(==PID==    at 0x\?: (.*?)) \((in /[^)]*|[\w.]+:\d+)\)$", l)
+        if m and (m.group(2) in VGT_ALLOCATORS or m.group(2) in VGT_FD_FUNCTIONS):
             l = m.group(1) + " (the allocator)"
         l = re.sub(r"^==PID== Parent PID: \d+$", "==PID== Parent PID: ?", l)
         out.append(l)
@@ -125,14 +145,14 @@ def vgt_greps(log):
             "blank line ends a report": bool(re.search(r"^==.*== $", log, re.M))}
 
 
-def vgt_case(name, target, opts, args=(), want_rc=None, want=None):
+def vgt_case(name, target, opts, args=(), want_rc=None, want=None, **run):
     """Case NAME: ptleak OPTS TARGET against valgrind OPTS TARGET, line for
     line up to the ERROR SUMMARY, the same status (WANT_RC, if given,
     checked too), the same answers to the consumers' greps.  WANT: a
     function (ck, pt_lines, vg_lines, pt_extra) for what more to check."""
     @case(name)
     def t():
-        vrc, vlog, prc, plog, perr = vgt_runs(target, opts, args)
+        vrc, vlog, prc, plog, perr = vgt_runs(target, opts, args, **run)
         ck = Check()
         ck.eq("exit status (valgrind's)", prc, vrc)
         if want_rc is not None:
@@ -185,6 +205,25 @@ vgt_case("vgtext_markers_exitcode", "v_leaks",
          want_rc=7)
 # summary mode counts no errors: the program's own status
 vgt_case("vgtext_summary_exitcode", "v_leaks", ["--error-exitcode=7"], want_rc=0)
+# --track-fds=yes: memcheck's FILE DESCRIPTORS first (the logs on stderr)
+vgt_case("vgtext_track_fds", "v_leaks", ["--leak-check=full", "--track-fds=yes"],
+         log_file=False)
+vgt_case("vgtext_track_fds_quiet", "v_leaks", ["-q", "--track-fds=yes"], log_file=False)
+# valgrind's option sources, in its order: ~/.valgrindrc, $VALGRIND_OPTS,
+# ./.valgrindrc, the command line (each later one wins); quotes keep a
+# space in a word
+VGT_RC_ENV = dict(target_env(), HOME="{d}/home",
+                  VALGRIND_OPTS="--leak-check=full --num-callers=3")
+VGT_RC_FILES = {"home/.valgrindrc": ("--leak-check=summary --show-leak-kinds=all\n"
+                                     "--num-callers=2 '--error-markers=a b,c'\n", 0o644),
+                "work/.valgrindrc": ("--errors-for-leak-kinds=all --show-leak-kinds=definite\n",
+                                     0o644)}
+vgt_case("vgtext_valgrindrc", "v_leaks", ["--error-exitcode=9"], want_rc=9,
+         env=VGT_RC_ENV, cwd="{d}/work", files=VGT_RC_FILES)
+# ./.valgrindrc that others can write is not read
+vgt_case("vgtext_valgrindrc_writable", "v_leaks", ["--error-exitcode=9"], want_rc=0,
+         env=dict(target_env(), HOME="{d}/home"), cwd="{d}/work",
+         files={"work/.valgrindrc": ("--leak-check=full\n", 0o646)})
 # C++: the stacks start at operator new, as memcheck's (valgrind's
 # freeres off: ptleak frees nothing in the program).  The still reachable
 # emergency pool of libstdc++ is counted, not shown: its stack runs
@@ -225,4 +264,29 @@ def t_vgtext_signal():
             "==PID== Process terminating with default action of signal 11 (SIGSEGV)" in got)
     ck.eq("ERROR SUMMARY", got[-1],
           want[-1].replace("3 errors from 3 contexts", "2 errors from 2 contexts"))
+    ck.done()
+
+
+@case("vgtext_valgrindrc_bad")
+def t_vgtext_valgrindrc_bad():
+    """A word of $VALGRIND_OPTS that is no option (valgrind: "Unknown
+    option"), or a bad value there: one line, exit 64, nothing run; with
+    ptleak's text VALGRIND_OPTS is not read."""
+    need_ptleak()
+    ck = Check()
+    tgt = need_target("v_leaks")
+    for opts, args, want in (
+            ("--leak-check=full # x", ["-s"], (64, "ptleak: '#' in ~/.valgrindrc, $VALGRIND_OPTS "
+                                               "or ./.valgrindrc is no option\n")),
+            ("--leak-check=maybe", ["-s"], (64, "ptleak: --leak-check wants no, summary or full, "
+                                                "not 'maybe'\n")),
+            ("--leak-check=maybe", ["-q", "--text=ptleak"], (0, None))):
+        env = dict(target_env(), VALGRIND_OPTS=opts)
+        rc, out, err = run_cmd([PTLEAK] + args + [tgt], env=env)
+        ck.eq("VALGRIND_OPTS=%r, %s: exit status" % (opts, args), rc, want[0])
+        if want[1] is not None:
+            ck.eq("VALGRIND_OPTS=%r, %s: stderr" % (opts, args), err, want[1])
+        else:
+            ck.true("VALGRIND_OPTS=%r, %s: ptleak's text: %s" % (opts, args, short(err)),
+                    re.search(r"^ptleak\[\d+\]: LEAK SUMMARY:$", err, re.M))
     ck.done()
