@@ -23,6 +23,7 @@ struct vgtext_opts {
 	int list_errors;	/* -s (--show-error-list=yes) */
 	const char *marker_begin, *marker_end;	/* --error-markers, NULL: none */
 	int track_fds;		/* --track-fds=yes: FILE DESCRIPTORS first */
+	int banner;		/* the banner first (the process's first text) */
 	int log_file;		/* --log-file: "Parent PID:" in the banner */
 	const char *version;	/* ptleak's, for the banner */
 };

@@ -178,7 +178,7 @@ static void begin(void *ctx, const struct report_totals *t)
 	const struct heap_stats *st;
 	char b1[32], b2[32], b3[32];
 
-	if (v->o.verbosity > 0 && in->number <= 1)
+	if (v->o.verbosity > 0 && v->o.banner)
 		banner(v);
 	if (v->o.verbosity > 0 && in->exited && in->exit_signal) {
 		const char *abbrev = sigabbrev_np(in->exit_signal);

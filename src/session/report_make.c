@@ -120,14 +120,20 @@ static int report_write_all(struct session *S, struct report_input *in,
 			in->sink = &xs;
 		}
 	}
+	/* valgrind's text says nothing of an image left by an exec, and its
+	 * leaks are no errors: valgrind checks the image that exits */
+	if (o->text == TEXT_VALGRIND && in->reason == REPORT_EXEC)
+		text = NULL;
 	if (o->text == TEXT_VALGRIND && text) {
 		struct vgtext_opts vo = {
 			.verbosity = !o->quiet, .list_errors = o->list_errors,
+			.banner = !P->vg_banner,
 			.marker_begin = o->marker_begin, .marker_end = o->marker_end,
 			.track_fds = o->track_fds_set && !o->heap_only,
 			.log_file = o->output != NULL, .version = PTLEAK_VERSION,
 		};
 
+		P->vg_banner = 1;
 		t = vgtext_open(text, in, &vo);
 		ts = *vgtext_sink(t);
 		ts.next = in->sink;
@@ -136,6 +142,8 @@ static int report_write_all(struct session *S, struct report_input *in,
 	}
 	if (report_write(in, text, P->json, res))
 		ret = -1;
+	if (o->text == TEXT_VALGRIND && in->reason == REPORT_EXEC)
+		res->lost_bytes = res->lost_blocks = res->leaked_fds = 0;
 	if (x && vgxml_close(x, in->supp))
 		ret = -1;
 	if (t) {

@@ -136,6 +136,7 @@ struct proc {
 	int exec_due;		/* a thread is held at an execve: report first */
 	int exec_reported;	/* that report was made (PTRACE_EVENT_EXEC next) */
 	unsigned nreports;	/* its reports so far, its images' together */
+	int vg_banner;		/* valgrind's text: its banner written */
 	/* of its image's last report, and of its images before an exec */
 	uint64_t lost_bytes, leaked_fds;
 	uint64_t exec_lost_bytes, exec_leaked_fds;
