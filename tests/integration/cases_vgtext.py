@@ -224,6 +224,10 @@ vgt_case("vgtext_valgrindrc", "v_leaks", ["--error-exitcode=9"], want_rc=9,
 vgt_case("vgtext_valgrindrc_writable", "v_leaks", ["--error-exitcode=9"], want_rc=0,
          env=dict(target_env(), HOME="{d}/home"), cwd="{d}/work",
          files={"work/.valgrindrc": ("--leak-check=full\n", 0o646)})
+# an exec (valgrind follows it with --trace-children=yes): the image
+# that exits is reported, the 77 bytes of the one the exec left are no error
+vgt_case("vgtext_exec", "v_exec", ["--trace-children=yes", "--leak-check=full",
+                                   "--error-exitcode=5"], want_rc=5)
 # C++: the stacks start at operator new, as memcheck's (valgrind's
 # freeres off: ptleak frees nothing in the program).  The still reachable
 # emergency pool of libstdc++ is counted, not shown: its stack runs
