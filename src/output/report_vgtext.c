@@ -114,8 +114,10 @@ static void banner(struct vgtext *v)
 	say(v, "Using ptleak-%s, not Valgrind; rerun with -h for help",
 	    v->o.version ? v->o.version : "?");
 	fprintf(v->f, "==%d== Command:", v->pid);
-	for (a = in->argv; a && *a; a++)
-		fprintf(v->f, " %s", text_safe(*a, &hold)), free(hold);
+	for (a = in->argv; a && *a; a++) {
+		fprintf(v->f, " %s", text_safe(*a, &hold));
+		free(hold);
+	}
 	putc('\n', v->f);
 	if (v->o.log_file) {
 		unsigned long long ppid = 0;
