@@ -195,13 +195,12 @@ static int memcheck_state(uint8_t cls)
 
 /* memcheck's cmp_LossRecords: total bytes, state, blocks ascending, then
  * the allocation context (its ExeContext's address, roughly the order
- * stacks were first seen: here the stack's id). */
-static const struct record *cmp_base;
-
-static int cmp_memcheck(const void *pa, const void *pb)
+ * stacks were first seen: here the stack's id).  PA, PB: indices into
+ * the records RECS. */
+static int cmp_memcheck(const void *pa, const void *pb, void *recs)
 {
-	const struct record *a = &cmp_base[*(const size_t *)pa];
-	const struct record *b = &cmp_base[*(const size_t *)pb];
+	const struct record *a = (const struct record *)recs + *(const size_t *)pa;
+	const struct record *b = (const struct record *)recs + *(const size_t *)pb;
 	int c;
 
 	if ((c = -cmp_u64_desc(a->bytes + a->indirect, b->bytes + b->indirect)))
@@ -621,9 +620,8 @@ static void sink_all(struct rep *r, const struct report_sink *sk)
 
 	for (k = 0; k < r->nrecs; k++)
 		ord[k] = k;
-	cmp_base = r->recs;
 	if (r->nrecs > 1)
-		qsort(ord, r->nrecs, sizeof(*ord), cmp_memcheck);
+		qsort_r(ord, r->nrecs, sizeof(*ord), cmp_memcheck, r->recs);
 	for (k = 0; k < r->nrecs; k++) {
 		const struct record *rec = &r->recs[ord[k]];
 		int is_listed = listed(r, rec);
