@@ -132,12 +132,41 @@ static void banner(struct vgtext *v)
 	blank(v);
 }
 
-/* memcheck's --track-fds=yes listing (coregrind/m_syswrap/syswrap-generic.c) */
+/* valgrind's name of a descriptor: a path, else none (a pipe, a socket) */
+static void fd_header(struct vgtext *v, const struct fd_rec *rec)
+{
+	char *hold = NULL;
+
+	if (rec->target && rec->target[0] == '/')
+		say(v, "Open file descriptor %d: %s", rec->fd,
+		    text_safe(rec->target, &hold));
+	else
+		say(v, "Open file descriptor %d:", rec->fd);
+	free(hold);
+}
+
+static int cmp_newest(const void *pa, const void *pb)
+{
+	const struct fd_rec *a = ((const struct fd_listed *)pa)->rec;
+	const struct fd_rec *b = ((const struct fd_listed *)pb)->rec;
+
+	if (a->time_ns != b->time_ns)
+		return a->time_ns > b->time_ns ? -1 : 1;
+	return b->fd - a->fd;
+}
+
+/*
+ * memcheck's --track-fds=yes listing (coregrind/m_syswrap/
+ * syswrap-generic.c): newest first, as valgrind's list of descriptors is
+ * kept, then those inherited (not the standard three), which valgrind
+ * recorded first, highest first.
+ */
 static void descriptors(struct vgtext *v, const struct fd_report *fr)
 {
+	struct fd_listed *l = xcalloc(fr->nrecs + 1, sizeof(*l));
+	int fd, limit = fds_limit(fr->in->fds);
 	unsigned std = 0, i;
 	size_t k;
-	int fd;
 
 	for (fd = 0; fd < 3; fd++)
 		std += fds_get(fr->in->fds, fd) != NULL;
@@ -150,15 +179,23 @@ static void descriptors(struct vgtext *v, const struct fd_report *fr)
 		    text_safe(fr->in->fds_untracked, &hold));
 		free(hold);
 	}
+	if (fr->nrecs)
+		memcpy(l, fr->recs, fr->nrecs * sizeof(*l));
+	qsort(l, fr->nrecs, sizeof(*l), cmp_newest);
 	for (k = 0; k < fr->nrecs; k++) {
-		const struct fd_listed *l = &fr->recs[k];
-		char *hold;
+		fd_header(v, l[k].rec);
+		for (i = 0; i < l[k].nframes; i++)
+			frame(v, i, &l[k].frames[i]);
+		blank(v);
+	}
+	free(l);
+	for (fd = limit - 1; fd >= 3; fd--) {
+		const struct fd_rec *rec = fds_get(fr->in->fds, fd);
 
-		say(v, "Open file descriptor %d: %s", l->rec->fd,
-		    text_safe(l->rec->target ? l->rec->target : "", &hold));
-		free(hold);
-		for (i = 0; i < l->nframes; i++)
-			frame(v, i, &l->frames[i]);
+		if (!rec || rec->origin != FD_INHERITED)
+			continue;
+		fd_header(v, rec);
+		say(v, "   <inherited from parent>");
 		blank(v);
 	}
 	blank(v);

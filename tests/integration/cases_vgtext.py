@@ -33,14 +33,17 @@ VGT_SUPP = """\
 """
 
 
-def vgt_runs(target, opts, args=(), log_file=True, env=None, cwd=None, files=None):
+def vgt_runs(target, opts, args=(), log_file=True, env=None, cwd=None, files=None,
+             inherit=False):
     """`valgrind --log-file=D/vg.%p OPTS TARGET ARGS` and the same with
     ptleak: (valgrind's status, its log, ptleak's status, its log,
     ptleak's stderr).  OPTS may name D as {d}; {supp} is a file holding
     VGT_SUPP.  Not LOG_FILE: the logs are on stderr (ptleak's stderr is
     then ""): valgrind's log file is a descriptor of the program's own
     (3), which --track-fds=yes lists.  ENV, CWD: run_cmd's, formatted as
-    OPTS ({d}).  FILES: {path in D: (text, mode)} made first."""
+    OPTS ({d}).  FILES: {path in D: (text, mode)} made first.  INHERIT:
+    the tool (and so the program) inherits /dev/null as fd 7 and a pipe
+    as fd 9."""
     need_ptleak()
     vg = shutil.which("valgrind")
     if not vg:
@@ -64,7 +67,9 @@ def vgt_runs(target, opts, args=(), log_file=True, env=None, cwd=None, files=Non
         cwd = cwd.format(d=d) if cwd else None
         for tool, name, timeout in ((vg, "vg", TIMEOUT * 3), (PTLEAK, "pt", TIMEOUT)):
             log = ["--log-file=%s/%s.%%p" % (d, name)] if log_file else []
-            rc, out, err = run_cmd([tool] + log + opts + exe, timeout=timeout, env=env,
+            pre = ["sh", "-c", 'exec 7</dev/null 9>&1; exec "$@"', "sh"] \
+                if inherit else []
+            rc, out, err = run_cmd(pre + [tool] + log + opts + exe, timeout=timeout, env=env,
                                    cwd=cwd)
             if not log_file:
                 logs.append((rc, err, ""))
@@ -209,6 +214,9 @@ vgt_case("vgtext_summary_exitcode", "v_leaks", ["--error-exitcode=7"], want_rc=0
 vgt_case("vgtext_track_fds", "v_leaks", ["--leak-check=full", "--track-fds=yes"],
          log_file=False)
 vgt_case("vgtext_track_fds_quiet", "v_leaks", ["-q", "--track-fds=yes"], log_file=False)
+# descriptors inherited: "<inherited from parent>", a path or no name
+vgt_case("vgtext_track_fds_inherited", "v_leaks", ["-q", "--track-fds=yes"],
+         log_file=False, inherit=True)
 # valgrind's option sources, in its order: ~/.valgrindrc, $VALGRIND_OPTS,
 # ./.valgrindrc, the command line (each later one wins); quotes keep a
 # space in a word
