@@ -261,8 +261,11 @@ static void record(void *ctx, const struct report_record *rec)
 	/* a C++ stack starts at operator new, which memcheck replaces */
 	unsigned i = vgsupp_first_frame(rec->frames, rec->nframes), k;
 
-	if (in->leak_check == LEAK_CHECK_FULL && rec->cls >= 0 &&
-	    (kinds_or_default(in->error_kinds) & REPORT_KIND(rec->cls))) {
+	/* a record no scan classified may be lost: an error if definitely
+	 * lost ones are (never a pass that could not look) */
+	if (in->leak_check == LEAK_CHECK_FULL &&
+	    (kinds_or_default(in->error_kinds) &
+	     REPORT_KIND(rec->cls >= 0 ? rec->cls : SCAN_DEFINITELY_LOST))) {
 		if (rec->supp >= 0) {
 			v->supp_errors++;
 			v->supp_contexts++;

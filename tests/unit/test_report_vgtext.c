@@ -1,7 +1,8 @@
 /* test_report_vgtext.c - memcheck's text (report_vgtext.c) on synthetic
  * tables: the whole text, memcheck's order and numbering (a tie in bytes
  * goes by kind: still reachable before definitely lost), a record with no
- * stack, the errors counted, -q, --error-markers, --leak-check=summary. */
+ * stack, the errors counted, -q, --error-markers, --leak-check=summary,
+ * records no scan classified. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
@@ -190,12 +191,36 @@ static void test_summary(void **state)
 	free(t);
 }
 
+static void test_no_scan(void **state)
+{
+	struct fx *fx = *state;
+	struct vgtext_opts o = { .verbosity = 0, .list_errors = 1 };
+	unsigned long errors;
+	char *t;
+
+	/* no scan: every record unclassified, shown, and an error (it may
+	 * be lost); the largest first as its kind is unknown */
+	fx->in.classes = NULL;
+	fx->in.nclasses = 0;
+	fx->in.unclassified_why = "the threads could not be stopped";
+	t = run(fx, &o, &errors);
+	assert_non_null(strstr(t, "==7== 1,000 bytes in 4 blocks are unclassified (no scan) "
+			       "in loss record 2 of 2\n"));
+	assert_non_null(strstr(t, "==7== 300 bytes in 1 blocks are unclassified (no scan) "
+			       "in loss record 1 of 2\n==7==    (no allocation stack)\n"));
+	assert_non_null(strstr(t, "==7== ERROR SUMMARY: 2 errors from 2 contexts "
+			       "(suppressed: 0 from 0)\n"));
+	assert_int_equal(errors, 2);
+	free(t);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_full, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_quiet_markers, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_summary, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_no_scan, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
