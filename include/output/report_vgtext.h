@@ -15,6 +15,7 @@
 #define PTLEAK_REPORT_VGTEXT_H
 
 #include <stdio.h>
+#include <sys/types.h>
 
 #include "output/report.h"
 
@@ -37,6 +38,18 @@ struct vgtext;
  */
 struct vgtext *vgtext_open(FILE *f, const struct report_input *in,
 			   const struct vgtext_opts *o);
+
+/*
+ * memcheck's banner for process PID running ARGV on F, and the blank line
+ * after it: written when the program starts (valgrind's is), else by the
+ * first report (vgtext_opts.banner).  LOG_FILE: "Parent PID:" too.
+ */
+void vgtext_banner(FILE *f, pid_t pid, char *const *argv, int log_file,
+		   const char *version);
+
+/* TEXT, lines written for ptleak's text ("ptleak[PID]: ..."), on F in
+ * memcheck's prefix ("==PID== ..."); TEXT is cut into lines in place. */
+void vgtext_relay(FILE *f, pid_t pid, char *text);
 
 /* The sink (REPORT_SINK_ALL) that writes the text. */
 const struct report_sink *vgtext_sink(struct vgtext *v);

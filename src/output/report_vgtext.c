@@ -103,33 +103,35 @@ static void frame(struct vgtext *v, unsigned i, const struct frame_info *fi)
 	free(h3);
 }
 
-static void banner(struct vgtext *v)
+void vgtext_banner(FILE *f, pid_t pid, char *const *argv, int log_file,
+		   const char *version)
 {
-	const struct report_input *in = v->in;
 	char *const *a;
 	char *hold;
 
-	say(v, "Memcheck, a memory error detector");
-	say(v, "ptleak's leak check in memcheck's words, from outside the process");
-	say(v, "Using ptleak-%s, not Valgrind; rerun with -h for help",
-	    v->o.version ? v->o.version : "?");
-	fprintf(v->f, "==%d== Command:", v->pid);
-	for (a = in->argv; a && *a; a++) {
-		fprintf(v->f, " %s", text_safe(*a, &hold));
+	fprintf(f, "==%d== Memcheck, a memory error detector\n", (int)pid);
+	fprintf(f, "==%d== ptleak's leak check in memcheck's words, from outside "
+		"the process\n", (int)pid);
+	fprintf(f, "==%d== Using ptleak-%s, not Valgrind; rerun with -h for help\n",
+		(int)pid, version ? version : "?");
+	fprintf(f, "==%d== Command:", (int)pid);
+	for (a = argv; a && *a; a++) {
+		fprintf(f, " %s", text_safe(*a, &hold));
 		free(hold);
 	}
-	putc('\n', v->f);
-	if (v->o.log_file) {
+	putc('\n', f);
+	if (log_file) {
 		unsigned long long ppid = 0;
 
 		/* valgrind's: the parent of the process that ran the command,
 		 * which is ptleak's when ptleak launched it */
-		if (proc_status_field(in->pid, "PPid:", 10, &ppid) ||
+		if (proc_status_field(pid, "PPid:", 10, &ppid) ||
 		    ppid == (unsigned long long)getpid())
 			ppid = (unsigned long long)getppid();
-		say(v, "Parent PID: %llu", ppid);
+		fprintf(f, "==%d== Parent PID: %llu\n", (int)pid, ppid);
 	}
-	blank(v);
+	fprintf(f, "==%d== \n", (int)pid);
+	fflush(f);
 }
 
 /* valgrind's name of a descriptor: a path, else none (a pipe, a socket) */
@@ -218,7 +220,7 @@ static void begin(void *ctx, const struct report_totals *t)
 	char b1[32], b2[32], b3[32];
 
 	if (v->o.verbosity > 0 && v->o.banner)
-		banner(v);
+		vgtext_banner(v->f, in->pid, in->argv, v->o.log_file, v->o.version);
 	if (v->o.verbosity > 0 && in->exited && in->exit_signal) {
 		const char *abbrev = sigabbrev_np(in->exit_signal);
 
@@ -368,12 +370,26 @@ static void used_suppressions(struct vgtext *v)
 	error_summary(v);
 }
 
-/* ptleak's own sections, written for ptleak's text ("ptleak[PID]:"),
- * in memcheck's prefix */
+void vgtext_relay(FILE *f, pid_t pid, char *text)
+{
+	char *line, *next, pre[32];
+	size_t n = (size_t)snprintf(pre, sizeof(pre), "ptleak[%d]:", (int)pid);
+
+	for (line = text; line && *line; line = next) {
+		next = strchr(line, '\n');
+		if (next)
+			*next++ = '\0';
+		if (!strncmp(line, pre, n))
+			line += n + (line[n] == ' ');
+		fprintf(f, "==%d== %s\n", (int)pid, line);
+	}
+}
+
+/* ptleak's own sections, written for ptleak's text, in memcheck's prefix */
 static void extras(struct vgtext *v)
 {
-	char *buf = NULL, *line, *next, pre[32];
-	size_t len = 0, n;
+	char *buf = NULL;
+	size_t len = 0;
 	FILE *m = open_memstream(&buf, &len);
 
 	if (!m)
@@ -382,15 +398,7 @@ static void extras(struct vgtext *v)
 		rthreads_text(v->in, m);
 	rresources_text(v->in, m);
 	fclose(m);
-	n = (size_t)snprintf(pre, sizeof(pre), "ptleak[%d]:", v->pid);
-	for (line = buf; line && *line; line = next) {
-		next = strchr(line, '\n');
-		if (next)
-			*next++ = '\0';
-		if (!strncmp(line, pre, n))
-			line += n + (line[n] == ' ');
-		say(v, "%s", line);
-	}
+	vgtext_relay(v->f, v->pid, buf);
 	free(buf);
 }
 

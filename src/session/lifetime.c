@@ -424,6 +424,9 @@ void lifetime_exec(struct session *S, struct task *t)
 	P->exec_reported = 0;
 	P->reported = 0;
 	P->exit_known = P->exit_code = P->exit_signal = 0;
+	/* valgrind's text: a new image, a new banner (valgrind starts anew) */
+	P->vg_banner = 0;
+	report_vg_banner(S, P);
 	if (image_exec(S, t)) {
 		if (P != S->first) {
 			/* -f: this child alone runs on untraced */

@@ -127,7 +127,7 @@ static int report_write_all(struct session *S, struct report_input *in,
 	if (o->text == TEXT_VALGRIND && text) {
 		struct vgtext_opts vo = {
 			.verbosity = !o->quiet, .list_errors = o->list_errors,
-			.banner = !P->vg_banner,
+			.banner = !P->vg_banner,	/* a child's, an exec's */
 			.marker_begin = o->marker_begin, .marker_end = o->marker_end,
 			.track_fds = o->track_fds_set && !o->heap_only,
 			.log_file = o->output != NULL, .version = PTLEAK_VERSION,
@@ -164,6 +164,35 @@ static int report_write_all(struct session *S, struct report_input *in,
 		free(name);
 	}
 	return ret;
+}
+
+void report_vg_banner(struct session *S, struct proc *P)
+{
+	const struct options *o = S->o;
+
+	if (o->text != TEXT_VALGRIND || o->quiet || !P->text || P->vg_banner)
+		return;
+	vgtext_banner(P->text, P->pid, P->argv, o->output != NULL, PTLEAK_VERSION);
+	P->vg_banner = 1;
+}
+
+void report_tree(struct session *S, struct proc *P)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *m;
+
+	if (S->o->text != TEXT_VALGRIND) {
+		proctree_print(S->tree, P->text, P->pid);
+		return;
+	}
+	if (S->o->quiet || !(m = open_memstream(&buf, &len)))
+		return;
+	proctree_print(S->tree, m, P->pid);
+	fclose(m);
+	vgtext_relay(P->text, P->pid, buf);
+	fflush(P->text);
+	free(buf);
 }
 
 /*

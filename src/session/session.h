@@ -326,6 +326,12 @@ int report_make(struct session *S, enum report_reason reason, pid_t via,
 		const struct arch_regs *regs, unsigned nregs, int reg_roots);
 /* The report at exit: THREAD is stopped at its exit event. */
 int report_make_exit(struct session *S, const struct task *thread);
+/* valgrind's text: memcheck's banner in P's text now, as valgrind writes
+ * it when the program starts (nothing with -q, or once written). */
+void report_vg_banner(struct session *S, struct proc *P);
+/* -f: the PROCESS TREE at the end, in P's text (valgrind's text: in
+ * memcheck's prefix, nothing with -q). */
+void report_tree(struct session *S, struct proc *P);
 /* A report while every thread is held (events_stop_all): their registers. */
 int report_make_live(struct session *S, enum report_reason reason);
 

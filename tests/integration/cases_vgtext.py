@@ -232,10 +232,19 @@ vgt_case("vgtext_valgrindrc", "v_leaks", ["--error-exitcode=9"], want_rc=9,
 vgt_case("vgtext_valgrindrc_writable", "v_leaks", ["--error-exitcode=9"], want_rc=0,
          env=dict(target_env(), HOME="{d}/home"), cwd="{d}/work",
          files={"work/.valgrindrc": ("--leak-check=full\n", 0o646)})
-# an exec (valgrind follows it with --trace-children=yes): the image
-# that exits is reported, the 77 bytes of the one the exec left are no error
+# an exec (valgrind follows it with --trace-children=yes): a new banner,
+# the image that exits is reported, the 77 bytes of the one the exec left
+# are no error (on stderr: valgrind's new instance truncates a log file)
+def vgt_tree(ck, got, want_lines, extra):
+    """-f's PROCESS TREE, last, in memcheck's prefix."""
+    ck.eq("PROCESS TREE", extra[-2:-1], ["==PID== PROCESS TREE: 1 process"])
+    ck.true("the tree's row: %s" % short(extra[-1:]), extra and re.match(
+        r"==PID==   \d+ \S*v_exec again: exit 0, lost 11 bytes, 0 fds$", extra[-1]))
+
+
 vgt_case("vgtext_exec", "v_exec", ["--trace-children=yes", "--leak-check=full",
-                                   "--error-exitcode=5"], want_rc=5)
+                                   "--error-exitcode=5"], want_rc=5, log_file=False,
+         want=vgt_tree)
 # C++: the stacks start at operator new, as memcheck's (valgrind's
 # freeres off: ptleak frees nothing in the program).  The still reachable
 # emergency pool of libstdc++ is counted, not shown: its stack runs
