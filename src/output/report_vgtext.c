@@ -279,7 +279,9 @@ static void record(void *ctx, const struct report_record *rec)
 	if (rec->supp >= 0 && v->used && in->supp &&
 	    (unsigned)rec->supp < in->supp->n) {
 		v->used[rec->supp].count++;
-		v->used[rec->supp].bytes += rec->bytes;
+		/* with the indirect bytes, as valgrind -s (the LEAK SUMMARY's
+		 * suppressed line has the direct ones) */
+		v->used[rec->supp].bytes += rec->bytes + rec->indirect;
 		v->used[rec->supp].blocks += rec->blocks;
 	}
 	if (!rec->listed)

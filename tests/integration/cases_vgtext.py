@@ -204,6 +204,11 @@ vgt_case("vgtext_suppressions", "v_leaks", ["--leak-check=full", "--show-leak-ki
                                             "--suppressions={supp}", "-s"])
 vgt_case("vgtext_suppressions_quiet", "v_leaks", ["-q", "-s", "--leak-check=full",
                                                   "--suppressions={supp}"], want=vgt_no_extras)
+# one suppression for two records, one with indirect bytes
+vgt_case("vgtext_suppressions_two", "v_leaks", ["--leak-check=full", "-s",
+                                                "--suppressions={d}/two.supp"],
+         files={"two.supp": ("{\n   all_def\n   Memcheck:Leak\n   match-leak-kinds: definite\n"
+                             "   fun:malloc\n   ...\n}\n", 0o644)})
 vgt_case("vgtext_markers_exitcode", "v_leaks",
          ["--leak-check=full", "--errors-for-leak-kinds=all", "--show-leak-kinds=definite",
           "--error-markers=VALGRINDERROR-BEGIN,VALGRINDERROR-END", "--error-exitcode=7"],
