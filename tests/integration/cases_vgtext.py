@@ -257,6 +257,15 @@ vgt_case("vgtext_exec", "v_exec", ["--trace-children=yes", "--leak-check=full",
 vgt_case("vgtext_cxx", "h_vector", ["--leak-check=full",
                                     "--show-leak-kinds=definite,indirect,possible",
                                     "--run-libc-freeres=no", "--run-cxx-freeres=no"])
+vgt_case("vgtext_quiet_summary", "v_leaks", ["-q"], want=vgt_no_extras)
+vgt_case("vgtext_kinds_none", "v_leaks", ["--leak-check=full", "--show-leak-kinds=none",
+                                          "--errors-for-leak-kinds=none"])
+# more kinds and stacks: h_classes (a cycle, an interior pointer, a
+# definite block holding indirect ones), demo (realloc, strdup, stdio's
+# buffer: valgrind's freeres off)
+vgt_case("vgtext_classes", "h_classes", ["--leak-check=full", "--show-leak-kinds=all",
+                                         "--run-libc-freeres=no"])
+vgt_case("vgtext_demo", "demo", ["--leak-check=full", "--run-libc-freeres=no"])
 # no leaks: "All heap blocks were freed -- no leaks are possible"
 vgt_case("vgtext_clean", "v_clean", ["--leak-check=full", "--error-exitcode=3"], want_rc=0)
 vgt_case("vgtext_clean_quiet", "v_clean", ["-q", "--leak-check=full"], want=vgt_no_extras)
