@@ -424,9 +424,20 @@ void lifetime_exec(struct session *S, struct task *t)
 	P->exec_reported = 0;
 	P->reported = 0;
 	P->exit_known = P->exit_code = P->exit_signal = 0;
-	/* valgrind's text: a new image, a new banner (valgrind starts anew) */
-	P->vg_banner = 0;
-	report_vg_banner(S, P);
+	/*
+	 * valgrind's text without -f: valgrind does not follow an exec (the
+	 * new image runs natively, unchecked), so ptleak lets the launched
+	 * process go once the new image is set up (the usual detach, no
+	 * report) and waits for its status.  Otherwise valgrind starts
+	 * anew on the new image: a new banner.
+	 */
+	if (S->o->text == TEXT_VALGRIND && !S->o->follow_forks && P == S->first &&
+	    !S->attached)
+		S->untraceable = 1;
+	else if (S->o->text == TEXT_VALGRIND) {
+		P->vg_banner = 0;
+		report_vg_banner(S, P);
+	}
 	if (image_exec(S, t)) {
 		if (P != S->first) {
 			/* -f: this child alone runs on untraced */

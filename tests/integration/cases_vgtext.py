@@ -250,6 +250,11 @@ def vgt_tree(ck, got, want_lines, extra):
 vgt_case("vgtext_exec", "v_exec", ["--trace-children=yes", "--leak-check=full",
                                    "--error-exitcode=5"], want_rc=5, log_file=False,
          want=vgt_tree)
+# without --trace-children=yes valgrind does not follow the exec: the new
+# image runs unchecked, the log has the banner only, the status is the
+# program's; ptleak lets the process go at its exec and waits for it
+vgt_case("vgtext_exec_untraced", "v_exec", ["--leak-check=full", "--error-exitcode=5"],
+         want_rc=0, log_file=False)
 # C++: the stacks start at operator new, as memcheck's (valgrind's
 # freeres off: ptleak frees nothing in the program).  The still reachable
 # emergency pool of libstdc++ is counted, not shown: its stack runs
