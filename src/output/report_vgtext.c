@@ -308,6 +308,9 @@ static void record(void *ctx, const struct report_record *rec)
 	blank(v);
 	if (v->o.marker_end)
 		say(v, "%s", v->o.marker_end);
+	/* --gen-suppressions=all: after the error, unprefixed, as valgrind */
+	if (in->gen_suppressions)
+		vgsupp_print(v->f, rec->cls, rec->frames, rec->nframes);
 }
 
 static void leak_summary(struct vgtext *v, const struct report_totals *t)

@@ -204,6 +204,10 @@ vgt_case("vgtext_suppressions", "v_leaks", ["--leak-check=full", "--show-leak-ki
                                             "--suppressions={supp}", "-s"])
 vgt_case("vgtext_suppressions_quiet", "v_leaks", ["-q", "-s", "--leak-check=full",
                                                   "--suppressions={supp}"], want=vgt_no_extras)
+# --gen-suppressions=all: a block after each record (and its end marker)
+vgt_case("vgtext_gen_suppressions", "v_leaks", ["-q", "--leak-check=full",
+                                                "--gen-suppressions=all",
+                                                "--error-markers=B,E"])
 # one suppression for two records, one with indirect bytes
 vgt_case("vgtext_suppressions_two", "v_leaks", ["--leak-check=full", "-s",
                                                 "--suppressions={d}/two.supp"],
