@@ -19,7 +19,8 @@ struct options {
 	double duration;	/* --duration SECONDS: detach after (0: never) */
 	int fd_only;		/* --fd-only: no allocator breakpoints */
 	int heap_only;		/* --heap-only: no descriptor breakpoints */
-	int follow_forks;	/* -f: every child process traced too */
+	int follow_forks;	/* -f: every child process traced too (and,
+				 * with valgrind's text, every fork child) */
 	enum engine {
 		ENGINE_AUTO,	/* the recorder where it can be, else breakpoints */
 		ENGINE_RECORDER,	/* the recorder, or an error */
@@ -49,6 +50,9 @@ struct options {
 	const char *marker_begin, *marker_end;	/* --error-markers=B,E */
 	int leak_check_set;	/* --leak-check given */
 	int track_fds_set;	/* --track-fds given */
+	int vg_exec_untraced;	/* valgrind's text without --trace-children=yes:
+				 * fork children traced (follow_forks), an
+				 * exec not followed, as valgrind */
 	char *notices;		/* options accepted but not honoured, for the
 				 * one notice line (malloc'd) */
 	char **rc_argv;		/* the command line with valgrind's rc files and

@@ -407,6 +407,10 @@ int options_parse(struct options *o, int argc, char **argv)
 			o->error_kinds = dp;
 		if (!o->track_fds_set && !o->fd_only)
 			o->heap_only = 1;
+		/* valgrind follows every fork; an exec only with
+		 * --trace-children=yes (-f) */
+		o->vg_exec_untraced = !o->follow_forks;
+		o->follow_forks = 1;
 	}
 	if (vgopt_finish(o))
 		return EXIT_USAGE;

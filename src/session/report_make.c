@@ -122,7 +122,7 @@ static int report_write_all(struct session *S, struct report_input *in,
 	}
 	/* valgrind's text says nothing of an image left by an exec, and its
 	 * leaks are no errors: valgrind checks the image that exits */
-	if (o->text == TEXT_VALGRIND && in->reason == REPORT_EXEC)
+	if (o->text == TEXT_VALGRIND && (in->reason == REPORT_EXEC || P->vg_silent))
 		text = NULL;
 	if (o->text == TEXT_VALGRIND && text) {
 		struct vgtext_opts vo = {
@@ -142,7 +142,7 @@ static int report_write_all(struct session *S, struct report_input *in,
 	}
 	if (report_write(in, text, P->json, res))
 		ret = -1;
-	if (o->text == TEXT_VALGRIND && in->reason == REPORT_EXEC)
+	if (o->text == TEXT_VALGRIND && (in->reason == REPORT_EXEC || P->vg_silent))
 		res->lost_bytes = res->lost_blocks = res->leaked_fds = 0;
 	if (x && vgxml_close(x, in->supp))
 		ret = -1;
@@ -186,7 +186,9 @@ void report_tree(struct session *S, struct proc *P)
 		proctree_print(S->tree, P->text, P->pid);
 		return;
 	}
-	if (S->o->quiet || !(m = open_memstream(&buf, &len)))
+	/* only -f (--trace-children=yes) asked for the tree */
+	if (S->o->quiet || S->o->vg_exec_untraced ||
+	    !(m = open_memstream(&buf, &len)))
 		return;
 	proctree_print(S->tree, m, P->pid);
 	fclose(m);
@@ -328,6 +330,10 @@ int report_make(struct session *S, enum report_reason reason, pid_t via,
 		P->lost_bytes = res.lost_bytes;
 		P->leaked_fds = res.leaked_fds;
 		P->untracked = res.untracked;
+	}
+	if (P == S->first) {
+		S->first_lost = P->lost_bytes + P->exec_lost_bytes;
+		S->first_untracked = P->untracked;
 	}
 	if (S->tree)
 		proctree_leaks(S->tree, P->row, P->lost_bytes + P->exec_lost_bytes,

@@ -137,6 +137,9 @@ struct proc {
 	int exec_reported;	/* that report was made (PTRACE_EVENT_EXEC next) */
 	unsigned nreports;	/* its reports so far, its images' together */
 	int vg_banner;		/* valgrind's text: its banner written */
+	int vg_silent;		/* valgrind's text: a fork child that exec'd
+				 * (valgrind does not follow it): no text,
+				 * no errors */
 	/* of its image's last report, and of its images before an exec */
 	uint64_t lost_bytes, leaked_fds;
 	uint64_t exec_lost_bytes, exec_leaked_fds;
@@ -161,6 +164,9 @@ struct session {
 	int exec_due;		/* a process has a thread held at an execve */
 	/* the leaks of every process gone (procs.c), for --error-exitcode */
 	uint64_t lost_total, fds_total;
+	uint64_t first_lost;	/* valgrind's text: the first process's errors
+				 * (its status is the verdict, as valgrind's) */
+	int first_untracked;	/* ... and what it could not see */
 	int untracked_any;
 	struct task *tasks[256];
 	unsigned ntasks;

@@ -376,7 +376,11 @@ int tracer_run(const struct options *o)
 		report_tree(S, P);
 	}
 	procs_count_all(S);
-	if (o->error_exitcode && (S->lost_total || S->fds_total || S->untracked_any))
+	/* valgrind's text: the first process's verdict, as valgrind's status
+	 * is its own (a child's errors change the child's status) */
+	if (o->error_exitcode &&
+	    (o->text == TEXT_VALGRIND ? S->first_lost || S->first_untracked :
+	     S->lost_total || S->fds_total || S->untracked_any))
 		ret = o->error_exitcode;
 	if (S->report_failed)
 		ret = -1;

@@ -66,7 +66,8 @@ def vgt_runs(target, opts, args=(), log_file=True, env=None, cwd=None, files=Non
             env = {k: v.format(d=d) for k, v in env.items()}
         cwd = cwd.format(d=d) if cwd else None
         for tool, name, timeout in ((vg, "vg", TIMEOUT * 3), (PTLEAK, "pt", TIMEOUT)):
-            log = ["--log-file=%s/%s.%%p" % (d, name)] if log_file else []
+            log = ["--log-file=%s/%s.%s" % (d, name, "%p" if log_file != "shared" else "log")] \
+                if log_file else []
             pre = ["sh", "-c", 'exec 7</dev/null 9>&1; exec "$@"', "sh"] \
                 if inherit else []
             rc, out, err = run_cmd(pre + [tool] + log + opts + exe, timeout=timeout, env=env,
@@ -105,13 +106,27 @@ def vgt_norm(text):
     return out
 
 
+VGT_OWN_SECTIONS = ("==PID== THREADS: ", "==PID== RESOURCES: ", "==PID== PROCESS TREE: ")
+
+
 def vgt_memcheck_part(lines):
-    """ptleak's lines up to its last ERROR SUMMARY (ptleak's own sections
-    follow it), and those after."""
-    last = max([i for i, l in enumerate(lines) if " ERROR SUMMARY: " in l], default=None)
-    if last is None:
-        return lines, []
-    return lines[:last + 1], lines[last + 1:]
+    """ptleak's lines without its own sections (a blank line, a header of
+    VGT_OWN_SECTIONS, its indented rows: after each process's ERROR
+    SUMMARY), and those sections' lines."""
+    got, extra, i = [], [], 0
+    while i < len(lines):
+        if lines[i] == "==PID== " and i + 1 < len(lines) and \
+                lines[i + 1].startswith(VGT_OWN_SECTIONS):
+            extra += lines[i:i + 2]
+            i += 2
+            while i < len(lines) and lines[i].startswith("==PID==   ") and \
+                    not lines[i].startswith("==PID==    "):
+                extra.append(lines[i])
+                i += 1
+            continue
+        got.append(lines[i])
+        i += 1
+    return got, extra
 
 
 def vgt_diff(ck, what, got, want):
@@ -259,6 +274,10 @@ vgt_case("vgtext_exec", "v_exec", ["--trace-children=yes", "--leak-check=full",
 # program's; ptleak lets the process go at its exec and waits for it
 vgt_case("vgtext_exec_untraced", "v_exec", ["--leak-check=full", "--error-exitcode=5"],
          want_rc=0, log_file=False)
+# valgrind follows every fork (the child's report in the same log, no
+# banner); the verdict is the first process's
+vgt_case("vgtext_fork", "v_fork", ["--leak-check=full", "--error-exitcode=4"], want_rc=4,
+         log_file="shared")
 # C++: the stacks start at operator new, as memcheck's (valgrind's
 # freeres off: ptleak frees nothing in the program).  The still reachable
 # emergency pool of libstdc++ is counted, not shown: its stack runs
