@@ -20,10 +20,12 @@ BINDIR ?= $(PREFIX)/bin
 MANDIR ?= $(PREFIX)/share/man
 
 PKGS := libdw libelf libunwind-ptrace libunwind-generic capstone zlib
+# cmake, meson, ninja-build: ptleak replacing valgrind in CTest and meson
+# (tests/integration/cases_ci.py)
 DEPS_DEB := gcc g++ make pkg-config python3 libdw-dev libelf-dev \
 	libunwind-dev libcapstone-dev libcmocka-dev valgrind \
 	libjemalloc2 libtcmalloc-minimal4 libmimalloc2.0 zlib1g-dev \
-	golang-go libtest-valgrind-perl strace
+	golang-go libtest-valgrind-perl strace cmake meson ninja-build
 # the HTML report's browser test (cases_html.py); without its Recommends:
 # libnss-mdns (avahi's) adds a module to /etc/nsswitch.conf, which changes
 # what every process that resolves a name allocates

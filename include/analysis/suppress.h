@@ -21,7 +21,8 @@ struct supp_pattern {
 	enum supp_kind kind;
 	char *glob;		/* a valgrind block's name */
 	struct vgsupp *vg;	/* a valgrind block (vgsupp.h), NULL: a glob */
-	int line;		/* in the file */
+	char *file;		/* the file it was read from */
+	int line;		/* in the file (a valgrind block: its name's) */
 	uint64_t count;		/* records suppressed by it */
 	uint64_t bytes;		/* their bytes (leak patterns) */
 };

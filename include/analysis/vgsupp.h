@@ -34,6 +34,7 @@ struct vgparse {
 	struct vgsupp *cur;	/* the block being read, NULL between blocks */
 	int state;		/* where in the block */
 	int start;		/* its first line */
+	int name_line;		/* the line of its name */
 };
 
 /*

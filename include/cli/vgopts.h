@@ -25,6 +25,8 @@ enum {
 	VGOPT_GEN_SUPPRESSIONS,
 	VGOPT_TOOL,
 	VGOPT_PPROF,
+	VGOPT_ERROR_MARKERS,
+	VGOPT_SHOW_ERROR_LIST,
 };
 
 /* getopt_long entries, for options.c's table */
@@ -42,10 +44,12 @@ enum {
 	{ "xml-file", required_argument, NULL, VGOPT_XML_FILE }, \
 	{ "gen-suppressions", required_argument, NULL, VGOPT_GEN_SUPPRESSIONS }, \
 	{ "tool", required_argument, NULL, VGOPT_TOOL }, \
-	{ "pprof", required_argument, NULL, VGOPT_PPROF }
+	{ "pprof", required_argument, NULL, VGOPT_PPROF }, \
+	{ "error-markers", required_argument, NULL, VGOPT_ERROR_MARKERS }, \
+	{ "show-error-list", required_argument, NULL, VGOPT_SHOW_ERROR_LIST }
 
 #define VGOPT_FIRST VGOPT_LEAK_CHECK
-#define VGOPT_LAST VGOPT_PPROF
+#define VGOPT_LAST VGOPT_SHOW_ERROR_LIST
 
 /* Help lines for these options (options.c's usage). */
 extern const char vgopt_usage[];
@@ -58,18 +62,22 @@ int vgopt_apply(struct options *o, int code, const char *arg);
  * ARG is an option getopt_long did not take ("--track-origins=yes",
  * "--show-reachable=yes"), LETTER its letter if it is a short one (else
  * 0).  Returns 0 when it is a valgrind option applied here with its
- * meaning, or asking what ptleak does anyway (-v, -s,
- * --run-libc-freeres=no), EXIT_USAGE after "ptleak: ARG cannot be
- * honoured: why" when it is a valgrind option ptleak cannot honour, -1
- * when it is no valgrind option.
+ * meaning (-s, --show-reachable=yes), asking what ptleak does anyway (-v,
+ * --run-libc-freeres=no), or one of memcheck's error checks that would
+ * only add errors of other kinds than leaks (--track-origins=yes: noted
+ * for vgopt_finish's notice); EXIT_USAGE after "ptleak: ARG cannot be
+ * honoured: why" when it is a valgrind option that would change the leak
+ * report, -1 when it is no valgrind option.
  */
 int vgopt_other(struct options *o, const char *arg, int letter);
 
 /* --suppressions FILE: one more file (any number). */
 void vgopt_add_suppressions(struct options *o, const char *path);
 
-/* After every option: combinations (--xml=yes without --xml-file).  0 or
- * EXIT_USAGE after one line. */
+/* After every option: combinations (--xml=yes without --xml-file); the
+ * one notice line for the options accepted but not honoured (memcheck's
+ * error checks: --track-origins=yes ...), unless -q.  0 or EXIT_USAGE
+ * after one line. */
 int vgopt_finish(struct options *o);
 
 #endif

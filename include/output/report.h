@@ -22,6 +22,8 @@
 #include "analysis/suppress.h"
 #include "symbols/symbols.h"
 
+struct fd_report;
+
 enum report_reason { REPORT_EXIT, REPORT_SIGNAL, REPORT_DETACH, REPORT_EXEC };
 
 /* valgrind's --leak-check: every record listed, the summaries only, or
@@ -91,7 +93,8 @@ struct report_input {
 	int leak_check;			/* enum report_leak_check */
 	int gen_suppressions;		/* text: a valgrind suppression after
 					 * each record listed (vgsupp.h) */
-	const struct report_sink *sink;	/* NULL, or told each record listed */
+	const struct report_sink *sink;	/* NULL, or the first of the sinks
+					 * told the records (report_sink) */
 	/* the stacks growing (growth.h), fastest first: a GROWTH section,
 	 * "heap.growth" */
 	const struct growth_entry *growth;
@@ -101,7 +104,7 @@ struct report_input {
 					 * (0: none counts) */
 };
 
-/* A record listed, as report_sink sees it (report_xml.c). */
+/* A record, as report_sink sees it (report_xml.c, report_vgtext.c). */
 struct report_record {
 	int cls;			/* enum scan_class, -1: unclassified */
 	uint64_t bytes;			/* direct */
@@ -109,13 +112,41 @@ struct report_record {
 	uint64_t blocks;
 	size_t number, total;		/* loss record NUMBER of TOTAL */
 	const struct frame_info *frames;	/* [0]: the allocator */
-	unsigned nframes;
+	unsigned nframes;		/* 0 when not listed (REPORT_SINK_ALL)
+					 * or the record has no stack */
+	int listed;			/* shown: --leak-check=full, a kind of
+					 * --show-leak-kinds, not suppressed */
+	int supp;			/* index in report_input.supp of the
+					 * pattern that suppressed it, -1: none */
 };
 
-/* Another writer of the same records, in the report's order. */
+/* What a sink hears before the first record and after the last. */
+struct report_totals {
+	const struct report_input *in;
+	size_t nrecs;			/* every record, listed or not */
+	/* not suppressed, direct bytes; [enum scan_class], [4]: unclassified */
+	uint64_t cls_bytes[5], cls_blocks[5];
+	uint64_t supp_bytes, supp_blocks;	/* suppressed records' */
+	const struct fd_report *fds;	/* NULL: no descriptors (report_fds.h) */
+};
+
+/* REPORT_SINK_ALL: every record, suppressed and unlisted ones too, in
+ * memcheck's order (smallest first: total bytes, then its kinds
+ * reachable, possible, indirect, definite, then blocks) and numbered in
+ * it, as valgrind numbers its loss records.  0: the records listed, in
+ * the report's order (largest first) and numbers. */
+#define REPORT_SINK_ALL 1u
+
+/* Another writer of the same records.  begin and end may be NULL; every
+ * record is told between them.  Sinks are chained by NEXT
+ * (report_input.sink: the first). */
 struct report_sink {
+	const struct report_sink *next;
+	void (*begin)(void *ctx, const struct report_totals *t);
 	void (*record)(void *ctx, const struct report_record *rec);
+	void (*end)(void *ctx, const struct report_totals *t);
 	void *ctx;
+	unsigned flags;			/* REPORT_SINK_ALL or 0 */
 };
 
 /* What the report found, for --error-exitcode. */

@@ -19,7 +19,8 @@ struct options {
 	double duration;	/* --duration SECONDS: detach after (0: never) */
 	int fd_only;		/* --fd-only: no allocator breakpoints */
 	int heap_only;		/* --heap-only: no descriptor breakpoints */
-	int follow_forks;	/* -f: every child process traced too */
+	int follow_forks;	/* -f: every child process traced too (and,
+				 * with valgrind's text, every fork child) */
 	enum engine {
 		ENGINE_AUTO,	/* the recorder where it can be, else breakpoints */
 		ENGINE_RECORDER,	/* the recorder, or an error */
@@ -38,6 +39,25 @@ struct options {
 	const char *xml_file;	/* --xml-file FILE */
 	int gen_suppressions;	/* --gen-suppressions=all */
 	const char *pprof;	/* --pprof FILE */
+	/* valgrind's text (report_vgtext.h) */
+	enum text_format {
+		TEXT_AUTO,	/* valgrind's when its spellings are used */
+		TEXT_PTLEAK,
+		TEXT_VALGRIND,
+	} text;			/* --text, TEXT_AUTO resolved by options_parse */
+	int vg_spelled;		/* a spelling only valgrind has was used */
+	int list_errors;	/* -s, --show-error-list=yes */
+	const char *marker_begin, *marker_end;	/* --error-markers=B,E */
+	int leak_check_set;	/* --leak-check given */
+	int track_fds_set;	/* --track-fds given */
+	int vg_exec_untraced;	/* valgrind's text without --trace-children=yes:
+				 * fork children traced (follow_forks), an
+				 * exec not followed, as valgrind */
+	char *notices;		/* options accepted but not honoured, for the
+				 * one notice line (malloc'd) */
+	char **rc_argv;		/* the command line with valgrind's rc files and
+				 * $VALGRIND_OPTS in front (malloc'd) */
+	char *rc_text;		/* their words (malloc'd) */
 	/* memory over time (docs/usage.md) */
 	const char *timeline;	/* --timeline FILE: the samples as CSV */
 	unsigned interval_ms;	/* --interval MS between samples (default 100) */

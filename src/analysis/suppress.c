@@ -101,6 +101,7 @@ static int load_into(struct suppressions *s, const char *path)
 	size_t total = 0;
 	char *buf;
 	int lineno = 0, err, got;
+	unsigned first = s->n, i;
 	FILE *f;
 
 	f = fopen(path, "r");
@@ -120,6 +121,8 @@ static int load_into(struct suppressions *s, const char *path)
 	if (!got && !err && vgsupp_end(&vg, path, lineno - 1))
 		got = -1;
 	vgsupp_free(vg.cur);
+	for (i = first; i < s->n; i++)
+		s->p[i].file = xstrdup(path);
 	if (got)
 		return -1;
 	if (err)
@@ -155,6 +158,7 @@ void supp_free(struct suppressions *s)
 		return;
 	for (i = 0; i < s->n; i++) {
 		free(s->p[i].glob);
+		free(s->p[i].file);
 		vgsupp_free(s->p[i].vg);
 	}
 	free(s->p);

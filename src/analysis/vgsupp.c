@@ -161,7 +161,7 @@ static int finish(struct vgparse *st, struct suppressions *s, const char *path,
 	p->kind = SUPP_LEAK;
 	p->glob = xstrdup(v->name);
 	p->vg = v;
-	p->line = st->start;
+	p->line = st->name_line;	/* where valgrind -s says it is */
 	return 0;
 }
 
@@ -186,6 +186,7 @@ int vgsupp_line(struct vgparse *st, struct suppressions *s, const char *text,
 			return error("%s:%d: expected the suppression's name, got '%s'",
 				     path, lineno, text);
 		v->name = xstrdup(text);
+		st->name_line = lineno;
 		st->state = ST_KIND;
 		return 0;
 	case ST_KIND: {

@@ -7,8 +7,10 @@
 #include <string.h>
 
 #include "session/options.h"
+#include "output/report.h"
 #include "base/util.h"
 #include "cli/vgopts.h"
+#include "cli/vgrc.h"
 
 #ifndef PTLEAK_VERSION
 #define PTLEAK_VERSION "0.1"
@@ -18,7 +20,7 @@
 
 enum { OPT_JSON = 256, OPT_DEPTH, OPT_VERSION, OPT_SHOW_REACHABLE, OPT_NO_SCAN,
        OPT_ERROR_EXITCODE, OPT_SUPPRESSIONS, OPT_REPORT_ON_SIGNAL, OPT_MIN_AGE,
-       OPT_DURATION, OPT_FD_ONLY, OPT_HEAP_ONLY, OPT_ENGINE, OPT_HTML,
+       OPT_DURATION, OPT_FD_ONLY, OPT_HEAP_ONLY, OPT_ENGINE, OPT_HTML, OPT_TEXT,
        OPT_ERRORS_FOR_GROWTH };
 /* memory over time */
 enum { OPT_TIMELINE = 1024, OPT_INTERVAL, OPT_EVENTS, OPT_LIVE, OPT_FOLDED };
@@ -41,6 +43,7 @@ static const struct option longopts[] = {
 	{ "fd-only", no_argument, NULL, OPT_FD_ONLY },
 	{ "heap-only", no_argument, NULL, OPT_HEAP_ONLY },
 	{ "engine", required_argument, NULL, OPT_ENGINE },
+	{ "text", required_argument, NULL, OPT_TEXT },
 	{ "timeline", required_argument, NULL, OPT_TIMELINE },
 	{ "interval", required_argument, NULL, OPT_INTERVAL },
 	{ "events", required_argument, NULL, OPT_EVENTS },
@@ -74,6 +77,9 @@ static const char usage[] =
 	"  -f, --follow-forks  trace every child process too, each with its own\n"
 	"                      report (a file name's %p is the pid)\n"
 	"  -o, --output FILE   text report to FILE instead of stderr\n"
+	"      --text=ptleak|valgrind  the text report's format: ptleak's, or\n"
+	"                      memcheck's own (the default when valgrind's\n"
+	"                      spellings are used)\n"
 	"      --json FILE     also write the report as JSON to FILE\n"
 	"      --html FILE     also write the report as one self-contained HTML\n"
 	"                      file: summary, heap/RSS chart, records, sources\n"
@@ -153,7 +159,9 @@ static int parse_signal(const char *arg)
 	return 0;
 }
 
-int options_parse(struct options *o, int argc, char **argv)
+/* ARGV's options into O (zeroed first): 0, 1 (--help, --version) or
+ * EXIT_USAGE; options_parse then resolves what depends on all of them. */
+static int parse_argv(struct options *o, int argc, char **argv)
 {
 	int c;
 
@@ -255,6 +263,15 @@ int options_parse(struct options *o, int argc, char **argv)
 				return usage_error("--engine wants auto, recorder or "
 						   "breakpoints, not '%s'", optarg);
 			break;
+		case OPT_TEXT:
+			if (!strcmp(optarg, "ptleak"))
+				o->text = TEXT_PTLEAK;
+			else if (!strcmp(optarg, "valgrind"))
+				o->text = TEXT_VALGRIND;
+			else
+				return usage_error("--text wants ptleak or valgrind, "
+						   "not '%s'", optarg);
+			break;
 		case OPT_TIMELINE:
 			o->timeline = optarg;
 			break;
@@ -302,10 +319,6 @@ int options_parse(struct options *o, int argc, char **argv)
 					   argv[optind - 1]);
 		}
 	}
-	if (vgopt_finish(o))
-		return EXIT_USAGE;
-	if (o->fd_only && o->heap_only)
-		return usage_error("%s", "--fd-only and --heap-only exclude each other");
 	if (o->pid) {
 		if (optind < argc)
 			return usage_error("-p PID and a program to run exclude each other "
@@ -316,5 +329,90 @@ int options_parse(struct options *o, int argc, char **argv)
 		return usage_error("%s", "no program to run (try 'ptleak --help')");
 	o->argv = argv + optind;
 	o->argc = argc - optind;
+	return 0;
+}
+
+/* Is ptleak run under a name with "valgrind" in it (a link named
+ * valgrind: CTest and meson know the tool by its name)? */
+static int named_valgrind(const char *argv0)
+{
+	const char *base = argv0 ? strrchr(argv0, '/') : NULL;
+
+	base = base ? base + 1 : argv0;
+	return base && strstr(base, "valgrind");
+}
+
+/*
+ * The valgrind text: the command line again with valgrind's rc files and
+ * $VALGRIND_OPTS in front of it (valgrind's order: the command line
+ * wins).  0, or what parse_argv returns.
+ */
+static int with_valgrind_rc(struct options *o, int argc, char **argv)
+{
+	char *text, **words, **nargv;
+	size_t n = vgrc_read(&text, &words);
+	int ret, i;
+
+	if (!n)
+		return 0;
+	for (i = 0; (size_t)i < n; i++)
+		if (words[i][0] != '-' || !words[i][1]) {
+			ret = usage_error("'%s' in ~/.valgrindrc, $VALGRIND_OPTS or "
+					  "./.valgrindrc is no option", words[i]);
+			free(words);
+			free(text);
+			return ret;
+		}
+	nargv = xcalloc(n + (size_t)argc + 1, sizeof(*nargv));
+	nargv[0] = argv[0];
+	memcpy(nargv + 1, words, n * sizeof(*nargv));
+	for (i = 1; i < argc; i++)
+		nargv[n + (size_t)i] = argv[i];
+	free(words);
+	options_free(o);
+	optind = 0;	/* getopt starts afresh */
+	ret = parse_argv(o, argc + (int)n, nargv);
+	o->rc_argv = nargv;
+	o->rc_text = text;
+	if (!ret && o->text == TEXT_AUTO)
+		o->text = TEXT_VALGRIND;
+	return ret;
+}
+
+int options_parse(struct options *o, int argc, char **argv)
+{
+	int ret = parse_argv(o, argc, argv);
+
+	if (ret)
+		return ret;
+	if (o->text == TEXT_AUTO && (o->vg_spelled || named_valgrind(argv[0])))
+		o->text = TEXT_VALGRIND;
+	if (o->text == TEXT_VALGRIND && (ret = with_valgrind_rc(o, argc, argv)))
+		return ret;
+	if (o->text != TEXT_VALGRIND) {
+		o->text = TEXT_PTLEAK;
+	} else {
+		/* valgrind's defaults: the summaries only, definite and
+		 * possible leaks shown and counted, no descriptors */
+		unsigned dp = REPORT_KIND(SCAN_DEFINITELY_LOST) |
+			      REPORT_KIND(SCAN_POSSIBLY_LOST);
+
+		if (!o->leak_check_set)
+			o->leak_check = LEAK_CHECK_SUMMARY;
+		if (!o->show_kinds)
+			o->show_kinds = dp;
+		if (!o->error_kinds)
+			o->error_kinds = dp;
+		if (!o->track_fds_set && !o->fd_only)
+			o->heap_only = 1;
+		/* valgrind follows every fork; an exec only with
+		 * --trace-children=yes (-f) */
+		o->vg_exec_untraced = !o->follow_forks;
+		o->follow_forks = 1;
+	}
+	if (vgopt_finish(o))
+		return EXIT_USAGE;
+	if (o->fd_only && o->heap_only)
+		return usage_error("%s", "--fd-only and --heap-only exclude each other");
 	return 0;
 }

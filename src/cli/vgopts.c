@@ -3,9 +3,12 @@
  *
  * Each is given valgrind's meaning in ptleak's terms: --leak-check=full is
  * ptleak's report, --num-callers its --depth, --log-file its -o, and so
- * on.  Options of valgrind's other tools, or of memcheck's error checks,
- * are refused by name with one line saying why, exit 64: a command line
- * must not seem to work while doing less than it asks.
+ * on.  Options of valgrind's other tools, or that would change the leak
+ * report, are refused by name with one line saying why, exit 64: a
+ * command line must not seem to work while doing less than it asks.
+ * memcheck's error checks, which only add errors of other kinds than
+ * leaks, are accepted with one notice, so that CI command lines run
+ * unchanged.
  */
 #include <getopt.h>
 #include <stdio.h>
@@ -34,6 +37,11 @@ const char vgopt_usage[] =
 	"      --xml=yes --xml-file=FILE  valgrind's XML (protocol 4)\n"
 	"      --gen-suppressions=all  a valgrind suppression per record\n"
 	"      --pprof FILE    the report as a gzip'd pprof profile\n"
+	"  -s                  ERROR SUMMARY and the suppressions used, even\n"
+	"                      with -q (also --show-error-list=yes)\n"
+	"      --error-markers=BEGIN,END  lines around each loss record\n"
+	"Options are also read from ~/.valgrindrc, $VALGRIND_OPTS and\n"
+	"./.valgrindrc when the text is valgrind's.\n"
 	"File names may contain %p (the target's pid) and %q{VAR}.\n";
 
 /* "yes" 1, "no" 0, else -1 */
@@ -125,9 +133,31 @@ int vgopt_apply(struct options *o, int code, const char *arg)
 	char *end;
 	int b;
 
+	/* valgrind's text by default (options.c), unless the option only
+	 * asks for a file of valgrind's world beside ptleak's text */
+	if (code != VGOPT_PPROF && code != VGOPT_XML && code != VGOPT_XML_FILE)
+		o->vg_spelled = 1;
 	switch (code) {
 	case VGOPT_LEAK_CHECK:
+		o->leak_check_set = 1;
 		return leak_check(o, arg);
+	case VGOPT_ERROR_MARKERS: {
+		const char *comma = strchr(arg, ',');
+
+		/* valgrind's: BEGIN[,END], either may be empty */
+		free((char *)o->marker_begin);
+		o->marker_begin = xstrdup(arg);
+		if (comma)
+			((char *)o->marker_begin)[comma - arg] = '\0';
+		o->marker_end = comma ? comma + 1 : NULL;
+		if (!*o->marker_begin) {
+			free((char *)o->marker_begin);
+			o->marker_begin = NULL;
+		}
+		if (o->marker_end && !*o->marker_end)
+			o->marker_end = NULL;
+		return 0;
+	}
 	case VGOPT_SHOW_LEAK_KINDS:
 		return kinds_option("--show-leak-kinds", arg, &o->show_kinds);
 	case VGOPT_ERRORS_FOR_LEAK_KINDS:
@@ -159,6 +189,7 @@ int vgopt_apply(struct options *o, int code, const char *arg)
 		if ((b = yes_no(arg)) < 0)
 			return usage_error("--track-fds wants yes or no, not '%s'", arg);
 		o->heap_only = !b;
+		o->track_fds_set = 1;
 		return 0;
 	case VGOPT_TRACE_CHILDREN:
 		if ((b = yes_no(arg)) < 0)
@@ -170,6 +201,12 @@ int vgopt_apply(struct options *o, int code, const char *arg)
 		if ((b = yes_no(arg)) < 0)
 			return usage_error("--xml wants yes or no, not '%s'", arg);
 		o->xml = b;
+		return 0;
+	case VGOPT_SHOW_ERROR_LIST:
+		if ((b = yes_no(arg)) < 0)
+			return usage_error("--show-error-list wants yes or no, not '%s'",
+					   arg);
+		o->list_errors = b;
 		return 0;
 	case VGOPT_XML_FILE:
 		o->xml_file = arg;
@@ -201,60 +238,63 @@ int vgopt_apply(struct options *o, int code, const char *arg)
  * valgrind options (core and memcheck) ptleak has no option for, matched
  * by name before any '=': the values that ask what ptleak does anyway
  * (accepted, nothing to do; "*": any, NULL: none), and why the others
- * cannot be honoured.
+ * cannot be honoured: refused, or (NOTE) accepted with the notice when
+ * they only change what memcheck would add to the leak check (errors of
+ * other kinds, its own emulation).
  */
+#define NOTE 1
 static const struct {
 	const char *name;
 	const char *same;	/* "no", "yes|no", "*" or NULL */
 	const char *why;
+	int note;		/* NOTE: other values accepted, noted */
 } others[] = {
-	{ "verbose", "*", NULL },
-	{ "show-error-list", "yes|no", NULL },	/* always shown */
-	{ "error-limit", "yes|no", NULL },	/* leaks only: no limit */
-	{ "child-silent-after-fork", "yes|no", NULL },	/* no child traced */
-	{ "read-var-info", "yes|no", NULL },	/* memory errors only */
-	{ "keep-debuginfo", "yes|no", NULL },
-	{ "demangle", "yes", "ptleak's reports name C++ functions demangled" },
-	{ "show-below-main", "no", "ptleak's stacks end at main" },
-	{ "leak-resolution", "high", "ptleak groups records by their whole stack (high)" },
-	{ "run-libc-freeres", "no", "ptleak does not run code in the program" },
-	{ "run-cxx-freeres", "no", "ptleak does not run code in the program" },
-	{ "default-suppressions", "no", "ptleak has no default suppressions" },
-	{ "read-inline-info", "no", "ptleak does not show inlined frames" },
-	{ "track-origins", "no", "ptleak checks leaks, not uses of undefined values" },
-	{ "undef-value-errors", "no", "ptleak checks leaks, not uses of undefined values" },
-	{ "expensive-definedness-checks", NULL, "ptleak checks leaks, not uses of undefined values" },
-	{ "partial-loads-ok", NULL, "ptleak does not check memory accesses" },
-	{ "freelist-vol", NULL, "ptleak does not check memory accesses" },
-	{ "freelist-big-blocks", NULL, "ptleak does not check memory accesses" },
-	{ "ignore-ranges", NULL, "ptleak does not check memory accesses" },
-	{ "ignore-range-below-sp", NULL, "ptleak does not check memory accesses" },
-	{ "malloc-fill", NULL, "ptleak does not change the program's memory" },
-	{ "free-fill", NULL, "ptleak does not change the program's memory" },
-	{ "redzone-size", NULL, "ptleak does not change the program's allocator" },
-	{ "alignment", NULL, "ptleak does not change the program's allocator" },
-	{ "keep-stacktraces", NULL, "ptleak keeps allocation stacks only" },
-	{ "show-mismatched-frees", NULL, "ptleak does not check frees" },
-	{ "leak-check-heuristics", NULL, "ptleak's scan has no heuristics" },
-	{ "show-leak-heuristics", NULL, "ptleak's scan has no heuristics" },
-	{ "vgdb", "no", "no gdbserver in ptleak" },
-	{ "vgdb-error", NULL, "no gdbserver in ptleak" },
-	{ "db-attach", "no", "no debugger attach in ptleak" },
-	{ "smc-check", NULL, "ptleak runs the program's own code natively" },
-	{ "max-stackframe", NULL, "ptleak runs the program's own code natively" },
-	{ "sim-hints", NULL, "ptleak runs the program's own code natively" },
-	{ "fair-sched", NULL, "ptleak does not schedule the program's threads" },
-	{ "main-stacksize", NULL, "ptleak does not change the program's stack" },
-	{ "trace-children-skip", NULL, "ptleak's -f (--trace-children=yes) follows every child, it has no skip list" },
-	{ "trace-children-skip-by-arg", NULL, "ptleak's -f (--trace-children=yes) follows every child, it has no skip list" },
-	{ "xml-fd", NULL, "ptleak writes XML to a file (--xml-file)" },
-	{ "xml-socket", NULL, "ptleak writes XML to a file (--xml-file)" },
-	{ "xml-user-comment", NULL, "ptleak's XML has no user comment" },
-	{ "log-socket", NULL, "ptleak writes its report to stderr or a file" },
-	{ "soname-synonyms", NULL, "ptleak finds the allocator where the dynamic linker binds it" },
-	{ "fullpath-after", NULL, "ptleak shows source files by their base name" },
-	{ "time-stamp", "no", "ptleak's reports carry their own time" },
-	{ "exit-on-first-error", "no", "ptleak reports leaks only, at the end" },
+	{ "verbose", "*", NULL, 0 },
+	{ "error-limit", "yes|no", NULL, 0 },	/* leaks only: no limit */
+	{ "child-silent-after-fork", "yes|no", NULL, 0 },	/* no child traced */
+	{ "read-var-info", "yes|no", NULL, 0 },	/* memory errors only */
+	{ "keep-debuginfo", "yes|no", NULL, 0 },
+	{ "demangle", "yes", "ptleak's reports name C++ functions demangled", 0 },
+	{ "show-below-main", "no", "ptleak's stacks end at main", 0 },
+	{ "leak-resolution", "high", "ptleak groups records by their whole stack (high)", 0 },
+	{ "run-libc-freeres", "no", "ptleak does not run code in the program", 0 },
+	{ "run-cxx-freeres", "no", "ptleak does not run code in the program", 0 },
+	{ "default-suppressions", "no", "ptleak has no default suppressions", 0 },
+	{ "read-inline-info", "no", "ptleak does not show inlined frames", 0 },
+	{ "track-origins", "no", "ptleak checks leaks, not uses of undefined values", NOTE },
+	{ "undef-value-errors", "no", "ptleak checks leaks, not uses of undefined values", NOTE },
+	{ "expensive-definedness-checks", NULL, "ptleak checks leaks, not uses of undefined values", NOTE },
+	{ "partial-loads-ok", NULL, "ptleak does not check memory accesses", NOTE },
+	{ "freelist-vol", NULL, "ptleak does not check memory accesses", NOTE },
+	{ "freelist-big-blocks", NULL, "ptleak does not check memory accesses", NOTE },
+	{ "ignore-ranges", NULL, "ptleak does not check memory accesses", NOTE },
+	{ "ignore-range-below-sp", NULL, "ptleak does not check memory accesses", NOTE },
+	{ "malloc-fill", NULL, "ptleak does not change the program's memory", NOTE },
+	{ "free-fill", NULL, "ptleak does not change the program's memory", NOTE },
+	{ "redzone-size", NULL, "ptleak does not change the program's allocator", NOTE },
+	{ "alignment", NULL, "ptleak does not change the program's allocator", 0 },
+	{ "keep-stacktraces", NULL, "ptleak keeps allocation stacks only", NOTE },
+	{ "show-mismatched-frees", NULL, "ptleak does not check frees", NOTE },
+	{ "leak-check-heuristics", NULL, "ptleak's scan has no heuristics", 0 },
+	{ "show-leak-heuristics", NULL, "ptleak's scan has no heuristics", 0 },
+	{ "vgdb", "no", "no gdbserver in ptleak", 0 },
+	{ "vgdb-error", NULL, "no gdbserver in ptleak", 0 },
+	{ "db-attach", "no", "no debugger attach in ptleak", 0 },
+	{ "smc-check", NULL, "ptleak runs the program's own code natively", NOTE },
+	{ "max-stackframe", NULL, "ptleak runs the program's own code natively", NOTE },
+	{ "sim-hints", NULL, "ptleak runs the program's own code natively", 0 },
+	{ "fair-sched", NULL, "ptleak does not schedule the program's threads", NOTE },
+	{ "main-stacksize", NULL, "ptleak does not change the program's stack", NOTE },
+	{ "trace-children-skip", NULL, "ptleak's -f (--trace-children=yes) follows every child, it has no skip list", 0 },
+	{ "trace-children-skip-by-arg", NULL, "ptleak's -f (--trace-children=yes) follows every child, it has no skip list", 0 },
+	{ "xml-fd", NULL, "ptleak writes XML to a file (--xml-file)", 0 },
+	{ "xml-socket", NULL, "ptleak writes XML to a file (--xml-file)", 0 },
+	{ "xml-user-comment", NULL, "ptleak's XML has no user comment", 0 },
+	{ "log-socket", NULL, "ptleak writes its report to stderr or a file", 0 },
+	{ "soname-synonyms", NULL, "ptleak finds the allocator where the dynamic linker binds it", 0 },
+	{ "fullpath-after", NULL, "ptleak shows source files by their base name", 0 },
+	{ "time-stamp", "no", "ptleak's reports carry their own time", 0 },
+	{ "exit-on-first-error", "no", "ptleak reports leaks only, at the end", 0 },
 };
 
 /* Is VALUE (NULL: none given) one of SAME's ("yes|no", "*")? */
@@ -279,26 +319,31 @@ static int same_value(const char *same, const char *value)
 	return 0;
 }
 
-/* valgrind's older spellings of --show-leak-kinds: 0, or -1 (not one) */
+/*
+ * valgrind's older spellings of --show-leak-kinds, as memcheck applies
+ * them (mc_main.c) to the kinds so far (its default: definite,
+ * possible): --show-reachable=yes is all, =no takes reachable out;
+ * --show-possibly-lost adds or takes out possible.  0, or -1 (not one).
+ */
 static int old_spelling(struct options *o, const char *name, size_t n, int b)
 {
-	unsigned lost = KIND(SCAN_DEFINITELY_LOST) | KIND(SCAN_INDIRECTLY_LOST) |
-			KIND(SCAN_POSSIBLY_LOST);
+	unsigned base = o->show_kinds && o->show_kinds != REPORT_KINDS_NONE ?
+			o->show_kinds : 0;
 
+	if (!o->show_kinds)
+		base = KIND(SCAN_DEFINITELY_LOST) | KIND(SCAN_POSSIBLY_LOST);
 	if (n == 14 && !strncmp(name, "show-reachable", n)) {
-		o->show_reachable = b;
-		return 0;
+		o->show_reachable = 0;
+		o->show_kinds = b ? ALL_KINDS : base & ~KIND(SCAN_STILL_REACHABLE);
+	} else if (n == 18 && !strncmp(name, "show-possibly-lost", n)) {
+		o->show_kinds = b ? base | KIND(SCAN_POSSIBLY_LOST) :
+				    base & ~KIND(SCAN_POSSIBLY_LOST);
+	} else {
+		return -1;
 	}
-	if (n == 18 && !strncmp(name, "show-possibly-lost", n)) {
-		if (!o->show_kinds)
-			o->show_kinds = lost;
-		if (b)
-			o->show_kinds |= KIND(SCAN_POSSIBLY_LOST);
-		else
-			o->show_kinds &= ~KIND(SCAN_POSSIBLY_LOST);
-		return 0;
-	}
-	return -1;
+	if (!o->show_kinds)
+		o->show_kinds = REPORT_KINDS_NONE;
+	return 0;
 }
 
 int vgopt_other(struct options *o, const char *arg, int letter)
@@ -307,15 +352,21 @@ int vgopt_other(struct options *o, const char *arg, int letter)
 	size_t n, i;
 	int b;
 
-	/* -v (verbose) and -s (show the error list): what ptleak does */
-	if (letter == 'v' || letter == 's')
+	/* -v: memcheck's text at its default verbosity; -s: ERROR SUMMARY
+	 * and the suppressions used, also with -q */
+	if (letter == 'v' || letter == 's') {
+		o->vg_spelled = 1;
+		o->list_errors |= letter == 's';
 		return 0;
+	}
 	if (letter || strncmp(arg, "--", 2))
 		return -1;
 	eq = strchr(name, '=');
 	n = eq ? (size_t)(eq - name) : strlen(name);
+	o->vg_spelled = 1;	/* unless -1 below: then no option at all */
 	if (eq && (b = yes_no(eq + 1)) >= 0 && !old_spelling(o, name, n, b))
 		return 0;
+
 	for (i = 0; i < ARRAY_SIZE(others); i++) {
 		char fmt[160];
 
@@ -323,6 +374,14 @@ int vgopt_other(struct options *o, const char *arg, int letter)
 			continue;
 		if (same_value(others[i].same, eq ? eq + 1 : NULL))
 			return 0;
+		if (others[i].note) {
+			size_t had = o->notices ? strlen(o->notices) : 0;
+
+			o->notices = xrealloc(o->notices, had + strlen(arg) + 2);
+			snprintf(o->notices + had, strlen(arg) + 2, "%s%s",
+				 had ? " " : "", arg);
+			return 0;
+		}
 		snprintf(fmt, sizeof(fmt), "%%s cannot be honoured: %s",
 			 others[i].why);
 		return usage_error(fmt, arg);
@@ -332,6 +391,9 @@ int vgopt_other(struct options *o, const char *arg, int letter)
 
 int vgopt_finish(struct options *o)
 {
+	if (o->notices && !o->quiet)
+		fprintf(stderr, "ptleak: accepted, not honoured (memcheck's checks "
+			"of other errors than leaks): %s\n", o->notices);
 	if (o->leak_check == LEAK_CHECK_NO)
 		o->no_scan = 1;	/* as valgrind: no leak search at all */
 	if (o->xml && !o->xml_file)
@@ -345,4 +407,12 @@ void options_free(struct options *o)
 	free(o->suppressions);
 	o->suppressions = NULL;
 	o->nsuppressions = 0;
+	free(o->notices);
+	o->notices = NULL;
+	free((char *)o->marker_begin);
+	o->marker_begin = o->marker_end = NULL;
+	free(o->rc_argv);
+	o->rc_argv = NULL;
+	free(o->rc_text);
+	o->rc_text = NULL;
 }

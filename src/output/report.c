@@ -142,6 +142,7 @@ static int group_block(const struct heap_block *b, void *ctx)
 	r->fn = b->fn;
 	r->cls = cls;
 	r->suppressed = 0;
+	r->supp = -1;
 	r->bytes = b->size;
 	r->indirect = indirect;
 	r->blocks = 1;
@@ -172,6 +173,45 @@ static int cmp_record(const void *pa, const void *pb)
 	if (a->fn != b->fn)
 		return a->fn < b->fn ? -1 : 1;
 	return (a->cls > b->cls) - (a->cls < b->cls);
+}
+
+/* memcheck's Reachedness: Reachable 0, Possible 1, IndirectLeak 2,
+ * Unreached 3 (mc_include.h); unclassified last */
+static int memcheck_state(uint8_t cls)
+{
+	switch (cls) {
+	case SCAN_STILL_REACHABLE:
+		return 0;
+	case SCAN_POSSIBLY_LOST:
+		return 1;
+	case SCAN_INDIRECTLY_LOST:
+		return 2;
+	case SCAN_DEFINITELY_LOST:
+		return 3;
+	default:
+		return 4;
+	}
+}
+
+/* memcheck's cmp_LossRecords: total bytes, state, blocks ascending, then
+ * the allocation context (its ExeContext's address, roughly the order
+ * stacks were first seen: here the stack's id).  PA, PB: indices into
+ * the records RECS. */
+static int cmp_memcheck(const void *pa, const void *pb, void *recs)
+{
+	const struct record *a = (const struct record *)recs + *(const size_t *)pa;
+	const struct record *b = (const struct record *)recs + *(const size_t *)pb;
+	int c;
+
+	if ((c = -cmp_u64_desc(a->bytes + a->indirect, b->bytes + b->indirect)))
+		return c;
+	if ((c = memcheck_state(a->cls) - memcheck_state(b->cls)))
+		return c;
+	if ((c = -cmp_u64_desc(a->blocks, b->blocks)))
+		return c;
+	if (a->stack != b->stack)
+		return a->stack < b->stack ? -1 : 1;
+	return (a->fn > b->fn) - (a->fn < b->fn);
 }
 
 static void collect_records(struct rep *r)
@@ -248,6 +288,7 @@ static void suppress_and_sum(struct rep *r)
 
 			if (m >= 0) {
 				rec->suppressed = 1;
+				rec->supp = m;
 				supp->p[m].count++;
 				/* direct bytes, as summary.suppressed: an
 				 * indirect block has its own record */
@@ -450,17 +491,51 @@ static void text_suppressions_used(struct rep *r)
 
 /* ---- driver ---- */
 
-static void sink_record(struct rep *r, size_t k, const struct record *rec,
-			unsigned nframes)
+static void sink_record(struct rep *r, const struct report_sink *sk, size_t k,
+			const struct record *rec, unsigned nframes,
+			int is_listed)
 {
 	struct report_record rr = {
 		.cls = rec->cls == CLS_UNCLASSIFIED ? -1 : rec->cls,
 		.bytes = rec->bytes, .indirect = rec->indirect,
 		.blocks = rec->blocks, .number = k + 1, .total = r->nrecs,
 		.frames = r->frames, .nframes = nframes,
+		.listed = is_listed, .supp = rec->supp,
 	};
 
-	r->in->sink->record(r->in->sink->ctx, &rr);
+	sk->record(sk->ctx, &rr);
+}
+
+static void sink_totals(struct rep *r, struct report_totals *t)
+{
+	memset(t, 0, sizeof(*t));
+	t->in = r->in;
+	t->nrecs = r->nrecs;
+	memcpy(t->cls_bytes, r->cls_bytes, sizeof(t->cls_bytes));
+	memcpy(t->cls_blocks, r->cls_blocks, sizeof(t->cls_blocks));
+	t->supp_bytes = r->supp_bytes;
+	t->supp_blocks = r->supp_blocks;
+	t->fds = r->in->fds ? &r->fds : NULL;
+}
+
+/* A REPORT_SINK_ALL sink: every record in memcheck's order, numbered in
+ * it; the listed ones with their frames. */
+static void sink_all(struct rep *r, const struct report_sink *sk)
+{
+	size_t *ord = r->nrecs ? xcalloc(r->nrecs, sizeof(*ord)) : NULL, k;
+
+	for (k = 0; k < r->nrecs; k++)
+		ord[k] = k;
+	if (r->nrecs > 1)
+		qsort_r(ord, r->nrecs, sizeof(*ord), cmp_memcheck, r->recs);
+	for (k = 0; k < r->nrecs; k++) {
+		const struct record *rec = &r->recs[ord[k]];
+		int is_listed = listed(r, rec);
+
+		sink_record(r, sk, k, rec, is_listed ? name_frames(r, rec) : 0,
+			    is_listed);
+	}
+	free(ord);
 }
 
 int report_write(const struct report_input *in, FILE *text,
@@ -468,6 +543,9 @@ int report_write(const struct report_input *in, FILE *text,
 {
 	struct report_input html_in;	/* in, its frames' lines noted */
 	struct html_sink jout;
+	struct report_totals totals;
+	const struct report_sink *sk;
+	int ptleak_sink = 0;
 	struct rep r;
 	int ret = 0;
 	size_t k;
@@ -522,11 +600,17 @@ int report_write(const struct report_input *in, FILE *text,
 		ret = -1;
 	}
 
+	sink_totals(&r, &totals);
+	for (sk = in->sink; sk; sk = sk->next) {
+		ptleak_sink |= !(sk->flags & REPORT_SINK_ALL);
+		if (sk->begin)
+			sk->begin(sk->ctx, &totals);
+	}
 	if (r.text)
 		text_banner(&r);
 	if (r.text && in->heap)
 		text_head(&r);
-	for (k = 0; k < r.nrecs && (r.text || r.jf || in->sink); k++) {
+	for (k = 0; k < r.nrecs && (r.text || r.jf || ptleak_sink); k++) {
 		unsigned n;
 
 		if (!listed(&r, &r.recs[k]))
@@ -537,8 +621,15 @@ int report_write(const struct report_input *in, FILE *text,
 			text_record(&r, k, &r.recs[k], n);
 		if (r.jf)
 			rep_json_record(&r, &r.recs[k], n);
-		if (in->sink)
-			sink_record(&r, k, &r.recs[k], n);
+		for (sk = in->sink; sk; sk = sk->next)
+			if (!(sk->flags & REPORT_SINK_ALL))
+				sink_record(&r, sk, k, &r.recs[k], n, 1);
+	}
+	for (sk = in->sink; sk; sk = sk->next) {
+		if (sk->flags & REPORT_SINK_ALL)
+			sink_all(&r, sk);
+		if (sk->end)
+			sk->end(sk->ctx, &totals);
 	}
 	if (r.text && in->heap) {
 		text_tail(&r);

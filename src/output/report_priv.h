@@ -28,6 +28,7 @@ struct record {
 	uint8_t fn;
 	uint8_t cls;		/* enum scan_class or CLS_UNCLASSIFIED */
 	uint8_t suppressed;
+	int supp;		/* the pattern that suppressed it, -1: none */
 };
 
 

@@ -3,7 +3,8 @@
  *
  * Laid out as valgrind 3.19 lays it out, so that a reader that looks at
  * more than the elements (a diff, a line-based script) sees the same
- * shape: <status> RUNNING, then FINISHED, then the leak errors, an empty
+ * shape: <status> RUNNING, then FINISHED, then the leak errors (in
+ * memcheck's order, smallest first, and its numbers), an empty
  * <errorcounts> (leaks are not counted there) and <suppcounts>.  Text
  * from the target (names, paths, argv) goes through text_safe (no
  * control characters, valid UTF-8) and is escaped.
@@ -217,6 +218,8 @@ static void put_error(void *ctx, const struct report_record *rec)
 	unsigned i = vgsupp_first_frame(rec->frames, rec->nframes);
 	char b[3][32];
 
+	if (!rec->listed)
+		return;		/* counted by memcheck, not shown */
 	fprintf(f, "<error>\n  <unique>0x%x</unique>\n  <tid>1</tid>\n",
 		x->unique++);
 	fprintf(f, "  <kind>%s</kind>\n  <xwhat>\n    <text>", kinds[cls]);
@@ -257,6 +260,7 @@ struct vgxml *vgxml_open(const char *path, const struct report_input *in,
 	x->gen_supp = gen_supp;
 	x->sink.record = put_error;
 	x->sink.ctx = x;
+	x->sink.flags = REPORT_SINK_ALL;	/* memcheck's order and numbers */
 	put_preamble(x->f, in);
 	return x;
 }

@@ -233,6 +233,7 @@ static struct proc *child_proc(struct session *S, struct proc *Pp, pid_t tid,
 		P->row = proctree_add(S->tree, tid, Pp ? Pp->pid : 0, NULL);
 	proc_set_argv(S, P, argv);
 	proc_outputs(S, P, 1);
+	P->vg_banner = 1;	/* valgrind's fork child writes none */
 	P->unw = unwinder_new(tid);
 	P->nalive = 1;
 	return P;
@@ -437,7 +438,8 @@ void lifetime_exec(struct session *S, struct task *t)
 	struct proc *P = t->proc;
 
 	if (t->role == ROLE_VFORK_CHILD || t->role == ROLE_FORK_CHILD) {
-		if (!S->o->follow_forks || !P || !(P = follow_vfork_child(S, t))) {
+		if (!S->o->follow_forks || S->o->vg_exec_untraced || !P ||
+		    !(P = follow_vfork_child(S, t))) {
 			/* its own memory now, no breakpoints in it */
 			ptrace(PTRACE_DETACH, t->tid, 0, 0);
 			task_delete(S, t);
@@ -454,6 +456,21 @@ void lifetime_exec(struct session *S, struct task *t)
 	P->exec_reported = 0;
 	P->reported = 0;
 	P->exit_known = P->exit_code = P->exit_signal = 0;
+	/*
+	 * valgrind's text without -f: valgrind does not follow an exec (the
+	 * new image runs natively, unchecked), so ptleak lets the launched
+	 * process go once the new image is set up (the usual detach, no
+	 * report) and waits for its status.  Otherwise valgrind starts
+	 * anew on the new image: a new banner.
+	 */
+	if (S->o->vg_exec_untraced && P == S->first && !S->attached)
+		S->untraceable = 1;
+	else if (S->o->vg_exec_untraced)
+		P->vg_silent = 1;	/* a fork child: traced on, unreported */
+	else if (S->o->text == TEXT_VALGRIND) {
+		P->vg_banner = 0;
+		report_vg_banner(S, P);
+	}
 	if (image_exec(S, t)) {
 		if (P != S->first) {
 			/* -f: this child alone runs on untraced */

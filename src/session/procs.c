@@ -50,6 +50,8 @@ int proc_outputs(struct session *S, struct proc *P, int child)
 	}
 	if (!o->output || (!child && !strstr(o->output, "%p")))
 		return 0;	/* stderr, or the first one's -o, opened already */
+	if (o->text == TEXT_VALGRIND && !strstr(o->output, "%p"))
+		return 0;	/* valgrind's children write to its log */
 	name = outfile_pid_name(o->output, P->pid, child);
 	P->text = fopen(name, "we");	/* not the target's */
 	if (!P->text) {

@@ -15,6 +15,7 @@
 #include "output/folded.h"
 #include "target/memio.h"
 #include "output/pprof.h"
+#include "output/report_vgtext.h"
 #include "output/report_xml.h"
 #include "target/procstat.h"
 #include "session/proctree.h"
@@ -99,7 +100,10 @@ static int report_write_all(struct session *S, struct report_input *in,
 {
 	const struct options *o = S->o;
 	struct proc *P = S->proc;
+	struct report_sink xs, ts;
 	struct vgxml *x = NULL;
+	struct vgtext *t = NULL;
+	FILE *text = P->text;
 	char *name;
 	int ret = 0;
 
@@ -111,15 +115,50 @@ static int report_write_all(struct session *S, struct report_input *in,
 		name = proc_file(S, o->xml_file);
 		x = vgxml_open(name, in, o->gen_suppressions);
 		free(name);
-		if (!x)
+		if (!x) {
 			ret = -1;
-		else
-			in->sink = vgxml_sink(x);
+		} else {
+			xs = *vgxml_sink(x);
+			in->sink = &xs;
+		}
 	}
-	if (report_write(in, P->text, P->json, res))
+	/* valgrind's text says nothing of an image left by an exec, and its
+	 * leaks are no errors: valgrind checks the image that exits */
+	if (o->text == TEXT_VALGRIND && (in->reason == REPORT_EXEC || P->vg_silent))
+		text = NULL;
+	if (o->text == TEXT_VALGRIND && text) {
+		struct vgtext_opts vo = {
+			.verbosity = !o->quiet, .list_errors = o->list_errors,
+			.banner = !P->vg_banner,	/* a child's, an exec's */
+			.marker_begin = o->marker_begin, .marker_end = o->marker_end,
+			.track_fds = o->track_fds_set && !o->heap_only,
+			.log_file = o->output != NULL, .version = PTLEAK_VERSION,
+		};
+
+		P->vg_banner = 1;
+		t = vgtext_open(text, in, &vo);
+		ts = *vgtext_sink(t);
+		ts.next = in->sink;
+		in->sink = &ts;
+		text = NULL;	/* memcheck's text only */
+	}
+	if (report_write(in, text, P->json, res))
 		ret = -1;
+	if (o->text == TEXT_VALGRIND && (in->reason == REPORT_EXEC || P->vg_silent))
+		res->lost_bytes = res->lost_blocks = res->leaked_fds = 0;
 	if (x && vgxml_close(x, in->supp))
 		ret = -1;
+	if (t) {
+		/* memcheck's verdict: its errors, not descriptors (3.19 counts
+		 * none); a lost block of 0 bytes is an error too */
+		if (!vgtext_close(t))
+			res->lost_bytes = res->lost_blocks = 0;
+		else if (!res->lost_bytes)
+			res->lost_bytes = 1;
+		res->leaked_fds = 0;
+		if (ferror(P->text))
+			ret = error("cannot write the report: %s", strerror(EIO));
+	}
 	if (o->pprof && in->heap) {
 		name = proc_file(S, o->pprof);
 		if (pprof_write(name, in, sym))
@@ -127,6 +166,37 @@ static int report_write_all(struct session *S, struct report_input *in,
 		free(name);
 	}
 	return ret;
+}
+
+void report_vg_banner(struct session *S, struct proc *P)
+{
+	const struct options *o = S->o;
+
+	if (o->text != TEXT_VALGRIND || o->quiet || !P->text || P->vg_banner)
+		return;
+	vgtext_banner(P->text, P->pid, P->argv, o->output != NULL, PTLEAK_VERSION);
+	P->vg_banner = 1;
+}
+
+void report_tree(struct session *S, struct proc *P)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *m;
+
+	if (S->o->text != TEXT_VALGRIND) {
+		proctree_print(S->tree, P->text, P->pid);
+		return;
+	}
+	/* only -f (--trace-children=yes) asked for the tree */
+	if (S->o->quiet || S->o->vg_exec_untraced ||
+	    !(m = open_memstream(&buf, &len)))
+		return;
+	proctree_print(S->tree, m, P->pid);
+	fclose(m);
+	vgtext_relay(P->text, P->pid, buf);
+	fflush(P->text);
+	free(buf);
 }
 
 /*
@@ -276,6 +346,10 @@ int report_make(struct session *S, enum report_reason reason, pid_t via,
 		P->leaked_fds = res.leaked_fds;
 		P->growing = res.growing;
 		P->untracked = res.untracked;
+	}
+	if (P == S->first) {
+		S->first_lost = P->lost_bytes + P->exec_lost_bytes;
+		S->first_untracked = P->untracked;
 	}
 	if (S->tree)
 		proctree_leaks(S->tree, P->row, P->lost_bytes + P->exec_lost_bytes,

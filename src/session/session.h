@@ -138,6 +138,10 @@ struct proc {
 	int exec_due;		/* a thread is held at an execve: report first */
 	int exec_reported;	/* that report was made (PTRACE_EVENT_EXEC next) */
 	unsigned nreports;	/* its reports so far, its images' together */
+	int vg_banner;		/* valgrind's text: its banner written */
+	int vg_silent;		/* valgrind's text: a fork child that exec'd
+				 * (valgrind does not follow it): no text,
+				 * no errors */
 	/* of its image's last report, and of its images before an exec */
 	uint64_t lost_bytes, leaked_fds;
 	uint64_t exec_lost_bytes, exec_leaked_fds;
@@ -164,6 +168,9 @@ struct session {
 	int exec_due;		/* a process has a thread held at an execve */
 	/* the leaks of every process gone (procs.c), for --error-exitcode */
 	uint64_t lost_total, fds_total, growing_total;
+	uint64_t first_lost;	/* valgrind's text: the first process's errors
+				 * (its status is the verdict, as valgrind's) */
+	int first_untracked;	/* ... and what it could not see */
 	int untracked_any;
 	struct task *tasks[256];
 	unsigned ntasks;
@@ -311,6 +318,12 @@ int report_make(struct session *S, enum report_reason reason, pid_t via,
 		const struct arch_regs *regs, unsigned nregs, int reg_roots);
 /* The report at exit: THREAD is stopped at its exit event. */
 int report_make_exit(struct session *S, const struct task *thread);
+/* valgrind's text: memcheck's banner in P's text now, as valgrind writes
+ * it when the program starts (nothing with -q, or once written). */
+void report_vg_banner(struct session *S, struct proc *P);
+/* -f: the PROCESS TREE at the end, in P's text (valgrind's text: in
+ * memcheck's prefix, nothing with -q). */
+void report_tree(struct session *S, struct proc *P);
 /* A report while every thread is held (events_stop_all): their registers. */
 int report_make_live(struct session *S, enum report_reason reason);
 

@@ -137,6 +137,7 @@ static int start(struct session *S)
 		P->argv = S->cmdline;
 		if (proc_outputs(S, P, 0))
 			return -1;
+		report_vg_banner(S, P);
 		if (S->tree)
 			P->row = proctree_add(S->tree, P->pid, 0, P->argv);
 		/* before the "attached" line: a SIGUSR1 may follow it at once */
@@ -169,6 +170,7 @@ static int start(struct session *S)
 		waitpid(pid, &status, __WALL);
 		return -1;
 	}
+	report_vg_banner(S, P);	/* before the program's own output */
 	P->unw = unwinder_new(pid);
 	t = task_new(S, pid, ROLE_THREAD);
 	t->started = 1;
@@ -355,11 +357,16 @@ int tracer_run(const struct options *o)
 	if (S->tree) {
 		if (!S->detached)
 			proctree_exit(S->tree, P->row, S->status);
-		proctree_print(S->tree, P->text, P->pid);
+		report_tree(S, P);
 	}
 	procs_count_all(S);
-	if (o->error_exitcode && (S->lost_total || S->fds_total || S->growing_total ||
-				  S->untracked_any))
+	/* valgrind's text: the first process's verdict, as valgrind's status
+	 * is its own (a child's errors change the child's status); a stack
+	 * growing past --errors-for-growth counts in both */
+	if (o->error_exitcode &&
+	    (S->growing_total ||
+	     (o->text == TEXT_VALGRIND ? S->first_lost || S->first_untracked :
+	      S->lost_total || S->fds_total || S->untracked_any)))
 		ret = o->error_exitcode;
 	if (S->report_failed)
 		ret = -1;

@@ -53,7 +53,7 @@ static int setup(void **state)
 		{ 400, SCAN_DEFINITELY_LOST }, { 300, SCAN_STILL_REACHABLE },
 		{ 200, SCAN_POSSIBLY_LOST }, { 100, SCAN_INDIRECTLY_LOST },
 	};
-	static struct report_sink sk = { sink, NULL };
+	static struct report_sink sk = { .record = sink };
 	struct fx *fx = calloc(1, sizeof(*fx));
 	unsigned i;
 
