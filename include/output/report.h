@@ -128,6 +128,10 @@ struct report_totals {
 	uint64_t cls_bytes[5], cls_blocks[5];
 	uint64_t supp_bytes, supp_blocks;	/* suppressed records' */
 	const struct fd_report *fds;	/* NULL: no descriptors (report_fds.h) */
+	/* the GROWTH section (ptleak's text, "ptleak[PID]: " lines) onto F;
+	 * NULL: no stack grows */
+	void (*growth_text)(const struct report_totals *t, FILE *f);
+	void *priv;			/* growth_text's */
 };
 
 /* REPORT_SINK_ALL: every record, suppressed and unlisted ones too, in

@@ -506,6 +506,16 @@ static void sink_record(struct rep *r, const struct report_sink *sk, size_t k,
 	sk->record(sk->ctx, &rr);
 }
 
+static void sink_growth_text(const struct report_totals *t, FILE *f)
+{
+	struct rep *r = t->priv;
+	FILE *text = r->text;
+
+	r->text = f;
+	rgrowth_text(r);
+	r->text = text;
+}
+
 static void sink_totals(struct rep *r, struct report_totals *t)
 {
 	memset(t, 0, sizeof(*t));
@@ -516,6 +526,10 @@ static void sink_totals(struct rep *r, struct report_totals *t)
 	t->supp_bytes = r->supp_bytes;
 	t->supp_blocks = r->supp_blocks;
 	t->fds = r->in->fds ? &r->fds : NULL;
+	if (r->ngrowth) {
+		t->growth_text = sink_growth_text;
+		t->priv = r;
+	}
 }
 
 /* A REPORT_SINK_ALL sink: every record in memcheck's order, numbered in

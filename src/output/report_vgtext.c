@@ -391,7 +391,7 @@ void vgtext_relay(FILE *f, pid_t pid, char *text)
 }
 
 /* ptleak's own sections, written for ptleak's text, in memcheck's prefix */
-static void extras(struct vgtext *v)
+static void extras(struct vgtext *v, const struct report_totals *t)
 {
 	char *buf = NULL;
 	size_t len = 0;
@@ -399,6 +399,8 @@ static void extras(struct vgtext *v)
 
 	if (!m)
 		return;
+	if (t->growth_text)
+		t->growth_text(t, m);
 	if (v->in->heap && v->in->threads)
 		rthreads_text(v->in, m);
 	rresources_text(v->in, m);
@@ -428,7 +430,7 @@ static void end(void *ctx, const struct report_totals *t)
 	if (v->o.list_errors)
 		used_suppressions(v);
 	if (v->o.verbosity > 0)
-		extras(v);
+		extras(v, t);
 }
 
 struct vgtext *vgtext_open(FILE *f, const struct report_input *in,

@@ -306,3 +306,38 @@ def t_growth_html():
             js_bytes(g["in_use_bytes"]), blocks(g["in_use_blocks"]))
         ck.true("the entry's summary %r" % want, want in dom)
     ck.done()
+
+
+@case("growth_vgtext")
+def t_growth_vgtext():
+    """valgrind's text: the GROWTH section after memcheck's blocks, in its
+    prefix; --errors-for-growth changes the exit status, not memcheck's
+    ERROR SUMMARY (the main thread alone works: nothing is lost)."""
+    ck = Check()
+    tgt = need_target("g_growth")
+    with tempfile.TemporaryDirectory(prefix="ptleak-growth.") as d:
+        log = os.path.join(d, "vg.%p.log")
+        r = ptleak([tgt, GROWTH_SECONDS, "0", "grow", "-"], want_json=False,
+                   show_reachable=False,
+                   opts=["--leak-check=full", "--log-file=" + log, "--error-exitcode=9",
+                         "--errors-for-growth=10000"])
+        logs = glob.glob(os.path.join(d, "vg.*.log"))
+        ck.eq("logs", len(logs), 1)
+        with open(logs[0]) as f:
+            lines = f.read().splitlines()
+    ck.eq("exit status", r.rc, 9)
+    pre = re.compile(r"==(\d+)== ?(.*)$")
+    body = [pre.match(l).group(2) if pre.match(l) else "NOT PREFIXED: " + l for l in lines]
+    ck.eq("lines without memcheck's prefix", [b for b in body if b.startswith("NOT PREFIXED")], [])
+    es = [i for i, b in enumerate(body) if b.startswith("ERROR SUMMARY: ")]
+    gr = [i for i, b in enumerate(body)
+          if b == "GROWTH: 1 stack whose memory in use grew steadily, fastest first:"]
+    ck.eq("ERROR SUMMARY", [body[i] for i in es],
+          ["ERROR SUMMARY: 0 errors from 0 contexts (suppressed: 0 from 0)"])
+    ck.eq("GROWTH lines", len(gr), 1)
+    if es and gr:
+        ck.true("GROWTH after memcheck's blocks", gr[0] > es[0])
+        ck.true("the list's frame", any(re.fullmatch(
+            r"   by 0x[0-9a-f]+: grow_list \(g_growth\.c:%d\)" % line("g_growth", "list"), b)
+            for b in body[gr[0]:gr[0] + 8]))
+    ck.done()
