@@ -1,0 +1,768 @@
+/*
+ * census_glibc.c - glibc malloc's live chunks, read from outside (census.h).
+ *
+ * Layout (glibc 2.27-2.36, 64-bit; malloc/malloc.c, malloc/arena.c):
+ * malloc_state { int mutex, flags, have_fastchunks; fastbinsY[10] @0x10;
+ * top @0x60; last_remainder; bins[254] @0x70; binmap[4]; next @0x870;
+ * next_free; attached_threads @0x880; system_mem @0x888; ... } 0x898
+ * bytes.  heap_info { ar_ptr, prev, size, mprotect_size[, pagesize] }:
+ * 0x30 bytes since 2.35, 0x20 before; a thread arena's first heap holds
+ * the arena right after it.  A chunk: prev_size, size (PREV_INUSE 1,
+ * IS_MMAPPED 2, NON_MAIN_ARENA 4), user memory from +16.
+ */
+#include <elf.h>
+#include <stdarg.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "analysis/census.h"
+#include "arch/arch.h"
+#include "base/util.h"
+
+#define AR_MUTEX	0x0
+#define AR_FLAGS	0x4
+#define AR_FASTBINS	0x10
+#define AR_NFASTBINS	10
+#define AR_TOP		0x60
+#define AR_BINS		0x70
+#define AR_NEXT		0x870
+#define AR_ATTACHED	0x880
+#define AR_SYSTEM_MEM	0x888
+#define AR_SIZE		0x898
+#define NONCONTIGUOUS	0x2
+
+#define HEAP_MAX	(64ull << 20)
+#define MINSIZE		32ull
+#define PAGE		4096ull
+#define PREV_INUSE	0x1ull
+#define IS_MMAPPED	0x2ull
+#define NON_MAIN	0x4ull
+#define FLAGS		0x7ull
+
+/* tcache_perthread_struct { uint16_t counts[64]; void *entries[64]; } */
+#define TC_BINS		64
+#define TC_STRUCT	(TC_BINS * 2 + TC_BINS * 8)
+#define TC_CHUNK	(TC_STRUCT + 16)
+
+/* mp_ (struct malloc_par, 2.35-2.36) */
+#define MP_N_MMAPS	0x3c
+#define MP_N_MMAPS_MAX	0x40
+#define MP_MMAPPED_MEM	0x50
+#define MP_SBRK_BASE	0x60
+#define MP_TC_BINS	0x68
+#define MP_TC_MAX	0x70
+#define MP_TC_COUNT	0x78
+#define MP_SIZE		0x88
+
+/* libc's writable data read whole: at most this */
+#define DATA_MAX	(8u << 20)
+/* heaps are read this much at a time */
+#define WIN		(1u << 20)
+
+struct chunk {
+	uint64_t addr;		/* chunk address */
+	uint64_t size;		/* chunk size, flags off */
+	uint8_t state;		/* USED, FREE (bins, top), CACHED, META */
+};
+
+enum { USED, FREE, CACHED, META };
+
+struct walk {
+	const struct census_input *in;
+	struct census *c;
+	struct chunk *ch;
+	size_t n, alloc;
+	uint8_t *buf;			/* the window */
+	uint64_t base, len;		/* [base, base + len) in buf */
+	int bad;			/* why[] set */
+};
+
+static int bad(struct walk *w, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+static int bad(struct walk *w, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (!w->bad) {
+		va_start(ap, fmt);
+		vsnprintf(w->c->why, sizeof(w->c->why), fmt, ap);
+		va_end(ap);
+	}
+	w->bad = 1;
+	w->c->exact = 0;
+	return -1;
+}
+
+static int rd(const struct census_input *in, uint64_t addr, void *buf, size_t len)
+{
+	return in->read(in->ctx, addr, buf, len) == (long)len ? 0 : -1;
+}
+
+static const struct census_map *map_at(const struct census_input *in, uint64_t a)
+{
+	size_t lo = 0, hi = in->nmaps;
+
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+
+		if (in->maps[mid].end <= a)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < in->nmaps && in->maps[lo].start <= a ? &in->maps[lo] : NULL;
+}
+
+static int writable(const struct census_map *m)
+{
+	return m && m->perms[0] == 'r' && m->perms[1] == 'w';
+}
+
+/* [A, A + LEN) lies in readable and writable mappings, end to end. */
+static int rw_span(const struct census_input *in, uint64_t a, uint64_t len)
+{
+	uint64_t end = a + len;
+
+	if (end < a)
+		return 0;
+	while (a < end) {
+		const struct census_map *m = map_at(in, a);
+
+		if (!writable(m))
+			return 0;
+		a = m->end;
+	}
+	return 1;
+}
+
+static int rw_ptr(const struct census_input *in, uint64_t p)
+{
+	return p && !(p & 7) && writable(map_at(in, p));
+}
+
+/* ---- arenas ---- */
+
+/* Arena X of the ring (not main): in a heap whose heap_info names it, right
+ * after it; the heap_info's size into *HSZ. */
+static int thread_arena(const struct census_input *in, uint64_t x, uint64_t *hsz)
+{
+	uint64_t h = x & ~(HEAP_MAX - 1), info[4];
+
+	if ((x - h != 0x20 && x - h != 0x30) || rd(in, h, info, sizeof(info)) ||
+	    info[0] != x || info[2] > HEAP_MAX || info[2] < x - h + AR_SIZE)
+		return 0;
+	*hsz = x - h;
+	return 1;
+}
+
+/* A at libc's DATA (read into BUF, mapped at START) is main_arena: its bins
+ * are heads (empty, or linked into writable memory), its top plausible,
+ * its ring of arenas closes.  The ring into C. */
+static int main_arena_at(const struct census_input *in, const uint64_t *w,
+			 uint64_t a, struct census *c)
+{
+	uint64_t top = w[AR_TOP / 8], x;
+	unsigned i, n = 0;
+
+	if (w[AR_ATTACHED / 8] > (1u << 20))
+		return 0;
+	if (top != a + AR_TOP && (!rw_ptr(in, top) || (top & 15)))
+		return 0;
+	for (i = 0; i < 254; i++) {
+		uint64_t v = w[AR_BINS / 8 + i];
+		/* bin_at(i/2 + 1): the head's fd/bk at &bins[i & ~1] */
+		uint64_t self = a + AR_BINS + (i & ~1u) * 8 - 16;
+
+		if (v != self && !rw_ptr(in, v))
+			return 0;
+	}
+	c->arenas[n++] = a;
+	for (x = w[AR_NEXT / 8]; x != a; ) {
+		uint64_t hsz, next;
+		unsigned k;
+
+		if (n >= CENSUS_MAX_ARENAS || !thread_arena(in, x, &hsz) ||
+		    rd(in, x + AR_NEXT, &next, 8))
+			return 0;
+		for (k = 1; k < n; k++)
+			if (c->arenas[k] == x)
+				return 0;	/* a cycle that misses main_arena */
+		c->arenas[n++] = x;
+		x = next;
+	}
+	c->narenas = n;
+	return 1;
+}
+
+/* PATH is glibc's libc. */
+static int libc_path(const char *path)
+{
+	const char *base = strrchr(path, '/');
+
+	base = base ? base + 1 : path;
+	return !strncmp(base, "libc.so", 7) || !strncmp(base, "libc-", 5);
+}
+
+/* Is MAP one of libc's (or, with no libc, any object's) writable file
+ * data?  LIBC: look for libc's only. */
+static int data_map(const struct census_map *m, int libc)
+{
+	if (!writable(m) || !m->inode || !m->path[0] || m->path[0] == '[')
+		return 0;
+	return !libc || libc_path(m->path);
+}
+
+/* mp_ at W (address A): the tcache defaults (64 bins, 1,032 bytes, 7 a
+ * bin) after a plausible mmap count and brk base. */
+static int mp_at(const struct census_input *in, const uint8_t *w, uint64_t a)
+{
+	uint64_t q[MP_SIZE / 8];
+	int32_t nm, nmax;
+
+	(void)a;
+	memcpy(q, w, sizeof(q));
+	memcpy(&nm, w + MP_N_MMAPS, 4);
+	memcpy(&nmax, w + MP_N_MMAPS_MAX, 4);
+	return q[MP_TC_BINS / 8] == TC_BINS && q[MP_TC_MAX / 8] == 1032 &&
+	       q[MP_TC_COUNT / 8] == 7 && nm >= 0 && nmax >= 0 &&
+	       q[MP_MMAPPED_MEM / 8] % PAGE == 0 &&
+	       q[MP_MMAPPED_MEM / 8] >= (uint64_t)nm * PAGE &&
+	       (!q[MP_SBRK_BASE / 8] || writable(map_at(in, q[MP_SBRK_BASE / 8])));
+}
+
+/* Look for main_arena (and mp_) in writable object data. */
+static int find_main(const struct census_input *in, struct census *c, int libc)
+{
+	size_t i;
+
+	for (i = 0; i < in->nmaps && !c->main_arena; i++) {
+		const struct census_map *m = &in->maps[i];
+		uint64_t len = m->end - m->start, o;
+		uint8_t *buf;
+
+		/* with its bss: the arena may run on into it */
+		if (i + 1 < in->nmaps && in->maps[i + 1].start == m->end &&
+		    writable(&in->maps[i + 1]) && !in->maps[i + 1].inode)
+			len = in->maps[i + 1].end - m->start;
+		if (!data_map(m, libc) || len > DATA_MAX || len < AR_SIZE)
+			continue;
+		buf = xmalloc(len);
+		if (rd(in, m->start, buf, len)) {
+			free(buf);
+			continue;
+		}
+		for (o = 0; o + AR_SIZE <= len && !c->main_arena; o += 8) {
+			uint64_t w[AR_SIZE / 8];
+
+			memcpy(w, buf + o, sizeof(w));
+			uint64_t next = w[AR_NEXT / 8];
+			uint64_t in_heap = next & (HEAP_MAX - 1);
+
+			/* its next: itself, or a thread arena (after its
+			 * heap_info) */
+			if ((next == m->start + o || in_heap == 0x20 || in_heap == 0x30) &&
+			    main_arena_at(in, w, m->start + o, c))
+				c->main_arena = m->start + o;
+		}
+		for (o = 0; o + MP_SIZE <= len && c->main_arena && !c->mp; o += 8)
+			if (mp_at(in, buf + o, m->start + o))
+				c->mp = m->start + o;
+		free(buf);
+	}
+	return c->main_arena ? 0 : -1;
+}
+
+int census_glibc_arenas(const struct census_input *in, struct census *c)
+{
+	memset(c, 0, sizeof(*c));
+	c->allocator = CENSUS_GLIBC;
+	if (!find_main(in, c, 1) || !find_main(in, c, 0))
+		return 0;
+	c->exact = 0;
+	snprintf(c->why, sizeof(c->why), "glibc's main_arena was not found "
+		 "in the process's data");
+	return -1;
+}
+
+uint64_t census_glibc_locked(const struct census_input *in,
+			     const struct census *c)
+{
+	unsigned i;
+
+	for (i = 0; i < c->narenas; i++) {
+		int32_t mutex;
+
+		if (rd(in, c->arenas[i] + AR_MUTEX, &mutex, 4) || mutex)
+			return c->arenas[i];
+	}
+	return 0;
+}
+
+/* ---- the chunk walk ---- */
+
+/* The word at A (below LIM, the end of what may be read), through the
+ * window. */
+static int word_at(struct walk *w, uint64_t a, uint64_t lim, uint64_t *v)
+{
+	if (a < w->base || a + 8 > w->base + w->len) {
+		uint64_t n = lim > a ? lim - a : 0;
+		long got;
+
+		if (n > WIN)
+			n = WIN;
+		if (n < 8)
+			return -1;
+		got = w->in->read(w->in->ctx, a, w->buf, n);
+		w->base = a;
+		w->len = got > 0 ? (uint64_t)got : 0;
+		if (w->len < 8)
+			return -1;
+	}
+	memcpy(v, w->buf + (a - w->base), 8);
+	return 0;
+}
+
+static void add_chunk(struct walk *w, uint64_t addr, uint64_t size, unsigned st)
+{
+	grow_array((void **)&w->ch, &w->alloc, w->n + 1, sizeof(*w->ch));
+	w->ch[w->n].addr = addr;
+	w->ch[w->n].size = size;
+	w->ch[w->n].state = (uint8_t)st;
+	w->n++;
+}
+
+/*
+ * The chunks of one heap, [START, END): up to STOP (top) if not 0, else up
+ * to the fencepost at its end.  MAIN: the main arena's (in-use chunks say
+ * NON_MAIN_ARENA exactly when not).  A chunk is in use when the next one
+ * has PREV_INUSE.
+ */
+static int walk_heap(struct walk *w, uint64_t start, uint64_t end,
+		     uint64_t stop, int main)
+{
+	uint64_t p = start, hdr, want = main ? 0 : NON_MAIN;
+	size_t prev = SIZE_MAX;
+	uint64_t prev_hdr = 0;
+
+	for (;;) {
+		uint64_t sz;
+		int last = stop && p == stop;
+
+		if (p + 16 > end || p + 16 < p || word_at(w, p + 8, end, &hdr))
+			return bad(w, "glibc's heap at %#llx: a chunk at %#llx "
+				   "runs past it", (unsigned long long)start,
+				   (unsigned long long)p);
+		sz = hdr & ~FLAGS;
+		if (prev != SIZE_MAX) {
+			if (!(hdr & PREV_INUSE))
+				w->ch[prev].state = FREE;
+			else if ((prev_hdr & NON_MAIN) != want)
+				return bad(w, "glibc's chunk at %#llx says the "
+					   "wrong arena", (unsigned long long)
+					   w->ch[prev].addr);
+		}
+		if (last)
+			return 0;
+		if (sz < MINSIZE) {
+			if (!stop)
+				return 0;	/* the fencepost */
+			return bad(w, "glibc's heap at %#llx ends before its top "
+				   "chunk", (unsigned long long)start);
+		}
+		if ((sz & 15) || (hdr & IS_MMAPPED) || sz > end - p)
+			return bad(w, "glibc's chunk at %#llx has a bad size "
+				   "(%#llx)", (unsigned long long)p,
+				   (unsigned long long)hdr);
+		add_chunk(w, p, sz, USED);
+		prev = w->n - 1;
+		prev_hdr = hdr;
+		p += sz;
+	}
+}
+
+/* The main arena's heap: contiguous, ending at top. */
+static int walk_main(struct walk *w, const uint64_t *ar)
+{
+	uint64_t a = w->c->main_arena, top = ar[AR_TOP / 8], tsz, start, end;
+	uint32_t flags;
+
+	memcpy(&flags, (const uint8_t *)ar + AR_FLAGS, 4);
+	if (top == a + AR_TOP)
+		return 0;	/* nothing was ever allocated */
+	if (flags & NONCONTIGUOUS)
+		return bad(w, "glibc's main arena is not contiguous");
+	if (word_at(w, top + 8, top + 16, &tsz))
+		return bad(w, "glibc's top chunk at %#llx cannot be read",
+			   (unsigned long long)top);
+	end = top + (tsz & ~FLAGS);
+	start = end - ar[AR_SYSTEM_MEM / 8];
+	if (start > top || (start & 15) || !rw_span(w->in, start, end - start))
+		return bad(w, "glibc's main arena heap does not add up (top "
+			   "%#llx, %llu bytes from the system)",
+			   (unsigned long long)top,
+			   (unsigned long long)ar[AR_SYSTEM_MEM / 8]);
+	return walk_heap(w, start, end, top, 1);
+}
+
+/* A thread arena's heaps, from the one holding top down the prev chain. */
+static int walk_thread(struct walk *w, uint64_t x, const uint64_t *ar,
+		       uint64_t **heaps, size_t *nheaps, size_t *aheaps)
+{
+	uint64_t top = ar[AR_TOP / 8], hsz = 0, first, h;
+	unsigned k;
+
+	if (!thread_arena(w->in, x, &hsz))
+		return bad(w, "glibc's arena at %#llx lost its heap",
+			   (unsigned long long)x);
+	first = x - hsz;
+	h = top & ~(HEAP_MAX - 1);
+	for (k = 0; k < 65536 && h; k++) {
+		uint64_t info[3], start, stop;
+
+		if (rd(w->in, h, info, sizeof(info)) || info[0] != x ||
+		    info[2] > HEAP_MAX || info[2] < hsz + 16)
+			return bad(w, "glibc's heap at %#llx of arena %#llx "
+				   "is not one", (unsigned long long)h,
+				   (unsigned long long)x);
+		grow_array((void **)heaps, aheaps, *nheaps + 1, sizeof(**heaps));
+		(*heaps)[(*nheaps)++] = h;
+		start = h == first ? (x + AR_SIZE + 15) & ~15ull : h + hsz;
+		stop = (top & ~(HEAP_MAX - 1)) == h ? top : 0;
+		if (walk_heap(w, start, h + info[2], stop, 0))
+			return -1;
+		if (h == first)
+			return 0;
+		h = info[1];
+	}
+	return bad(w, "glibc's heaps of arena %#llx do not lead to it",
+		   (unsigned long long)x);
+}
+
+static int cmp_chunk(const void *pa, const void *pb)
+{
+	const struct chunk *a = pa, *b = pb;
+
+	return a->addr < b->addr ? -1 : a->addr > b->addr;
+}
+
+static struct chunk *find_chunk(struct walk *w, uint64_t addr)
+{
+	struct chunk key = { .addr = addr };
+
+	return bsearch(&key, w->ch, w->n, sizeof(*w->ch), cmp_chunk);
+}
+
+/* Arena AR's fastbins: their chunks are free though they look in use. */
+static int fastbins(struct walk *w, uint64_t x, const uint64_t *ar)
+{
+	size_t steps = 0;
+	unsigned i;
+
+	for (i = 0; i < AR_NFASTBINS; i++) {
+		uint64_t p = ar[AR_FASTBINS / 8 + i];
+
+		while (p) {
+			struct chunk *ch = find_chunk(w, p);
+			uint64_t fd;
+
+			if (!ch || ch->state != USED || ch->size != (i + 2) * 16 ||
+			    ++steps > w->n || rd(w->in, p + 16, &fd, 8))
+				return bad(w, "glibc's fastbin %u of arena %#llx "
+					   "is corrupt at %#llx", i,
+					   (unsigned long long)x,
+					   (unsigned long long)p);
+			ch->state = CACHED;
+			p = ((p + 16) >> 12) ^ fd;
+		}
+	}
+	return 0;
+}
+
+/* ---- tcache ---- */
+
+/* The TLS offsets of libc's initial-exec variables: its TPOFF GOT slots,
+ * as the dynamic linker filled them.  Into OFFS (at most MAX); how many. */
+static unsigned tpoff_slots(const struct census_input *in, int64_t *offs,
+			    unsigned max)
+{
+	const struct census_map *lib = NULL;
+	Elf64_Ehdr eh;
+	Elf64_Shdr sh;
+	unsigned n = 0, i;
+	size_t k;
+	int fd = -1;
+
+	for (k = 0; k < in->nmaps && !lib; k++)
+		if (in->maps[k].offset == 0 && in->maps[k].inode &&
+		    libc_path(in->maps[k].path))
+			lib = &in->maps[k];
+	if (lib)
+		fd = open(lib->path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0 || pread(fd, &eh, sizeof(eh), 0) != sizeof(eh) ||
+	    memcmp(eh.e_ident, ELFMAG, SELFMAG) || eh.e_ident[EI_CLASS] != ELFCLASS64 ||
+	    eh.e_shentsize != sizeof(sh) || eh.e_shnum > 4096)
+		goto out;
+	for (i = 0; i < eh.e_shnum && n < max; i++) {
+		Elf64_Rela r;
+		uint64_t j;
+
+		if (pread(fd, &sh, sizeof(sh), (off_t)(eh.e_shoff + (uint64_t)i * sizeof(sh))) !=
+		    sizeof(sh) || sh.sh_type != SHT_RELA || sh.sh_entsize != sizeof(r) ||
+		    sh.sh_size > (64u << 20))
+			continue;
+		for (j = 0; j < sh.sh_size / sizeof(r) && n < max; j++) {
+			uint64_t v;
+
+			if (pread(fd, &r, sizeof(r), (off_t)(sh.sh_offset + j * sizeof(r))) !=
+			    sizeof(r))
+				break;
+			if (ELF64_R_TYPE(r.r_info) != ARCH_RELOC_TPOFF ||
+			    rd(in, lib->start + r.r_offset, &v, 8))
+				continue;
+			if ((int64_t)v < 0 && (int64_t)v > -(1 << 24) && !(v & 7))
+				offs[n++] = (int64_t)v;
+		}
+	}
+out:
+	if (fd >= 0)
+		close(fd);
+	return n;
+}
+
+/* V (a thread's tcache variable) points to a tcache_perthread_struct: a
+ * chunk of its size in use, counts and entries agreeing.  1 yes, 0 (V 0:
+ * none), -1 no. */
+static int tcache_at(struct walk *w, uint64_t v, uint16_t *counts, uint64_t *entries)
+{
+	struct chunk *ch;
+	uint8_t buf[TC_STRUCT];
+	unsigned i;
+
+	if (!v)
+		return 0;
+	ch = (v & 15) ? NULL : find_chunk(w, v - 16);
+	if (!ch || ch->state != USED || ch->size != TC_CHUNK ||
+	    rd(w->in, v, buf, sizeof(buf)))
+		return -1;
+	memcpy(counts, buf, TC_BINS * 2);
+	memcpy(entries, buf + TC_BINS * 2, TC_BINS * 8);
+	for (i = 0; i < TC_BINS; i++)
+		if (!entries[i] != !counts[i] || (entries[i] & 15))
+			return -1;
+	return 1;
+}
+
+/* Which of OFFS is glibc's tcache: valid for every thread, set in the most. */
+static int64_t tcache_offset(struct walk *w, const int64_t *offs, unsigned n)
+{
+	uint16_t counts[TC_BINS];
+	uint64_t entries[TC_BINS];
+	int64_t best = 0;
+	unsigned i, best_score = 0;
+	size_t t;
+
+	for (i = 0; i < n; i++) {
+		unsigned score = 0;
+
+		for (t = 0; t < w->in->nthreads; t++) {
+			uint64_t v;
+			int r;
+
+			if (rd(w->in, w->in->threads[t].tp + (uint64_t)offs[i], &v, 8))
+				break;
+			r = tcache_at(w, v, counts, entries);
+			if (r < 0)
+				break;
+			score += (unsigned)r;
+		}
+		if (t == w->in->nthreads && score > best_score) {
+			best = offs[i];
+			best_score = score;
+		}
+	}
+	return best;
+}
+
+/* Every thread's tcache: its chunks free, its struct allocator's. */
+static int tcaches(struct walk *w)
+{
+	int64_t offs[256];
+	unsigned n = tpoff_slots(w->in, offs, 256), i;
+	size_t t, steps = 0;
+	int tc_chunks = 0;
+
+	if (!n)		/* no relocations (a static executable): near the TP */
+		for (n = 0; n < 256; n++)
+			offs[n] = -8 * (int64_t)(n + 1);
+	w->c->tcache_tpoff = tcache_offset(w, offs, n);
+	if (!w->c->tcache_tpoff) {
+		for (t = 0; t < w->n; t++)
+			tc_chunks += w->ch[t].size == TC_CHUNK && w->ch[t].state == USED;
+		return tc_chunks && w->in->nthreads ?
+			bad(w, "glibc's tcache was not found in the threads' TLS") : 0;
+	}
+	for (t = 0; t < w->in->nthreads; t++) {
+		uint16_t counts[TC_BINS];
+		uint64_t entries[TC_BINS], v;
+
+		if (rd(w->in, w->in->threads[t].tp + (uint64_t)w->c->tcache_tpoff, &v, 8) ||
+		    tcache_at(w, v, counts, entries) <= 0)
+			continue;
+		find_chunk(w, v - 16)->state = META;
+		w->c->ntcaches++;
+		for (i = 0; i < TC_BINS; i++) {
+			uint64_t e = entries[i];
+			unsigned k;
+
+			for (k = 0; k < counts[i]; k++) {
+				struct chunk *ch = (e & 15) ? NULL : find_chunk(w, e - 16);
+				uint64_t next;
+
+				if (!ch || ch->state != USED || ++steps > w->n ||
+				    rd(w->in, e, &next, 8))
+					return bad(w, "glibc's tcache of thread %d is "
+						   "corrupt at %#llx", (int)w->in->threads[t].tid,
+						   (unsigned long long)e);
+				ch->state = CACHED;
+				e = (e >> 12) ^ next;
+			}
+			if (e)
+				return bad(w, "glibc's tcache of thread %d holds more "
+					   "chunks than it counts", (int)w->in->threads[t].tid);
+		}
+	}
+	return 0;
+}
+
+/* ---- mmapped chunks ---- */
+
+static int in_heaps(uint64_t p, const uint64_t *heaps, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		if (p >= heaps[i] && p - heaps[i] < HEAP_MAX)
+			return 1;
+	return 0;
+}
+
+/* Every page of writable anonymous memory outside the arenas' heaps that
+ * starts an mmapped chunk (prev_size 0, IS_MMAPPED alone, a whole number
+ * of pages, all mapped): a block. */
+static void mmapped(struct walk *w, const uint64_t *heaps, size_t nheaps,
+		    struct census_block **mm, size_t *nmm, size_t *amm,
+		    uint64_t *total)
+{
+	uint64_t skip_to = 0;
+	size_t i;
+
+	for (i = 0; i < w->in->nmaps; i++) {
+		const struct census_map *m = &w->in->maps[i];
+		uint64_t p;
+
+		if (!writable(m) || m->inode || !strcmp(m->path, "[heap]") ||
+		    !strcmp(m->path, "[stack]"))
+			continue;
+		for (p = m->start > skip_to ? m->start : skip_to; p < m->end; p += PAGE) {
+			uint64_t prev, hdr, sz;
+
+			if (in_heaps(p, heaps, nheaps) || word_at(w, p, m->end, &prev) ||
+			    word_at(w, p + 8, m->end, &hdr))
+				continue;
+			sz = hdr & ~FLAGS;
+			if (prev || (hdr & FLAGS) != IS_MMAPPED || sz < PAGE ||
+			    sz % PAGE || !rw_span(w->in, p, sz))
+				continue;
+			grow_array((void **)mm, amm, *nmm + 1, sizeof(**mm));
+			(*mm)[*nmm].addr = p + 16;
+			(*mm)[(*nmm)++].size = sz - 16;
+			*total += sz;
+			skip_to = p + sz;
+			if (skip_to >= m->end)
+				break;
+			p = skip_to - PAGE;
+		}
+	}
+}
+
+/* ---- the census ---- */
+
+static int cmp_block(const void *pa, const void *pb)
+{
+	const struct census_block *a = pa, *b = pb;
+
+	return a->addr < b->addr ? -1 : a->addr > b->addr;
+}
+
+int census_glibc(const struct census_input *in, struct census *c)
+{
+	struct walk w;
+	uint64_t *heaps = NULL, mm_total = 0;
+	struct census_block *mm = NULL;
+	size_t nheaps = 0, aheaps = 0, nmm = 0, amm = 0, i, k;
+	unsigned a;
+
+	if (!c->main_arena && census_glibc_arenas(in, c))
+		return -1;
+	memset(&w, 0, sizeof(w));
+	w.in = in;
+	w.c = c;
+	w.buf = xmalloc(WIN);
+	c->exact = 1;
+	c->why[0] = '\0';
+	for (a = 0; a < c->narenas && !w.bad; a++) {
+		uint64_t ar[AR_SIZE / 8];
+
+		if (rd(in, c->arenas[a], ar, sizeof(ar)))
+			bad(&w, "glibc's arena at %#llx cannot be read",
+			    (unsigned long long)c->arenas[a]);
+		else if (a == 0)
+			walk_main(&w, ar);
+		else
+			walk_thread(&w, c->arenas[a], ar, &heaps, &nheaps, &aheaps);
+	}
+	qsort(w.ch, w.n, sizeof(*w.ch), cmp_chunk);
+	for (a = 0; a < c->narenas && !w.bad; a++) {
+		uint64_t ar[AR_SIZE / 8];
+
+		if (!rd(in, c->arenas[a], ar, sizeof(ar)))
+			fastbins(&w, c->arenas[a], ar);
+	}
+	if (!w.bad)
+		tcaches(&w);
+	w.base = w.len = 0;
+	mmapped(&w, heaps, nheaps, &mm, &nmm, &amm, &mm_total);
+	if (c->mp && !w.bad) {
+		int32_t n_mmaps;
+		uint64_t mem;
+
+		if (!rd(in, c->mp + MP_N_MMAPS, &n_mmaps, 4) &&
+		    !rd(in, c->mp + MP_MMAPPED_MEM, &mem, 8) &&
+		    ((uint64_t)n_mmaps != nmm || mem != mm_total))
+			bad(&w, "%zu mmapped chunks of %llu bytes found, glibc "
+			    "counts %d of %llu", nmm, (unsigned long long)mm_total,
+			    (int)n_mmaps, (unsigned long long)mem);
+	}
+	c->nmmapped = nmm;
+	c->blocks = xcalloc(w.n + nmm + 1, sizeof(*c->blocks));
+	for (i = k = 0; i < w.n; i++)
+		if (w.ch[i].state == USED) {
+			c->blocks[k].addr = w.ch[i].addr + 16;
+			c->blocks[k++].size = w.ch[i].size - 8;
+		}
+	for (i = 0; i < nmm; i++)
+		c->blocks[k++] = mm[i];
+	c->nblocks = k;
+	qsort(c->blocks, k, sizeof(*c->blocks), cmp_block);
+	for (i = 0; i < k; i++)
+		c->bytes += c->blocks[i].size;
+	free(w.buf);
+	free(w.ch);
+	free(heaps);
+	free(mm);
+	return 0;
+}
