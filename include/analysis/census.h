@@ -135,7 +135,8 @@ int census_glibc(const struct census_input *in, struct census *c);
  * no blocks, exact 0, WHY said. */
 void census_unsupported(struct census *c, int allocator);
 
-/* Free C's blocks (C itself is the caller's). */
+/* Free C's blocks (C itself is the caller's); their count and bytes
+ * stay. */
 void census_free(struct census *c);
 
 #endif

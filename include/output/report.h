@@ -13,6 +13,7 @@
 #include <sys/types.h>
 #include <time.h>
 
+#include "analysis/census.h"
 #include "tables/fds.h"
 #include "tables/heap.h"
 #include "base/procstat.h"
@@ -55,6 +56,9 @@ struct report_input {
 	int exit_code;			/* if exited and !exit_signal */
 	int exit_signal;		/* died of this signal (0: exited) */
 	const struct heap *heap;	/* NULL: heap not tracked ("heap": null) */
+	/* -p: the census of the heap at the attach ("census"), NULL:
+	 * launched ("census": null) */
+	const struct census *census;
 	const struct stacks *stacks;
 	unsigned depth;			/* frames shown per stack at most */
 	report_namer namer;

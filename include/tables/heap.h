@@ -43,6 +43,8 @@ struct heap_block {
 	uint32_t stack;		/* interned allocation stack (stacks.h), 0 = none */
 	int32_t tid;		/* allocating thread */
 	uint8_t fn;		/* enum alloc_fn */
+	uint8_t before;		/* made before ptleak attached: found by the
+				 * census (census.h), no stack, SIZE usable */
 };
 
 struct heap_stats {
@@ -65,6 +67,14 @@ void heap_reset(struct heap *h);
 /* A successful allocation B (B->addr != 0).  If B->addr is already live
  * (a missed free), the old block is replaced and counted freed. */
 void heap_alloc(struct heap *h, const struct heap_block *b);
+
+/*
+ * B was live before tracing started (the census of an attach): live now,
+ * in in_use, but no allocation is counted (totals are the calls seen) and
+ * the observer is not told.  A later free or realloc of it is counted as
+ * of any live block.
+ */
+void heap_census(struct heap *h, const struct heap_block *b);
 
 /* ADDR's slot will be wanted soon: start loading it (a hint). */
 void heap_prefetch(const struct heap *h, uint64_t addr);

@@ -97,5 +97,4 @@ void census_free(struct census *c)
 {
 	free(c->blocks);
 	c->blocks = NULL;
-	c->nblocks = 0;
 }

@@ -53,11 +53,13 @@ struct grouping {
 
 /* ---- grouping ---- */
 
+/* Census blocks (made before the attach, no stack) are grouped by class
+ * and size: EACH is their size, 0 for the others. */
 static size_t group_home(const struct grouping *g, uint32_t stack, uint8_t fn,
-			 uint8_t cls)
+			 uint8_t cls, uint64_t each)
 {
-	return (size_t)hash64(((uint64_t)stack << 16) | ((uint64_t)fn << 8) |
-			      cls) & g->mask;
+	return (size_t)hash64((((uint64_t)stack << 16) | ((uint64_t)fn << 8) |
+			       cls) ^ (each * 0x9e3779b97f4a7c15ull)) & g->mask;
 }
 
 /* The scan's verdict on the block at ADDR, or NULL. */
@@ -91,7 +93,7 @@ static void group_grow(struct grouping *g)
 	g->mask = n - 1;
 	for (i = 0; i < g->nrecs; i++) {
 		size_t k = group_home(g, g->recs[i].stack, g->recs[i].fn,
-				      g->recs[i].cls);
+				      g->recs[i].cls, g->recs[i].each);
 
 		while (g->slots[k])
 			k = (k + 1) & g->mask;
@@ -105,6 +107,7 @@ static int group_block(const struct heap_block *b, void *ctx)
 	struct record *r;
 	uint64_t indirect = 0;
 	uint8_t cls = CLS_UNCLASSIFIED;
+	uint64_t each;
 	size_t k;
 
 	if (g->in->min_age_ns && g->in->now_ns - b->time_ns < g->in->min_age_ns)
@@ -116,14 +119,16 @@ static int group_block(const struct heap_block *b, void *ctx)
 		cls = sb ? (uint8_t)sb->cls : SCAN_DEFINITELY_LOST;
 		indirect = sb ? sb->indirect : 0;
 	}
-	k = group_home(g, b->stack, b->fn, cls);
+	each = b->before ? b->size : 0;
+	k = group_home(g, b->stack, b->fn, cls, each);
 	for (;;) {
 		uint32_t s = g->slots[k];
 
 		if (!s)
 			break;
 		r = &g->recs[s - 1];
-		if (r->stack == b->stack && r->fn == b->fn && r->cls == cls) {
+		if (r->stack == b->stack && r->fn == b->fn && r->cls == cls &&
+		    r->before == b->before && r->each == each) {
 			if (b->time_ns > r->youngest)
 				r->youngest = b->time_ns;
 			if (b->time_ns < r->oldest)
@@ -145,6 +150,8 @@ static int group_block(const struct heap_block *b, void *ctx)
 	r->bytes = b->size;
 	r->indirect = indirect;
 	r->blocks = 1;
+	r->before = b->before;
+	r->each = each;
 	r->youngest = r->oldest = b->time_ns;
 	if (g->nrecs * 4 > g->nslots * 3)
 		group_grow(g);	/* re-inserts every record, the new one too */
@@ -171,6 +178,10 @@ static int cmp_record(const void *pa, const void *pb)
 		return a->stack < b->stack ? -1 : 1;
 	if (a->fn != b->fn)
 		return a->fn < b->fn ? -1 : 1;
+	if (a->before != b->before)
+		return a->before < b->before ? -1 : 1;
+	if ((c = cmp_u64_desc(a->each, b->each)))
+		return c;
 	return (a->cls > b->cls) - (a->cls < b->cls);
 }
 
@@ -229,7 +240,7 @@ static unsigned name_frames(struct rep *r, const struct record *rec)
 	const uint64_t *pcs = NULL;
 	unsigned n = 0, i;
 
-	if (in->stacks)
+	if (in->stacks && !rec->before)
 		n = stacks_get(in->stacks, rec->stack, &pcs);
 	if (n > in->depth)
 		n = in->depth;
@@ -368,6 +379,28 @@ static void text_banner(struct rep *r)
 	     when, (double)in->elapsed_ns / 1e9, young);
 }
 
+/* -p: what the census at the attach found (census.h). */
+static void text_census(struct rep *r)
+{
+	const struct census *c = r->in->census;
+	char b1[32], b2[32];
+	char *hold;
+
+	if (!c)
+		return;
+	if (c->exact) {
+		line(r, "  made before ptleak attached: %s bytes in %s blocks "
+		     "(census of %s's heap)", fmt_thousands(b1, c->bytes),
+		     fmt_thousands(b2, c->nblocks),
+		     census_allocator_name(c->allocator));
+		return;
+	}
+	line(r, "  blocks made before ptleak attached are NOT known: %s; the "
+	     "memory of %s is scanned as roots",
+	     text_safe(c->why, &hold), census_allocator_name(c->allocator));
+	free(hold);
+}
+
 static void text_head(struct rep *r)
 {
 	const struct heap_stats *st = heap_stats(r->in->heap);
@@ -381,6 +414,7 @@ static void text_head(struct rep *r)
 	     fmt_thousands(b1, st->allocs), fmt_thousands(b2, st->frees),
 	     fmt_thousands(b3, st->bytes_allocated));
 	line(r, "  peak: %s bytes in use", fmt_thousands(b1, st->peak_bytes));
+	text_census(r);
 	blank(r);
 	/* never "no leaks are possible" about what could not be seen */
 	if (r->in->heap_untracked) {
@@ -469,8 +503,12 @@ static void text_record(struct rep *r, size_t k, const struct record *rec,
 	char b1[32], b2[32], b3[32], b4[32], b5[32], b6[32], age[64] = "";
 	unsigned i;
 
-	/* a live process's records say how old their blocks are */
-	if (r->in->reason != REPORT_EXIT)
+	/* a live process's records say how old their blocks are (made
+	 * before the attach: older than the tracing) */
+	if (rec->before)
+		snprintf(age, sizeof(age), " (age over %.3f s)",
+			 (double)r->in->elapsed_ns / 1e9);
+	else if (r->in->reason != REPORT_EXIT)
 		snprintf(age, sizeof(age), " (age %.3f to %.3f s)",
 			 rep_age_of(r, rec->youngest), rep_age_of(r, rec->oldest));
 	if (rec->indirect)
@@ -490,6 +528,8 @@ static void text_record(struct rep *r, size_t k, const struct record *rec,
 		     fmt_thousands(b4, r->nrecs), age);
 	for (i = 0; i < nframes; i++)
 		text_frame(r, i, &r->frames[i]);
+	if (rec->before)
+		line(r, "   made before ptleak attached");
 	blank(r);
 	if (r->in->gen_suppressions)
 		vgsupp_print(r->text, rec->cls == CLS_UNCLASSIFIED ? -1 : rec->cls,

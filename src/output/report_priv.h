@@ -26,6 +26,9 @@ struct record {
 	uint8_t fn;
 	uint8_t cls;		/* enum scan_class or CLS_UNCLASSIFIED */
 	uint8_t suppressed;
+	uint8_t before;		/* census blocks (heap_block.before), grouped
+				 * by size: EACH bytes each */
+	uint64_t each;
 };
 
 

@@ -109,6 +109,7 @@ void proc_free(struct session *S, struct proc *P)
 	unwinder_delete(P->unw);
 	stacks_delete(P->stacks);
 	heap_delete(P->heap);
+	free(P->census);
 	rec_delete(P->rec);
 	fdprobe_delete(P->fdp);
 	free(P->dead);

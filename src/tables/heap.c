@@ -366,6 +366,12 @@ void heap_alloc(struct heap *h, const struct heap_block *b)
 	     b->addr, 0);
 }
 
+void heap_census(struct heap *h, const struct heap_block *b)
+{
+	if (b->addr)
+		put_live(h, b);
+}
+
 const struct heap_stack_total *heap_stack_totals(const struct heap *h,
 						 size_t *n)
 {
