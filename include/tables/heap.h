@@ -166,7 +166,9 @@ void heap_thread_name(struct heap *h, int32_t tid, const char *name);
  * address; the release of a live old block comes first as a HEV_FREE with
  * the realloc's FN, TID and STACK).
  */
-enum heap_ev_type { HEV_ALLOC, HEV_FREE, HEV_UNKNOWN_FREE, HEV_REALLOC };
+enum heap_ev_type { HEV_ALLOC, HEV_FREE, HEV_UNKNOWN_FREE, HEV_REALLOC,
+		   HEV_CENSUS /* a census block (heap_census): never told by
+			       * the table, a replay of it (events_log.c) */ };
 
 struct heap_event {
 	uint8_t type;		/* enum heap_ev_type */

@@ -545,7 +545,10 @@ static int tcache_at(struct walk *w, uint64_t v, uint16_t *counts, uint64_t *ent
 	if (!v)
 		return 0;
 	ch = (v & 15) ? NULL : find_chunk(w, v - 16);
-	if (!ch || ch->state != USED || ch->size != TC_CHUNK ||
+	/* tcache_init's _int_malloc: 0x290, or 16 more when what was left
+	 * of the chunk it split was too small to be one */
+	if (!ch || ch->state != USED || ch->size < TC_CHUNK ||
+	    ch->size > TC_CHUNK + 16 ||
 	    rd(w->in, v, buf, sizeof(buf)))
 		return -1;
 	memcpy(counts, buf, TC_BINS * 2);
@@ -556,34 +559,48 @@ static int tcache_at(struct walk *w, uint64_t v, uint16_t *counts, uint64_t *ent
 	return 1;
 }
 
-/* Which of OFFS is glibc's tcache: valid for every thread, set in the most. */
-static int64_t tcache_offset(struct walk *w, const int64_t *offs, unsigned n)
+/* Which of OFFS is glibc's tcache: valid for every thread, set in the
+ * most; else the one set in the most, the first thread where it is not
+ * valid into *BAD_TID and *BAD_V. */
+static int64_t tcache_offset(struct walk *w, const int64_t *offs, unsigned n,
+			     int32_t *bad_tid, uint64_t *bad_v)
 {
 	uint16_t counts[TC_BINS];
 	uint64_t entries[TC_BINS];
-	int64_t best = 0;
-	unsigned i, best_score = 0;
+	int64_t best = 0, best_bad = 0;
+	unsigned i, best_score = 0, bad_score = 0;
 	size_t t;
 
 	for (i = 0; i < n; i++) {
-		unsigned score = 0;
+		unsigned score = 0, nbad = 0;
+		int32_t tid = 0;
+		uint64_t bv = 0;
 
 		for (t = 0; t < w->in->nthreads; t++) {
 			uint64_t v;
 			int r;
 
 			if (rd(w->in, w->in->threads[t].tp + (uint64_t)offs[i], &v, 8))
-				break;
-			r = tcache_at(w, v, counts, entries);
-			if (r < 0)
-				break;
-			score += (unsigned)r;
+				v = ~0ull;
+			r = v == ~0ull ? -1 : tcache_at(w, v, counts, entries);
+			if (r < 0 && !nbad++) {
+				tid = w->in->threads[t].tid;
+				bv = v;
+			}
+			score += r > 0;
 		}
-		if (t == w->in->nthreads && score > best_score) {
+		if (!nbad && score > best_score) {
 			best = offs[i];
 			best_score = score;
+		} else if (nbad && nbad < score && score > bad_score) {
+			best_bad = offs[i];
+			bad_score = score;
+			*bad_tid = tid;
+			*bad_v = bv;
 		}
 	}
+	if (!best && best_bad)
+		return -best_bad;	/* (negated: a TLS offset is negative) */
 	return best;
 }
 
@@ -594,14 +611,22 @@ static int tcaches(struct walk *w)
 	unsigned n = tpoff_slots(w->in, offs, 256), i;
 	size_t t, steps = 0;
 	int tc_chunks = 0;
+	int32_t bad_tid = 0;
+	uint64_t bad_v = 0;
 
 	if (!n)		/* no relocations (a static executable): near the TP */
 		for (n = 0; n < 256; n++)
 			offs[n] = -8 * (int64_t)(n + 1);
-	w->c->tcache_tpoff = tcache_offset(w, offs, n);
+	w->c->tcache_tpoff = tcache_offset(w, offs, n, &bad_tid, &bad_v);
+	if (w->c->tcache_tpoff > 0)
+		return bad(w, "glibc's tcache of thread %d is not one (%#llx, at "
+			   "TLS offset %lld)", (int)bad_tid,
+			   (unsigned long long)bad_v, -(long long)w->c->tcache_tpoff);
 	if (!w->c->tcache_tpoff) {
 		for (t = 0; t < w->n; t++)
-			tc_chunks += w->ch[t].size == TC_CHUNK && w->ch[t].state == USED;
+			tc_chunks += (w->ch[t].size == TC_CHUNK ||
+				      w->ch[t].size == TC_CHUNK + 16) &&
+				     w->ch[t].state == USED;
 		return tc_chunks && w->in->nthreads ?
 			bad(w, "glibc's tcache was not found in the threads' TLS") : 0;
 	}
@@ -725,7 +750,11 @@ int census_glibc(const struct census_input *in, struct census *c)
 		else
 			walk_thread(&w, c->arenas[a], ar, &heaps, &nheaps, &aheaps);
 	}
-	qsort(w.ch, w.n, sizeof(*w.ch), cmp_chunk);
+	/* one arena's walk is in address order already: sort the rest */
+	for (i = 1; i < w.n && w.ch[i - 1].addr < w.ch[i].addr; i++)
+		;
+	if (i < w.n)
+		qsort(w.ch, w.n, sizeof(*w.ch), cmp_chunk);
 	for (a = 0; a < c->narenas && !w.bad; a++) {
 		uint64_t ar[AR_SIZE / 8];
 
@@ -757,7 +786,10 @@ int census_glibc(const struct census_input *in, struct census *c)
 	for (i = 0; i < nmm; i++)
 		c->blocks[k++] = mm[i];
 	c->nblocks = k;
-	qsort(c->blocks, k, sizeof(*c->blocks), cmp_block);
+	for (i = 1; i < k && c->blocks[i - 1].addr < c->blocks[i].addr; i++)
+		;
+	if (i < k)
+		qsort(c->blocks, k, sizeof(*c->blocks), cmp_block);
 	for (i = 0; i < k; i++)
 		c->bytes += c->blocks[i].size;
 	free(w.buf);

@@ -62,6 +62,7 @@ struct cstate {
 	struct census_thread *threads;
 	struct census_input in;
 	struct sym_def defs[NFNS];
+	uint64_t pc;		/* the last thread looked at */
 };
 
 /* The input of a census: maps, threads (held) and their thread pointers. */
@@ -108,8 +109,11 @@ static void cstate_close(struct cstate *cs)
 	cs->threads = NULL;
 }
 
-/* Thread T (held) is inside one of glibc's malloc functions. */
-static int inside(struct session *S, const struct cstate *cs, struct task *t)
+/* Thread T (held) is inside one of glibc's malloc functions: which one
+ * into *WHICH; 2 if it is in a system call there (waiting for a lock,
+ * perhaps one a held thread holds). */
+static int inside(struct session *S, struct cstate *cs, struct task *t,
+		  const char **which)
 {
 	struct arch_regs r;
 	uint64_t pcs[64];
@@ -118,12 +122,15 @@ static int inside(struct session *S, const struct cstate *cs, struct task *t)
 	if (arch_get_regs(t->tid, &r))
 		return 0;
 	n = unwind_stack(S->proc->unw, t->tid, &r, NULL, 0, pcs, 64);
+	cs->pc = arch_pc(&r);
 	for (i = 0; i < n; i++)
 		for (k = 0; k < NFNS; k++)
 			if (cs->defs[k].addr && pcs[i] >= cs->defs[k].addr &&
 			    pcs[i] < cs->defs[k].addr + (cs->defs[k].size ?
-							 cs->defs[k].size : 1))
-				return 1;
+							 cs->defs[k].size : 1)) {
+				*which = malloc_fns[k];
+				return arch_syscall_nr(&r) >= 0 ? 2 : 1;
+			}
 	return 0;
 }
 
@@ -132,6 +139,8 @@ static int inside(struct session *S, const struct cstate *cs, struct task *t)
 static int let_run(struct session *S, struct task **busy, size_t n, int all,
 		   unsigned round)
 {
+	struct task *t;
+	unsigned k;
 	size_t i;
 
 	if (all) {
@@ -147,6 +156,12 @@ static int let_run(struct session *S, struct task **busy, size_t n, int all,
 		}
 	}
 	usleep(50 + 10 * (round % 50));
+	/* a thread stopped meanwhile is taken as it is: interrupted again,
+	 * it would stop at once at its next resume (events_reap) */
+	for_each_proc_task(S, k, t)
+		if (!t->held && t->started && !t->parked && !t->dying &&
+		    t->role != ROLE_VFORK_CHILD && events_reap(S, t->tid) < 0)
+			return -1;
 	return events_stop_all(S);
 }
 
@@ -158,6 +173,8 @@ int census_attach_quiesce(struct session *S)
 	struct census *c;
 	unsigned round;
 	size_t abusy = 0;
+	pid_t last = 0;
+	const char *which = "";
 
 	if (P->no_heap || !P->census)
 		return 0;
@@ -180,13 +197,26 @@ int census_attach_quiesce(struct session *S)
 		unsigned i;
 		struct task *t;
 		uint64_t locked;
+		int waiting = 0;
 
 		for_each_proc_task(S, i, t) {
-			if (t->role != ROLE_THREAD || !t->held || !inside(S, &cs, t))
+			int in;
+
+			if (t->role != ROLE_THREAD || !t->held ||
+			    !(in = inside(S, &cs, t, &which)))
 				continue;
+			waiting |= in == 2;
+			last = t->tid;
+			if (debug_stops)
+				fprintf(stderr, "ptleak-debug: census: thread %d inside %s%s pc %#llx\n",
+					(int)t->tid, which, in == 2 ? " (in a system call)" : "",
+					(unsigned long long)cs.pc);
 			grow_array((void **)&busy, &abusy, n + 1, sizeof(*busy));
 			busy[n++] = t;
 		}
+		/* the ring as it is now: threads that ran made arenas */
+		if (round && census_glibc_arenas(&cs.in, c))
+			break;
 		locked = census_glibc_locked(&cs.in, c);
 		if (!n && !locked)
 			break;
@@ -194,7 +224,9 @@ int census_attach_quiesce(struct session *S)
 			fprintf(stderr, "ptleak-debug: census: %zu threads in the "
 				"allocator, arena %#llx locked\n", n,
 				(unsigned long long)locked);
-		if (let_run(S, busy, n, !n || round % 10 == 9, round)) {
+		/* a lock only (a thread forking), or a thread waiting in
+		 * the kernel (for a lock a held thread may hold): all run */
+		if (let_run(S, busy, n, !n || waiting || round % 10 == 9, round)) {
 			free(busy);
 			cstate_close(&cs);
 			return -1;
@@ -204,8 +236,8 @@ int census_attach_quiesce(struct session *S)
 	cstate_close(&cs);
 	if (round == QUIESCE_ROUNDS) {
 		c->exact = 0;
-		snprintf(c->why, sizeof(c->why), "a thread stayed inside glibc's "
-			 "malloc while ptleak attached");
+		snprintf(c->why, sizeof(c->why), "thread %d stayed inside glibc's "
+			 "%s while ptleak attached", (int)last, which);
 		c->main_arena = 0;
 	}
 	return 0;
@@ -233,6 +265,7 @@ void census_attach_take(struct session *S)
 	if (cstate_open(S, &cs))
 		return;
 	debug_time("census");
+	c->main_arena = 0;	/* found again: the ring as it is now */
 	if (census_glibc(&cs.in, c) || !c->exact) {
 		/* an inexact census adds nothing: its memory is roots */
 		census_free(c);
@@ -240,6 +273,7 @@ void census_attach_take(struct session *S)
 		c->bytes = 0;
 		c->exact = 0;
 	}
+	debug_time("census: heap read");
 	for (i = 0; i < c->nblocks; i++) {
 		struct heap_block b;
 
