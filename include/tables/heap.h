@@ -75,6 +75,9 @@ void heap_alloc(struct heap *h, const struct heap_block *b);
  * of any live block.
  */
 void heap_census(struct heap *h, const struct heap_block *b);
+/* N blocks are coming (a census): the table made room for them at once
+ * instead of growing step by step. */
+void heap_reserve(struct heap *h, size_t n);
 
 /* ADDR's slot will be wanted soon: start loading it (a hint). */
 void heap_prefetch(const struct heap *h, uint64_t addr);

@@ -274,6 +274,7 @@ void census_attach_take(struct session *S)
 		c->exact = 0;
 	}
 	debug_time("census: heap read");
+	heap_reserve(P->heap, c->nblocks);
 	for (i = 0; i < c->nblocks; i++) {
 		struct heap_block b;
 

@@ -126,12 +126,13 @@ static inline size_t find_slot(const struct heap *h, uint64_t addr)
 	return i;
 }
 
-static void table_grow(struct heap *h)
+/* The table rehashed into CAP slots. */
+static void table_resize(struct heap *h, size_t cap)
 {
 	struct heap_block *old = h->slots;
 	size_t old_cap = h->cap, i;
 
-	table_init(h, old_cap * 2);
+	table_init(h, cap);
 	for (i = 0; i < old_cap; i++) {
 		if (old[i].addr) {
 			size_t j = find_slot(h, old[i].addr);
@@ -141,6 +142,11 @@ static void table_grow(struct heap *h)
 		}
 	}
 	slots_free(old, old_cap);
+}
+
+static void table_grow(struct heap *h)
+{
+	table_resize(h, h->cap * 2);
 }
 
 /* Empty slot I and shift the following cluster back over it. */
@@ -364,6 +370,16 @@ void heap_alloc(struct heap *h, const struct heap_block *b)
 	count_alloc(h, b);
 	tell(h, HEV_ALLOC, b->fn, b->tid, b->stack, b->time_ns, b->size,
 	     b->addr, 0);
+}
+
+void heap_reserve(struct heap *h, size_t n)
+{
+	size_t cap = h->cap;
+
+	while (h->count + n > cap / 4 * 3 && cap < ((size_t)1 << 40))
+		cap *= 2;
+	if (cap != h->cap)
+		table_resize(h, cap);
 }
 
 void heap_census(struct heap *h, const struct heap_block *b)
