@@ -147,3 +147,56 @@ def t_census_churn():
         t.kill()
         shutil.rmtree(d, ignore_errors=True)
     ck.done()
+
+
+def census_other_case(case_name, soname, package, allocator):
+    """c_census with SONAME preloaded, attached after it built its heap:
+    no census (exact false, why), one text line, and the memory of the
+    allocator that holds no known block scanned as roots: the 100 nodes
+    stored after the attach in the table made before it are still
+    reachable.  The 40-byte drop after the attach is definitely lost, or
+    still reachable when a stale copy of its address stays in the
+    allocator's memory (jemalloc's tcache keeps one): roots can hide a
+    leak, never invent one."""
+    def fn():
+        env = preload_env(soname, package)
+        ck = Check()
+        t = Live("c_census", env=env)
+        at = None
+        try:
+            t.out.expect("ready")
+            at = Attached(t.p.pid, opts=["--show-reachable"])
+            t.send("replace")
+            t.out.expect("replaced")
+            at.signal(signal.SIGINT)
+            ck.eq("ptleak's exit status", at.wait(), 0)
+            rep = at.report(1)
+            h = rep["heap"]
+            why = "%s keeps no list of its blocks that can be read from outside" % allocator
+            ck.eq("census", h["census"], {"allocator": allocator, "exact": False,
+                                          "blocks": 0, "bytes": 0, "why": why})
+            ck.eq("in_use", h["in_use"], {"bytes": 4840, "blocks": 101})
+            recs = census_records(rep)
+            ck.eq("the nodes made after the attach",
+                  [r for r in recs if r[4] == ("replace_nodes", "main")],
+                  [("still_reachable", 4800, 100, False, ("replace_nodes", "main"))])
+            ck.eq("any other record: the drop",
+                  [r[1:] for r in recs if r[4] != ("replace_nodes", "main")],
+                  [(40, 1, False, ("drop", "replace_nodes", "main"))])
+            with open(at.txt) as f:
+                lines = [l.split(": ", 1)[1] for l in f.read().splitlines() if ": " in l]
+            ck.eq("text: one line", [l for l in lines if "NOT known" in l],
+                  ["  blocks made before ptleak attached are NOT known: %s; the memory "
+                   "of %s is scanned as roots" % (why, allocator)])
+            t.quit(ck)
+        finally:
+            if at and at.p.poll() is None:
+                at.p.kill()
+            t.kill()
+        ck.done()
+    case(case_name, engines=True)(fn)
+
+
+census_other_case("census_jemalloc", "libjemalloc.so.2", "libjemalloc2", "jemalloc")
+census_other_case("census_tcmalloc", "libtcmalloc_minimal.so.4", "libtcmalloc-minimal4", "tcmalloc")
+census_other_case("census_mimalloc", "libmimalloc.so.2", "libmimalloc2.0", "mimalloc")
