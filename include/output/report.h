@@ -33,6 +33,10 @@ enum report_leak_check { LEAK_CHECK_FULL, LEAK_CHECK_SUMMARY, LEAK_CHECK_NO };
 #define REPORT_KIND(cls) (1u << (cls))
 #define REPORT_KINDS_NONE (1u << 31)
 
+/* The one frame of a record of blocks made before the attach (the
+ * census's): no stack is known. */
+#define REPORT_BEFORE_FRAME "[before attach]"
+
 /* When the counts of a report hold: "now", "at detach", "at exit"
  * ("in use now", "open at exit"). */
 const char *report_when(enum report_reason reason);

@@ -240,7 +240,16 @@ static unsigned name_frames(struct rep *r, const struct record *rec)
 	const uint64_t *pcs = NULL;
 	unsigned n = 0, i;
 
-	if (in->stacks && !rec->before)
+	if (rec->before) {
+		/* made before the attach: no stack, one pseudo-frame in the
+		 * allocator's place (valgrind's XML, leak: patterns) */
+		grow_array((void **)&r->frames, &r->frames_alloc, 1,
+			   sizeof(*r->frames));
+		memset(&r->frames[0], 0, sizeof(r->frames[0]));
+		r->frames[0].function = r->frames[0].symbol = REPORT_BEFORE_FRAME;
+		return 1;
+	}
+	if (in->stacks)
 		n = stacks_get(in->stacks, rec->stack, &pcs);
 	if (n > in->depth)
 		n = in->depth;
@@ -526,10 +535,11 @@ static void text_record(struct rep *r, size_t k, const struct record *rec,
 		     fmt_thousands(b2, rec->blocks), blocks_word(rec->blocks),
 		     kind_words(rec->cls), fmt_thousands(b3, k + 1),
 		     fmt_thousands(b4, r->nrecs), age);
-	for (i = 0; i < nframes; i++)
-		text_frame(r, i, &r->frames[i]);
 	if (rec->before)
 		line(r, "   made before ptleak attached");
+	else
+		for (i = 0; i < nframes; i++)
+			text_frame(r, i, &r->frames[i]);
 	blank(r);
 	if (r->in->gen_suppressions)
 		vgsupp_print(r->text, rec->cls == CLS_UNCLASSIFIED ? -1 : rec->cls,

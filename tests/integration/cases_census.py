@@ -66,7 +66,10 @@ def t_census_prebuilt():
     at = None
     try:
         t.out.expect("ready")
-        at = Attached(t.p.pid, opts=["--show-reachable"])
+        d = tempfile.mkdtemp(prefix="ptleak-census.")
+        fo, xf = os.path.join(d, "f.folded"), os.path.join(d, "r.xml")
+        at = Attached(t.p.pid, opts=["--show-reachable", "--folded", fo, "--xml=yes",
+                                     "--xml-file=" + xf], d=d)
         t.send("replace")
         t.out.expect("replaced")
         at.signal(signal.SIGUSR1)
@@ -104,6 +107,14 @@ def t_census_prebuilt():
                "(census of glibc's heap)"])
         i = text.index(next(l for l in text if l.startswith("104 bytes in 1 block are definitely lost")))
         ck.eq("text: a census record", text[i + 1], "   made before ptleak attached")
+        # the other outputs: a pseudo-frame in place of the stack
+        with open(fo) as f:
+            ck.eq("folded", sorted(f.read().splitlines()),
+                  ["[before attach] %d" % (CENSUS_BYTES - 100 * 56),
+                   "main;replace_nodes;drop;malloc 40", "main;replace_nodes;malloc 4800"])
+        with open(xf) as f:
+            ck.eq("XML: census records' frames", f.read().count("<fn>[before attach]</fn>"), 7)
+        shutil.rmtree(d, ignore_errors=True)
         t.quit(ck)
     finally:
         if at and at.p.poll() is None:
