@@ -6,6 +6,9 @@
 # Check, Attached, Lines, need_target, target_env, ...).
 
 
+import gzip
+
+
 class Live:
     """tests/targets/NAME running, driven through its stdin and stdout."""
 
@@ -67,9 +70,9 @@ def t_census_prebuilt():
     try:
         t.out.expect("ready")
         d = tempfile.mkdtemp(prefix="ptleak-census.")
-        fo, xf = os.path.join(d, "f.folded"), os.path.join(d, "r.xml")
+        fo, xf, pp = (os.path.join(d, n) for n in ("f.folded", "r.xml", "p.pb.gz"))
         at = Attached(t.p.pid, opts=["--show-reachable", "--folded", fo, "--xml=yes",
-                                     "--xml-file=" + xf], d=d)
+                                     "--xml-file=" + xf, "--pprof", pp], d=d)
         t.send("replace")
         t.out.expect("replaced")
         at.signal(signal.SIGUSR1)
@@ -114,7 +117,43 @@ def t_census_prebuilt():
                    "main;replace_nodes;drop;malloc 40", "main;replace_nodes;malloc 4800"])
         with open(xf) as f:
             ck.eq("XML: census records' frames", f.read().count("<fn>[before attach]</fn>"), 7)
+        with gzip.open(pp) as f:
+            ck.eq("pprof: the census's function named once",
+                  f.read().count(b"[before attach]"), 1)
         shutil.rmtree(d, ignore_errors=True)
+        t.quit(ck)
+    finally:
+        if at and at.p.poll() is None:
+            at.p.kill()
+        t.kill()
+    ck.done()
+
+
+@case("census_min_age", engines=True)
+def t_census_min_age():
+    """--min-age 3600: the blocks made after the attach are too young to
+    be listed; those made before it are older than the attach, so they
+    are."""
+    ck = Check()
+    t = Live("c_census")
+    at = None
+    try:
+        t.out.expect("ready")
+        at = Attached(t.p.pid, opts=["--show-reachable", "--min-age", "3600"])
+        t.send("replace")
+        t.out.expect("replaced")
+        at.signal(signal.SIGINT)
+        ck.eq("ptleak's exit status", at.wait(), 0)
+        rep = at.report(1)
+        ck.eq("records", census_records(rep), sorted([
+            ("definitely_lost", 2101232, 1, True, ()),
+            ("definitely_lost", 104, 1, True, ()),
+            ("possibly_lost", 280, 1, True, ()),
+            ("still_reachable", 1052656, 1, True, ()),
+            ("still_reachable", 50400, 900, True, ()),
+            ("still_reachable", 14472, 201, True, ()),
+            ("still_reachable", 8008, 1, True, ()),
+        ]))
         t.quit(ck)
     finally:
         if at and at.p.poll() is None:
