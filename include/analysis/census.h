@@ -61,10 +61,16 @@ struct census_input {
 	size_t nthreads;
 };
 
-/* A live block: user address and usable size (malloc_usable_size). */
+/* A live block: user address and usable size (malloc_usable_size); its
+ * first word (0 if it could not be read); TYPE, census_types' name index
+ * + 1 (0: none known). */
 struct census_block {
 	uint64_t addr, size;
+	uint64_t word0;
+	uint16_t type;
 };
+
+#define CENSUS_MAX_TYPES 65535
 
 enum census_allocator {
 	CENSUS_GLIBC,
@@ -94,6 +100,10 @@ struct census {
 					 * pointer, 0: unknown */
 	unsigned ntcaches;		/* threads whose tcache was found */
 	uint64_t nmmapped;		/* mmapped chunks among the blocks */
+	/* census_types: the C++ classes found, demangled */
+	char **types;
+	unsigned ntypes;
+	size_t atypes;
 };
 
 /*
@@ -131,6 +141,15 @@ uint64_t census_glibc_locked(const struct census_input *in,
  */
 int census_glibc(const struct census_input *in, struct census *c);
 
+/*
+ * The C++ class of each block whose first word points to a vtable in a
+ * loaded object's read-only data: vtable[-1] is a typeinfo (its own first
+ * word in read-only data too), whose second word is the mangled name, in
+ * read-only data; the name demangled into C->types, each block's TYPE its
+ * index + 1.  Vtables are looked up once each.
+ */
+void census_types(const struct census_input *in, struct census *c);
+
 /* A census of an allocator that cannot be enumerated from outside:
  * no blocks, exact 0, WHY said. */
 void census_unsupported(struct census *c, int allocator);
@@ -138,5 +157,7 @@ void census_unsupported(struct census *c, int allocator);
 /* Free C's blocks (C itself is the caller's); their count and bytes
  * stay. */
 void census_free(struct census *c);
+/* Free everything C holds (C itself is the caller's). */
+void census_release(struct census *c);
 
 #endif

@@ -45,6 +45,8 @@ struct heap_block {
 	uint8_t fn;		/* enum alloc_fn */
 	uint8_t before;		/* made before ptleak attached: found by the
 				 * census (census.h), no stack, SIZE usable */
+	uint16_t type;		/* a census block's C++ class: the census's
+				 * type index + 1, 0 unknown */
 };
 
 struct heap_stats {

@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "analysis/census.h"
+#include "census_priv.h"
 #include "arch/arch.h"
 #include "base/util.h"
 
@@ -65,6 +66,7 @@
 struct chunk {
 	uint64_t addr;		/* chunk address */
 	uint64_t size;		/* chunk size, flags off */
+	uint64_t word0;		/* its first user word */
 	uint8_t state;		/* USED, FREE (bins, top), CACHED, META */
 };
 
@@ -97,25 +99,8 @@ static int bad(struct walk *w, const char *fmt, ...)
 	return -1;
 }
 
-static int rd(const struct census_input *in, uint64_t addr, void *buf, size_t len)
-{
-	return in->read(in->ctx, addr, buf, len) == (long)len ? 0 : -1;
-}
-
-static const struct census_map *map_at(const struct census_input *in, uint64_t a)
-{
-	size_t lo = 0, hi = in->nmaps;
-
-	while (lo < hi) {
-		size_t mid = (lo + hi) / 2;
-
-		if (in->maps[mid].end <= a)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo < in->nmaps && in->maps[lo].start <= a ? &in->maps[lo] : NULL;
-}
+#define rd census_rd
+#define map_at census_map_at
 
 static int writable(const struct census_map *m)
 {
@@ -326,11 +311,13 @@ static int word_at(struct walk *w, uint64_t a, uint64_t lim, uint64_t *v)
 	return 0;
 }
 
-static void add_chunk(struct walk *w, uint64_t addr, uint64_t size, unsigned st)
+static void add_chunk(struct walk *w, uint64_t addr, uint64_t size,
+		      uint64_t word0, unsigned st)
 {
 	grow_array((void **)&w->ch, &w->alloc, w->n + 1, sizeof(*w->ch));
 	w->ch[w->n].addr = addr;
 	w->ch[w->n].size = size;
+	w->ch[w->n].word0 = word0;
 	w->ch[w->n].state = (uint8_t)st;
 	w->n++;
 }
@@ -346,7 +333,7 @@ static int walk_heap(struct walk *w, uint64_t start, uint64_t end,
 {
 	uint64_t p = start, hdr, want = main ? 0 : NON_MAIN;
 	size_t prev = SIZE_MAX;
-	uint64_t prev_hdr = 0;
+	uint64_t prev_hdr = 0, w0;
 
 	for (;;) {
 		uint64_t sz;
@@ -377,7 +364,9 @@ static int walk_heap(struct walk *w, uint64_t start, uint64_t end,
 			return bad(w, "glibc's chunk at %#llx has a bad size "
 				   "(%#llx)", (unsigned long long)p,
 				   (unsigned long long)hdr);
-		add_chunk(w, p, sz, USED);
+		if (word_at(w, p + 16, end, &w0))
+			w0 = 0;
+		add_chunk(w, p, sz, w0, USED);
 		prev = w->n - 1;
 		prev_hdr = hdr;
 		p += sz;
@@ -703,6 +692,9 @@ static void mmapped(struct walk *w, const uint64_t *heaps, size_t nheaps,
 			    sz % PAGE || !rw_span(w->in, p, sz))
 				continue;
 			grow_array((void **)mm, amm, *nmm + 1, sizeof(**mm));
+			memset(&(*mm)[*nmm], 0, sizeof(**mm));
+			if (word_at(w, p + 16, m->end, &(*mm)[*nmm].word0))
+				(*mm)[*nmm].word0 = 0;
 			(*mm)[*nmm].addr = p + 16;
 			(*mm)[(*nmm)++].size = sz - 16;
 			*total += sz;
@@ -781,6 +773,7 @@ int census_glibc(const struct census_input *in, struct census *c)
 	for (i = k = 0; i < w.n; i++)
 		if (w.ch[i].state == USED) {
 			c->blocks[k].addr = w.ch[i].addr + 16;
+			c->blocks[k].word0 = w.ch[i].word0;
 			c->blocks[k++].size = w.ch[i].size - 8;
 		}
 	for (i = 0; i < nmm; i++)

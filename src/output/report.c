@@ -54,12 +54,20 @@ struct grouping {
 /* ---- grouping ---- */
 
 /* Census blocks (made before the attach, no stack) are grouped by class
- * and size: EACH is their size, 0 for the others. */
+ * and type, else size: EACH is their size if untyped, 0 for the others. */
 static size_t group_home(const struct grouping *g, uint32_t stack, uint8_t fn,
-			 uint8_t cls, uint64_t each)
+			 uint8_t cls, uint64_t each, uint16_t type)
 {
-	return (size_t)hash64((((uint64_t)stack << 16) | ((uint64_t)fn << 8) |
-			       cls) ^ (each * 0x9e3779b97f4a7c15ull)) & g->mask;
+	return (size_t)hash64((((uint64_t)type << 48) | ((uint64_t)stack << 16) |
+			       ((uint64_t)fn << 8) | cls) ^
+			      (each * 0x9e3779b97f4a7c15ull)) & g->mask;
+}
+
+const char *rep_type_name(const struct rep *r, const struct record *rec)
+{
+	const struct census *c = r->in->census;
+
+	return rec->type && c && rec->type <= c->ntypes ? c->types[rec->type - 1] : NULL;
 }
 
 /* The scan's verdict on the block at ADDR, or NULL. */
@@ -93,7 +101,8 @@ static void group_grow(struct grouping *g)
 	g->mask = n - 1;
 	for (i = 0; i < g->nrecs; i++) {
 		size_t k = group_home(g, g->recs[i].stack, g->recs[i].fn,
-				      g->recs[i].cls, g->recs[i].each);
+				      g->recs[i].cls, g->recs[i].each,
+				      g->recs[i].type);
 
 		while (g->slots[k])
 			k = (k + 1) & g->mask;
@@ -119,8 +128,8 @@ static int group_block(const struct heap_block *b, void *ctx)
 		cls = sb ? (uint8_t)sb->cls : SCAN_DEFINITELY_LOST;
 		indirect = sb ? sb->indirect : 0;
 	}
-	each = b->before ? b->size : 0;
-	k = group_home(g, b->stack, b->fn, cls, each);
+	each = b->before && !b->type ? b->size : 0;
+	k = group_home(g, b->stack, b->fn, cls, each, b->type);
 	for (;;) {
 		uint32_t s = g->slots[k];
 
@@ -128,7 +137,8 @@ static int group_block(const struct heap_block *b, void *ctx)
 			break;
 		r = &g->recs[s - 1];
 		if (r->stack == b->stack && r->fn == b->fn && r->cls == cls &&
-		    r->before == b->before && r->each == each) {
+		    r->before == b->before && r->each == each &&
+		    r->type == b->type) {
 			if (b->time_ns > r->youngest)
 				r->youngest = b->time_ns;
 			if (b->time_ns < r->oldest)
@@ -151,6 +161,7 @@ static int group_block(const struct heap_block *b, void *ctx)
 	r->indirect = indirect;
 	r->blocks = 1;
 	r->before = b->before;
+	r->type = b->type;
 	r->each = each;
 	r->youngest = r->oldest = b->time_ns;
 	if (g->nrecs * 4 > g->nslots * 3)
@@ -182,6 +193,8 @@ static int cmp_record(const void *pa, const void *pb)
 		return a->before < b->before ? -1 : 1;
 	if ((c = cmp_u64_desc(a->each, b->each)))
 		return c;
+	if (a->type != b->type)
+		return a->type < b->type ? -1 : 1;
 	return (a->cls > b->cls) - (a->cls < b->cls);
 }
 
@@ -242,11 +255,13 @@ static unsigned name_frames(struct rep *r, const struct record *rec)
 
 	if (rec->before) {
 		/* made before the attach: no stack, one pseudo-frame in the
-		 * allocator's place (valgrind's XML, leak: patterns) */
+		 * allocator's place, its type if known (valgrind's XML,
+		 * leak: patterns) */
 		grow_array((void **)&r->frames, &r->frames_alloc, 1,
 			   sizeof(*r->frames));
 		memset(&r->frames[0], 0, sizeof(r->frames[0]));
-		r->frames[0].function = r->frames[0].symbol = REPORT_BEFORE_FRAME;
+		r->frames[0].function = r->frames[0].symbol =
+			rep_type_name(r, rec) ? rep_type_name(r, rec) : REPORT_BEFORE_FRAME;
 		return 1;
 	}
 	if (in->stacks)
@@ -535,9 +550,17 @@ static void text_record(struct rep *r, size_t k, const struct record *rec,
 		     fmt_thousands(b2, rec->blocks), blocks_word(rec->blocks),
 		     kind_words(rec->cls), fmt_thousands(b3, k + 1),
 		     fmt_thousands(b4, r->nrecs), age);
-	if (rec->before)
+	if (rec->before) {
+		const char *type = rep_type_name(r, rec);
+
 		line(r, "   made before ptleak attached");
-	else
+		if (type) {
+			char *hold;
+
+			line(r, "   type: %s", text_safe(type, &hold));
+			free(hold);
+		}
+	} else
 		for (i = 0; i < nframes; i++)
 			text_frame(r, i, &r->frames[i]);
 	blank(r);

@@ -184,7 +184,10 @@ void rep_json_record(struct rep *r, const struct record *rec,
 	json_key(j, "before_attach");
 	json_bool(j, rec->before);
 	json_key(j, "type");
-	json_null(j);
+	if (rep_type_name(r, rec))
+		json_string(j, rep_type_name(r, rec));
+	else
+		json_null(j);
 	json_key(j, "allocator");
 	if (rec->before)
 		json_null(j);	/* which call made it is not known */

@@ -27,7 +27,9 @@ struct record {
 	uint8_t cls;		/* enum scan_class or CLS_UNCLASSIFIED */
 	uint8_t suppressed;
 	uint8_t before;		/* census blocks (heap_block.before), grouped
-				 * by size: EACH bytes each */
+				 * by type (TYPE, heap_block.type), else by
+				 * size: EACH bytes each */
+	uint16_t type;
 	uint64_t each;
 };
 
@@ -47,6 +49,9 @@ struct rep {
 	size_t frames_alloc;
 	struct fd_report fds;	/* in->fds: the descriptors' part */
 };
+
+/* A census record's C++ class, or NULL. */
+const char *rep_type_name(const struct rep *r, const struct record *rec);
 
 /* "definitely_lost", ..., "unclassified": a record's JSON kind. */
 const char *rep_kind_key(uint8_t cls);

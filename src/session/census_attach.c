@@ -273,6 +273,7 @@ void census_attach_take(struct session *S)
 		c->bytes = 0;
 		c->exact = 0;
 	}
+	census_types(&cs.in, c);
 	debug_time("census: heap read");
 	heap_reserve(P->heap, c->nblocks);
 	for (i = 0; i < c->nblocks; i++) {
@@ -283,6 +284,7 @@ void census_attach_take(struct session *S)
 		b.size = c->blocks[i].size;
 		b.fn = AF_MALLOC;
 		b.before = 1;
+		b.type = c->blocks[i].type;
 		heap_census(P->heap, &b);
 	}
 	debug_time("census: blocks in the table");

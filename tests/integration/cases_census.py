@@ -250,3 +250,41 @@ def census_other_case(case_name, soname, package, allocator):
 census_other_case("census_jemalloc", "libjemalloc.so.2", "libjemalloc2", "jemalloc")
 census_other_case("census_tcmalloc", "libtcmalloc_minimal.so.4", "libtcmalloc-minimal4", "tcmalloc")
 census_other_case("census_mimalloc", "libmimalloc.so.2", "libmimalloc2.0", "mimalloc")
+
+
+@case("census_cxx", engines=True)
+def t_census_cxx():
+    """C++ objects made before the attach: a block whose first word points
+    to a vtable gets its class, demangled (namespaces, templates), and
+    census records are grouped by kind and type, else by size.  Sizes are
+    usable sizes: 16-byte Gadgets are 24, 24-byte Widgets 24; libstdc++'s
+    emergency pool (72,704 asked) 72,712."""
+    ck = Check()
+    t = Live("c_census_cxx")
+    at = None
+    try:
+        t.out.expect("ready")
+        at = Attached(t.p.pid, opts=["--show-reachable"])
+        at.signal(signal.SIGINT)
+        ck.eq("ptleak's exit status", at.wait(), 0)
+        rep = at.report(1)
+        ck.eq("records", sorted((r["kind"], r["bytes"], r["blocks"], r["before_attach"], r["type"])
+                                for r in rep["heap"]["records"]), sorted([
+            ("still_reachable", 72712, 1, True, None),
+            ("still_reachable", 120, 5, True, "shop::Gadget"),
+            ("definitely_lost", 72, 3, True, "shop::Gadget"),
+            ("definitely_lost", 48, 2, True, "shop::inner::Widget<int>"),
+            ("definitely_lost", 24, 1, True, None),
+        ]))
+        with open(at.txt) as f:
+            text = [l.split(": ", 1)[1] if ": " in l else "" for l in f.read().splitlines()]
+        i = next(k for k, l in enumerate(text) if l.startswith("48 bytes in 2 blocks"))
+        ck.eq("text: a typed record", text[i + 1:i + 3],
+              ["   made before ptleak attached", "   type: shop::inner::Widget<int>"])
+        t.send("quit")
+        ck.eq("target's exit status", t.p.wait(timeout=30), 0)
+    finally:
+        if at and at.p.poll() is None:
+            at.p.kill()
+        t.kill()
+    ck.done()
