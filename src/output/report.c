@@ -304,7 +304,7 @@ static void suppress_and_sum(struct rep *r)
 
 	if (supp)
 		for (i = 0; i < supp->n; i++)
-			if (supp->p[i].kind == SUPP_LEAK)
+			if (supp->p[i].kind == SUPP_LEAK || supp->p[i].kind == SUPP_TYPE)
 				supp->p[i].count = supp->p[i].bytes = 0;
 	for (k = 0; k < r->nrecs; k++) {
 		struct record *rec = &r->recs[k];
@@ -313,6 +313,9 @@ static void suppress_and_sum(struct rep *r)
 			unsigned n = name_frames(r, rec);
 			int m = supp_match_leak(supp, rec->cls == CLS_UNCLASSIFIED ?
 						-1 : rec->cls, r->frames, n);
+
+			if (m < 0 && rec->before)
+				m = supp_match_type(supp, rep_type_name(r, rec));
 
 			if (m >= 0) {
 				rec->suppressed = 1;

@@ -281,6 +281,17 @@ def t_census_cxx():
         i = next(k for k, l in enumerate(text) if l.startswith("48 bytes in 2 blocks"))
         ck.eq("text: a typed record", text[i + 1:i + 3],
               ["   made before ptleak attached", "   type: shop::inner::Widget<int>"])
+        # attached again: a type: suppression matches the class
+        sf = os.path.join(at.d, "supp.txt")
+        with open(sf, "w") as f:
+            f.write("type:shop::inner::*\n")
+        at = Attached(t.p.pid, opts=["--show-reachable", "--suppressions", sf], d=at.d)
+        at.signal(signal.SIGINT)
+        ck.eq("ptleak's exit status (suppressions)", at.wait(), 0)
+        rep = at.report(1)
+        ck.eq("suppressed", rep["heap"]["summary"]["suppressed"], {"bytes": 48, "blocks": 2})
+        ck.eq("types listed", sorted(set(r["type"] or "" for r in rep["heap"]["records"])),
+              ["", "shop::Gadget"])
         t.send("quit")
         ck.eq("target's exit status", t.p.wait(timeout=30), 0)
     finally:
