@@ -77,6 +77,14 @@ void heap_alloc(struct heap *h, const struct heap_block *b);
  * of any live block.
  */
 void heap_census(struct heap *h, const struct heap_block *b);
+/*
+ * A fork child's table (-f): every live block of SRC made live in DST as
+ * heap_census does (no allocation counted), its stack id STACK(CTX, id)
+ * in DST's stacks (0: none), everything else kept.
+ */
+void heap_inherit(struct heap *dst, const struct heap *src,
+		  uint32_t (*stack)(void *ctx, uint32_t id), void *ctx);
+
 /* N blocks are coming (a census): the table made room for them at once
  * instead of growing step by step. */
 void heap_reserve(struct heap *h, size_t n);

@@ -14,6 +14,7 @@
 
 #include "analysis/census.h"
 #include "base/memio.h"
+#include "tables/stacks.h"
 #include "session.h"
 #include "symbols/symbols.h"
 #include "base/util.h"
@@ -290,4 +291,31 @@ void census_attach_take(struct session *S)
 	debug_time("census: blocks in the table");
 	census_free(c);
 	cstate_close(&cs);
+}
+
+struct restack {
+	const struct stacks *from;
+	struct stacks *to;
+};
+
+static uint32_t restack(void *ctx, uint32_t id)
+{
+	struct restack *rs = ctx;
+	const uint64_t *pcs;
+	unsigned n = stacks_get(rs->from, id, &pcs);
+
+	return stacks_intern(rs->to, pcs, n);
+}
+
+void census_inherit(struct session *S, struct proc *P, struct proc *Pp)
+{
+	struct restack rs = { Pp->stacks, P->stacks };
+	struct proc *was = S->proc;
+
+	if (P->no_heap || !P->heap || !Pp->heap)
+		return;
+	S->proc = Pp;
+	recs_drain(S);		/* the parent's table as it is at the fork */
+	S->proc = was;
+	heap_inherit(P->heap, Pp->heap, restack, &rs);
 }

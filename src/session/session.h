@@ -478,6 +478,10 @@ int census_attach_quiesce(struct session *S);
 /* -p, every thread still held, the allocator bound: the census into the
  * heap table (S->proc->census says what was found). */
 void census_attach_take(struct session *S);
+/* -f: fork child P starts with its parent PP's table as it is at the
+ * fork (the parent's ring drained first): its blocks keep their stacks,
+ * no allocation counted (valgrind's --trace-children does the same). */
+void census_inherit(struct session *S, struct proc *P, struct proc *Pp);
 
 /* ---- attach.c --------------------------------------------------------- */
 

@@ -372,6 +372,22 @@ void heap_alloc(struct heap *h, const struct heap_block *b)
 	     b->addr, 0);
 }
 
+void heap_inherit(struct heap *dst, const struct heap *src,
+		  uint32_t (*stack)(void *ctx, uint32_t id), void *ctx)
+{
+	size_t i;
+
+	heap_reserve(dst, src->count);
+	for (i = 0; i < src->cap; i++) {
+		struct heap_block b = src->slots[i];
+
+		if (!b.addr)
+			continue;
+		b.stack = b.stack ? stack(ctx, b.stack) : 0;
+		put_live(dst, &b);
+	}
+}
+
 void heap_reserve(struct heap *h, size_t n)
 {
 	size_t cap = h->cap;
