@@ -299,3 +299,43 @@ def t_census_cxx():
             at.p.kill()
         t.kill()
     ck.done()
+
+
+@case("census_python", engines=True)
+def t_census_python():
+    """A real program holding a big structure: python3 building a dict of
+    20,000 lists, attached while it waits on stdin.  The census is exact,
+    and nothing is definitely lost (pymalloc's arenas are glibc blocks
+    reached from the interpreter's state)."""
+    py = shutil.which("python3")
+    if not py:
+        raise Skip("no python3")
+    ck = Check()
+    env = target_env()
+    p = subprocess.Popen([py, "-c", "import sys\n"
+                          "d = {i: [str(i)] * 3 for i in range(20000)}\n"
+                          "print('ready', flush=True)\n"
+                          "sys.stdin.readline()\n"],
+                         stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                         env=env, start_new_session=True, preexec_fn=_child_setup)
+    at = None
+    try:
+        ck.eq("python's first line", p.stdout.readline(), b"ready\n")
+        at = Attached(p.pid)
+        at.signal(signal.SIGINT)
+        ck.eq("ptleak's exit status", at.wait(), 0)
+        rep = at.report(1)
+        c = rep["heap"]["census"]
+        ck.eq("census exact", (c["allocator"], c["exact"], c["why"]), ("glibc", True, None))
+        ck.true("census blocks: %d" % c["blocks"], c["blocks"] > 1000)
+        ck.eq("definitely lost", rep["heap"]["summary"]["definitely_lost"], {"bytes": 0, "blocks": 0})
+        p.stdin.write(b"\n")
+        p.stdin.flush()
+        ck.eq("python's exit status", p.wait(timeout=30), 0)
+    finally:
+        if at and at.p.poll() is None:
+            at.p.kill()
+        if p.poll() is None:
+            _kill_group(p.pid)
+            p.wait()
+    ck.done()
