@@ -60,6 +60,8 @@
 
 /* libc's writable data read whole: at most this */
 #define DATA_MAX	(8u << 20)
+/* memalign's aligned chunk is looked for this far into an mmapped one */
+#define MEMALIGN_SPAN	(64u << 10)
 /* heaps are read this much at a time */
 #define WIN		(1u << 20)
 
@@ -664,6 +666,29 @@ static int in_heaps(uint64_t p, const uint64_t *heaps, size_t n)
 	return 0;
 }
 
+/*
+ * The chunk memalign made inside the mmapped chunk at P (SZ bytes), or P:
+ * _int_memalign leaves P's header and puts the aligned chunk Q further on,
+ * prev_size the lead (Q - P), IS_MMAPPED, ending where P's chunk ends.
+ * Looked for in the first 64 KiB (the alignments asked of big blocks).
+ */
+static uint64_t memaligned(struct walk *w, uint64_t p, uint64_t sz)
+{
+	uint64_t q, lim = sz < MEMALIGN_SPAN ? sz : MEMALIGN_SPAN;
+
+	for (q = p + 16; q + 32 <= p + lim; q += 16) {
+		uint64_t hdr[2];
+
+		if (word_at(w, q, p + sz, &hdr[0]) || hdr[0] != q - p ||
+		    word_at(w, q + 8, p + sz, &hdr[1]))
+			continue;
+		if ((hdr[1] & FLAGS) == IS_MMAPPED &&
+		    q + (hdr[1] & ~FLAGS) == p + sz)
+			return q;
+	}
+	return p;
+}
+
 /* Every page of writable anonymous memory outside the arenas' heaps that
  * starts an mmapped chunk (prev_size 0, IS_MMAPPED alone, a whole number
  * of pages, all mapped): a block. */
@@ -682,7 +707,7 @@ static void mmapped(struct walk *w, const uint64_t *heaps, size_t nheaps,
 		    !strcmp(m->path, "[stack]"))
 			continue;
 		for (p = m->start > skip_to ? m->start : skip_to; p < m->end; p += PAGE) {
-			uint64_t prev, hdr, sz;
+			uint64_t prev, hdr, sz, q;
 
 			if (in_heaps(p, heaps, nheaps) || word_at(w, p, m->end, &prev) ||
 			    word_at(w, p + 8, m->end, &hdr))
@@ -693,10 +718,11 @@ static void mmapped(struct walk *w, const uint64_t *heaps, size_t nheaps,
 				continue;
 			grow_array((void **)mm, amm, *nmm + 1, sizeof(**mm));
 			memset(&(*mm)[*nmm], 0, sizeof(**mm));
-			if (word_at(w, p + 16, m->end, &(*mm)[*nmm].word0))
+			q = memaligned(w, p, sz);
+			if (word_at(w, q + 16, m->end, &(*mm)[*nmm].word0))
 				(*mm)[*nmm].word0 = 0;
-			(*mm)[*nmm].addr = p + 16;
-			(*mm)[(*nmm)++].size = sz - 16;
+			(*mm)[*nmm].addr = q + 16;
+			(*mm)[(*nmm)++].size = p + sz - q - 16;
 			*total += sz;
 			skip_to = p + sz;
 			if (skip_to >= m->end)

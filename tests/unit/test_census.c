@@ -2,7 +2,8 @@
  * test_census.c - glibc's census (census.h) on a child of the test: this
  * program run again with --child, which builds a heap (blocks kept,
  * freed into tcache, fastbins, bins, an mmapped chunk kept and one
- * unmapped, a thread with its own arena), tells the test its live blocks
+ * unmapped, one made by posix_memalign (its chunk not at the mapping's
+ * start), a thread with its own arena), tells the test its live blocks
  * and its threads' thread pointers through fd 3, then waits on fd 0.
  * The census read through process_vm_readv must find exactly those
  * blocks with their malloc_usable_size; a corrupted heap must give an
@@ -97,6 +98,10 @@ static int child(const char *mode)
 	m2 = malloc(1 << 20);
 	free(m2);			/* unmapped */
 	if (posix_memalign(&al, 64, 200))
+		return 2;
+	keep(al);
+	/* mmapped, its chunk inside the mapping (memalign's lead) */
+	if (posix_memalign(&al, 4096, 1 << 20))
 		return 2;
 	keep(al);
 	r = malloc(10);
@@ -239,7 +244,7 @@ static void test_exact(void **state)
 	}
 	assert_int_equal(c.narenas, 2);
 	assert_int_equal(c.ntcaches, 2);
-	assert_int_equal(c.nmmapped, 1);
+	assert_int_equal(c.nmmapped, 2);
 	assert_true(c.mp != 0);
 	assert_true(c.tcache_tpoff < 0);
 	census_free(&c);
