@@ -373,3 +373,37 @@ def t_census_python():
             _kill_group(p.pid)
             p.wait()
     ck.done()
+
+
+@case("census_html")
+def t_census_html():
+    """The HTML page of an attach to c_census_cxx, drawn in headless
+    Chromium: a census record says it was made before ptleak attached and
+    its class, its one frame the class (or [before attach])."""
+    chromium()
+    ck = Check()
+    t = Live("c_census_cxx")
+    at = None
+    d = tempfile.mkdtemp(prefix="ptleak-census.")
+    try:
+        t.out.expect("ready")
+        page = os.path.join(d, "r.html")
+        at = Attached(t.p.pid, opts=["--html", page], d=d)
+        at.signal(signal.SIGINT)
+        ck.eq("ptleak's exit status", at.wait(), 0)
+        dom, console = browse(page)
+        check_drawn(ck, "census page", dom, console)
+        ck.true("a typed record", "<summary>72 bytes in 3 blocks are definitely lost, made "
+                "before ptleak attached, a shop::Gadget</summary>" in dom)
+        ck.true("an untyped record", "<summary>24 bytes in 1 block is definitely lost, made "
+                "before ptleak attached</summary>" in dom)
+        ck.eq("pseudo-frames", (dom.count('<span class="fn">shop::Gadget</span>'),
+                                dom.count('<span class="fn">[before attach]</span>')), (1, 1))
+        t.send("quit")
+        ck.eq("target's exit status", t.p.wait(timeout=30), 0)
+    finally:
+        if at and at.p.poll() is None:
+            at.p.kill()
+        t.kill()
+        shutil.rmtree(d, ignore_errors=True)
+    ck.done()
