@@ -20,6 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/types.h>
 #include <sys/uio.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -119,7 +120,29 @@ static int child(const char *mode)
 	rep.nthreads = 2;
 	__asm__ volatile("mov %%fs:0, %0" : "=r"(rep.tp[0]));
 	rep.tp[1] = (uint64_t)th;
-	if (!strcmp(mode, "corrupt-size"))
+	if (!strncmp(mode, "scramble:", 9)) {
+		/* random words over the main heap's chunks (headers,
+		 * links, tcache and fastbin pointers, user data alike) */
+		unsigned seed = (unsigned)atoi(mode + 9);
+		uint64_t lo = rep.addr[0] - 16, hi = lo + 12288;
+
+		for (i = 0; i < 6; i++) {
+			uint64_t at = lo + ((uint64_t)rand_r(&seed) % ((hi - lo) / 8)) * 8;
+
+			/* some a freed chunk's link, or a chunk's size */
+			if (i % 2 && rand_r(&seed) % 2)
+				at = (uint64_t)(uintptr_t)t[rand_r(&seed) % 10];
+			else if (i == 4 && rand_r(&seed) % 3 == 0)
+				at = rep.addr[rand_r(&seed) % 8] - 8;
+			uint64_t v = (uint64_t)rand_r(&seed) << 33 ^ (uint64_t)rand_r(&seed) << 3;
+
+			if (i % 3 == 0)
+				v = (uint64_t)rand_r(&seed) % 4096;	/* small sizes */
+			else if (i % 3 == 1)
+				v = at + ((uint64_t)rand_r(&seed) % 8192) - 4096;
+			*(uint64_t *)(uintptr_t)at = v;
+		}
+	} else if (!strcmp(mode, "corrupt-size"))
 		((uint64_t *)(uintptr_t)rep.kept_small)[-1] = 0x49;
 	else if (!strcmp(mode, "fastbin-cycle"))
 		/* its fd (safe-linked) points to its own chunk */
@@ -281,6 +304,33 @@ static void test_fastbin_cycle(void **state)
 	kid_end(&k);
 }
 
+/* Random words written over the heap, 40 times: the census ends, exact
+ * or not, never a crash or a hang, its blocks within what it read. */
+static void test_scrambled(void **state)
+{
+	unsigned seed;
+
+	(void)state;
+	for (seed = 1; seed <= 40; seed++) {
+		char mode[32];
+		struct kid k;
+		struct census c;
+		size_t i;
+
+		snprintf(mode, sizeof(mode), "scramble:%u", seed);
+		kid_start(&k, mode);
+		census_of(&k, &c);
+		if (c.exact)	/* the words hit user data only */
+			assert_true(c.nblocks > 0);
+		else
+			assert_true(c.why[0] != '\0');
+		for (i = 1; i < c.nblocks; i++)
+			assert_true(c.blocks[i - 1].addr < c.blocks[i].addr);
+		census_free(&c);
+		kid_end(&k);
+	}
+}
+
 static long rd_none(void *ctx, uint64_t addr, void *buf, size_t len)
 {
 	(void)ctx, (void)addr, (void)buf, (void)len;
@@ -321,6 +371,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_exact),
 		cmocka_unit_test(test_corrupt_size),
 		cmocka_unit_test(test_fastbin_cycle),
+		cmocka_unit_test(test_scrambled),
 		cmocka_unit_test(test_unreadable),
 		cmocka_unit_test(test_allocator_of),
 	};
