@@ -14,6 +14,9 @@ struct arch_regs {
 #define ARCH_BP_INSN { 0xcc }
 #define ARCH_MAX_INSN_LEN 15
 #define ARCH_SYSCALL_INSN_LEN 2	/* syscall: 0f 05 */
+/* The dynamic relocation that stores an initial-exec TLS variable's
+ * offset from the thread pointer in a GOT slot (R_X86_64_TPOFF64). */
+#define ARCH_RELOC_TPOFF 18
 
 static inline uint64_t arch_pc(const struct arch_regs *r) { return r->r.rip; }
 static inline void arch_set_pc(struct arch_regs *r, uint64_t pc) { r->r.rip = pc; }

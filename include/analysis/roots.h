@@ -32,8 +32,12 @@
  * its leak check runs after the thread is gone).  DEAD: threads that
  * exited alone; their stacks (still mapped) are scanned only above the
  * stack pointer they died with, and only for blocks born before they died
- * (scan_range.born_before).  GLIBC: the allocator is glibc's (see
- * scan_input.glibc_chunks).  *OUT (sorted by address, NOUT entries) is the
+ * (scan_range.born_before).  ALLOC: ROOTS_GLIBC, the allocator is
+ * glibc's (see scan_input.glibc_chunks); ROOTS_OLDER_UNKNOWN, blocks the
+ * allocator held before tracing started are not in HEAP (an attach whose
+ * census is not exact): only HEAP's blocks are heap, every other byte of
+ * a writable mapping is a root, so that nothing is lost through an older
+ * block.  *OUT (sorted by address, NOUT entries) is the
  * caller's to free.  0, or -1 with a message.
  */
 /* A thread that exited alone: its stack stays mapped (glibc's cache). */
@@ -42,9 +46,12 @@ struct scan_dead {
 	uint64_t died_ns;	/* when (the clock of heap_block.time_ns) */
 };
 
+#define ROOTS_GLIBC		1
+#define ROOTS_OLDER_UNKNOWN	2
+
 int scan_process(pid_t pid, const struct heap *heap,
 		 const struct arch_regs *regs, unsigned nregs, int reg_roots,
-		 const struct scan_dead *dead, size_t ndead, int glibc,
+		 const struct scan_dead *dead, size_t ndead, int alloc,
 		 struct scan_block **out, size_t *nout, struct scan_stats *st);
 
 #endif

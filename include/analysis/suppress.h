@@ -1,6 +1,7 @@
 /*
  * suppress.h - suppressions: valgrind's suppression files (vgsupp.h), or
- * LSan-style lines "leak:GLOB" and "fd:GLOB", "#" comments, blank lines;
+ * LSan-style lines "leak:GLOB", "fd:GLOB" and "type:GLOB" (the C++ class
+ * of a block made before an attach, census.h), "#" comments, blank lines;
  * a file's first line tells which.  GLOB (fnmatch(3): *, ?, [...]) must match
  * the whole of a frame's function, source file (basename), module path or
  * module basename; a record is suppressed when any frame of its stack
@@ -13,7 +14,7 @@
 
 #include "symbols/symbols.h"
 
-enum supp_kind { SUPP_LEAK, SUPP_FD };
+enum supp_kind { SUPP_LEAK, SUPP_FD, SUPP_TYPE };
 
 struct vgsupp;
 
@@ -40,7 +41,7 @@ struct suppressions {
 
 /*
  * Load PATH.  NULL after one "ptleak: PATH:LINE: ..." message for a
- * malformed line (no "leak:" or "fd:" prefix, empty glob, longer than
+ * malformed line (no "leak:", "fd:" or "type:" prefix, empty glob, longer than
  * SUPP_MAX_LINE, a NUL byte), "ptleak: PATH: more than 16 MiB: ...", or
  * "ptleak: cannot read PATH: ..." if it cannot be read.
  */
@@ -58,6 +59,10 @@ int supp_match(const struct suppressions *s, enum supp_kind kind,
  * (frame 0: the allocator), or -1.  Does not count. */
 int supp_match_leak(const struct suppressions *s, int cls,
 		    const struct frame_info *frames, unsigned n);
+
+/* Index of the first type: pattern matching the whole of class TYPE, or
+ * -1.  Does not count. */
+int supp_match_type(const struct suppressions *s, const char *type);
 
 /* Load every file of PATHS (NULL-terminated) into one set: NULL after a
  * message as supp_load. */

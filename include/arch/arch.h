@@ -22,6 +22,8 @@
  *   ARCH_BP_LEN, ARCH_BP_INSN (initializer of the breakpoint bytes)
  *   ARCH_MAX_INSN_LEN
  *   ARCH_SYSCALL_INSN_LEN: bytes of the system call instruction
+ *   ARCH_RELOC_TPOFF: the ELF relocation type filling a GOT slot with an
+ *            initial-exec TLS offset from the thread pointer
  *
  * Modelled on the kernel's uprobes: a breakpoint's displaced instruction is
  * analysed once (arch_insn_analyse) into a struct arch_insn whose ops say

@@ -13,6 +13,7 @@
 #include <sys/types.h>
 #include <time.h>
 
+#include "analysis/census.h"
 #include "tables/fds.h"
 #include "tables/growth.h"
 #include "tables/heap.h"
@@ -34,6 +35,10 @@ enum report_leak_check { LEAK_CHECK_FULL, LEAK_CHECK_SUMMARY, LEAK_CHECK_NO };
  * scan_class; 0 is the default, so "none" is its own bit. */
 #define REPORT_KIND(cls) (1u << (cls))
 #define REPORT_KINDS_NONE (1u << 31)
+
+/* The one frame of a record of blocks made before the attach (the
+ * census's): no stack is known. */
+#define REPORT_BEFORE_FRAME "[before attach]"
 
 /* When the counts of a report hold: "now", "at detach", "at exit"
  * ("in use now", "open at exit"). */
@@ -58,6 +63,9 @@ struct report_input {
 	int exit_code;			/* if exited and !exit_signal */
 	int exit_signal;		/* died of this signal (0: exited) */
 	const struct heap *heap;	/* NULL: heap not tracked ("heap": null) */
+	/* -p: the census of the heap at the attach ("census"), NULL:
+	 * launched ("census": null) */
+	const struct census *census;
 	const struct stacks *stacks;
 	unsigned depth;			/* frames shown per stack at most */
 	report_namer namer;

@@ -44,11 +44,16 @@ struct heap_block {
 	int32_t tid;		/* allocating thread */
 	uint8_t fn;		/* enum alloc_fn */
 	uint8_t flags;		/* HB_* */
+	uint8_t before;		/* made before ptleak attached: found by the
+				 * census (census.h), no stack, SIZE usable */
+	uint16_t type;		/* a census block's C++ class: the census's
+				 * type index + 1, 0 unknown */
 };
 
 /* The block replaces one its thread freed just before (since its
  * previous allocation): a block of the same size, or one from before
- * tracing (unknown to the table: heap_thread.pre_frees).  A pool whose
+ * tracing (unknown to the table, or a census block: heap_thread.pre_frees,
+ * whatever its size: a census block's is the usable one).  A pool whose
  * blocks are replaced one by one, by another stack than the one that made
  * them (or after an attach, made before it), is not growth (growth.h):
  * replacements are left out of it. */
@@ -74,6 +79,25 @@ void heap_reset(struct heap *h);
 /* A successful allocation B (B->addr != 0).  If B->addr is already live
  * (a missed free), the old block is replaced and counted freed. */
 void heap_alloc(struct heap *h, const struct heap_block *b);
+
+/*
+ * B was live before tracing started (the census of an attach): live now,
+ * in in_use, but no allocation is counted (totals are the calls seen) and
+ * the observer is not told.  A later free or realloc of it is counted as
+ * of any live block.
+ */
+void heap_census(struct heap *h, const struct heap_block *b);
+/*
+ * A fork child's table (-f): every live block of SRC made live in DST as
+ * heap_census does (no allocation counted), its stack id STACK(CTX, id)
+ * in DST's stacks (0: none), everything else kept.
+ */
+void heap_inherit(struct heap *dst, const struct heap *src,
+		  uint32_t (*stack)(void *ctx, uint32_t id), void *ctx);
+
+/* N blocks are coming (a census): the table made room for them at once
+ * instead of growing step by step. */
+void heap_reserve(struct heap *h, size_t n);
 
 /* ADDR's slot will be wanted soon: start loading it (a hint). */
 void heap_prefetch(const struct heap *h, uint64_t addr);
@@ -175,7 +199,9 @@ void heap_thread_name(struct heap *h, int32_t tid, const char *name);
  * address; the release of a live old block comes first as a HEV_FREE with
  * the realloc's FN, TID and STACK).
  */
-enum heap_ev_type { HEV_ALLOC, HEV_FREE, HEV_UNKNOWN_FREE, HEV_REALLOC };
+enum heap_ev_type { HEV_ALLOC, HEV_FREE, HEV_UNKNOWN_FREE, HEV_REALLOC,
+		   HEV_CENSUS /* a census block (heap_census): never told by
+			       * the table, a replay of it (events_log.c) */ };
 
 struct heap_event {
 	uint8_t type;		/* enum heap_ev_type */

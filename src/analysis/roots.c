@@ -348,8 +348,10 @@ static uint64_t stack_from(const struct mapping *map, uint64_t sp)
 
 static int find_roots(struct proc_mem *m, const struct scan_block *b, size_t n,
 		      const struct arch_regs *regs, unsigned nregs,
-		      const struct scan_dead *dead, size_t ndead, int glibc)
+		      const struct scan_dead *dead, size_t ndead, int alloc)
 {
+	int glibc = (alloc & ROOTS_GLIBC) && !(alloc & ROOTS_OLDER_UNKNOWN);
+
 	size_t i, k;
 
 	for (i = 0; i < m->nmaps; i++) {
@@ -374,10 +376,11 @@ static int find_roots(struct proc_mem *m, const struct scan_block *b, size_t n,
 		} else if (last > first &&
 			   (!glibc || find_owned(m, map, b + first, last - first,
 						regs, nregs))) {
-			if (!map->object)
+			if (!map->object && !(alloc & ROOTS_OLDER_UNKNOWN))
 				continue;	/* heap: from reachable blocks */
 			/* an allocator in an object's data or bss (a static
-			 * array): its globals are roots, its blocks heap */
+			 * array), or one holding blocks older than the
+			 * tracing: all but the known blocks are roots */
 			m->nowned = owned0;
 			for (k = first; k < last; k++)
 				add_range(&m->owned, &m->nowned, &m->aowned,
@@ -433,7 +436,7 @@ static void debug_roots(const struct proc_mem *m, const struct scan_block *b,
 
 int scan_process(pid_t pid, const struct heap *heap,
 		 const struct arch_regs *regs, unsigned nregs, int reg_roots,
-		 const struct scan_dead *dead, size_t ndead, int glibc,
+		 const struct scan_dead *dead, size_t ndead, int alloc,
 		 struct scan_block **out, size_t *nout, struct scan_stats *st)
 {
 	const struct heap_stats *hs = heap_stats(heap);
@@ -453,7 +456,7 @@ int scan_process(pid_t pid, const struct heap *heap,
 	snprintf(path, sizeof(path), "/proc/%d/pagemap", (int)pid);
 	m.pagemap = open(path, O_RDONLY | O_CLOEXEC);
 	if (read_maps(&m) ||
-	    find_roots(&m, c.b, c.n, regs, nregs, dead, ndead, glibc))
+	    find_roots(&m, c.b, c.n, regs, nregs, dead, ndead, alloc))
 		goto out;
 
 	in.blocks = c.b;
@@ -469,7 +472,7 @@ int scan_process(pid_t pid, const struct heap *heap,
 	}
 	in.read = read_mem;
 	in.skip = skip_mem;
-	in.glibc_chunks = glibc;
+	in.glibc_chunks = alloc & ROOTS_GLIBC;
 	in.ctx = &m;
 	if (getenv("PTLEAK_DEBUG") && strstr(getenv("PTLEAK_DEBUG"), "scan"))
 		debug_roots(&m, c.b, c.n);

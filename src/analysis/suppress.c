@@ -47,11 +47,14 @@ static int parse_line(struct suppressions *s, enum format *fmt,
 	} else if (!strncmp(text, "fd:", 3)) {
 		kind = SUPP_FD;
 		glob = text + 3;
+	} else if (!strncmp(text, "type:", 5)) {
+		kind = SUPP_TYPE;
+		glob = text + 5;
 	} else {
 		glob = NULL;
 	}
 	if (!glob || !*glob)
-		return error("%s:%d: expected leak:GLOB or fd:GLOB, got '%s'",
+		return error("%s:%d: expected leak:GLOB, fd:GLOB or type:GLOB, got '%s'",
 			     path, lineno, text);
 	grow_array((void **)&s->p, &s->alloc, (size_t)s->n + 1, sizeof(*s->p));
 	p = &s->p[s->n++];
@@ -219,6 +222,17 @@ int supp_match_leak(const struct suppressions *s, int cls,
 
 	for (i = 0; s && i < s->n; i++)
 		if (pattern_match(&s->p[i], SUPP_LEAK, cls, frames, n))
+			return (int)i;
+	return -1;
+}
+
+int supp_match_type(const struct suppressions *s, const char *type)
+{
+	unsigned i;
+
+	for (i = 0; s && type && i < s->n; i++)
+		if (s->p[i].kind == SUPP_TYPE && !s->p[i].vg &&
+		    glob_match(s->p[i].glob, type))
 			return (int)i;
 	return -1;
 }

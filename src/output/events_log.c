@@ -137,7 +137,8 @@ static void on_event(void *ctx, const struct heap_event *e)
 	p = put_dec(p, (uint64_t)(e->tid > 0 ? e->tid : 0));
 	*p++ = ',';
 	p = put_str(p, e->type == HEV_ALLOC || e->type == HEV_REALLOC ?
-		    alloc_fn_name((enum alloc_fn)e->fn) : "free");
+		    alloc_fn_name((enum alloc_fn)e->fn) :
+		    e->type == HEV_CENSUS ? "census" : "free");
 	*p++ = ',';
 	if (e->type != HEV_UNKNOWN_FREE)
 		p = put_dec(p, e->size);
@@ -157,6 +158,17 @@ static void on_event(void *ctx, const struct heap_event *e)
 	l->rows++;
 }
 
+/* A block of the census at an attach, in the table before the log:
+ * a "census" row at 0 ms. */
+static int census_row(const struct heap_block *b, void *ctx)
+{
+	struct heap_event e = { HEV_CENSUS, b->fn, 0, 0, 0, b->size, b->addr, 0 };
+
+	if (b->before)
+		on_event(ctx, &e);
+	return 0;
+}
+
 void evlog_attach(struct evlog *l, struct heap *h, const struct stacks *stacks,
 		  uint64_t start_ns)
 {
@@ -164,6 +176,7 @@ void evlog_attach(struct evlog *l, struct heap *h, const struct stacks *stacks,
 	l->stacks = stacks;
 	l->start_ns = start_ns;
 	heap_observe(h, on_event, l);
+	heap_foreach(h, census_row, l);
 }
 
 uint64_t evlog_rows(const struct evlog *l)

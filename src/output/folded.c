@@ -9,6 +9,9 @@
 #include "output/outfile.h"
 #include "base/util.h"
 
+/* The group of the blocks made before an attach (the census's). */
+#define FN_BEFORE 0xff
+
 /* In-use bytes per (stack, allocator), an open-addressing table. */
 struct group {
 	uint32_t stack;
@@ -53,9 +56,10 @@ static void put(struct groups *gs, uint32_t stack, uint8_t fn, uint64_t bytes)
 
 static int add_block(const struct heap_block *b, void *ctx)
 {
-	/* a 0-byte block holds no bytes: nothing to draw */
+	/* a 0-byte block holds no bytes: nothing to draw; one made
+	 * before the attach is drawn as [before attach] */
 	if (b->size)
-		put(ctx, b->stack, b->fn, b->size);
+		put(ctx, b->stack, b->before ? FN_BEFORE : b->fn, b->size);
 	return 0;
 }
 
@@ -81,8 +85,10 @@ static void line(FILE *f, const struct group *g, const struct stacks *stacks,
 {
 	struct frame_info fi[256];
 	const uint64_t *pcs;
-	unsigned n = stacks_get(stacks, g->stack, &pcs), i, k;
-	const char *a = alloc_fn_name((enum alloc_fn)g->fn);
+	unsigned n = g->fn == FN_BEFORE ? 0 : stacks_get(stacks, g->stack, &pcs),
+		 i, k;
+	const char *a = g->fn == FN_BEFORE ? REPORT_BEFORE_FRAME :
+			alloc_fn_name((enum alloc_fn)g->fn);
 
 	if (n > depth)
 		n = depth;

@@ -257,13 +257,17 @@ static uint64_t location_id(struct prof *pf, uint64_t pc, unsigned i)
 struct inuse {
 	uint64_t *objects, *space;
 	size_t n;
+	uint64_t before_objects, before_space;	/* the census's blocks */
 };
 
 static int add_inuse(const struct heap_block *b, void *ctx)
 {
 	struct inuse *u = ctx;
 
-	if (b->stack < u->n) {
+	if (b->before) {
+		u->before_objects++;
+		u->before_space += b->size;
+	} else if (b->stack < u->n) {
 		u->objects[b->stack]++;
 		u->space[b->stack] += b->size;
 	}
@@ -293,12 +297,40 @@ static void main_mapping(struct prof *pf)
 		mapping_id(pf, lowest);
 }
 
+/* The blocks made before an attach (the census's): one sample whose one
+ * location is the function [before attach], no address, no mapping. */
+static void before_sample(struct prof *pf, uint64_t objects, uint64_t space)
+{
+	struct pbuf s = { 0 }, loc = { 0 }, line = { 0 }, locs = { 0 }, vals = { 0 };
+	struct frame_info fi;
+
+	memset(&fi, 0, sizeof(fi));
+	fi.function = REPORT_BEFORE_FRAME;
+	pb_uint(&loc, 1, ++pf->nlocs);
+	pb_uint(&line, 1, function_id(pf, &fi));
+	pb_sub(&loc, 4, &line);
+	pb_sub(&pf->out, 4, &loc);
+	pb_varint(&locs, pf->nlocs);
+	pb_varint(&vals, 0);	/* allocated before: no call seen */
+	pb_varint(&vals, 0);
+	pb_varint(&vals, objects);
+	pb_varint(&vals, space);
+	pb_sub(&s, 1, &locs);
+	pb_sub(&s, 2, &vals);
+	pb_sub(&pf->out, 2, &s);
+	free(s.p);
+	free(loc.p);
+	free(line.p);
+	free(locs.p);
+	free(vals.p);
+}
+
 /* One sample per stack with an allocation */
 static void samples(struct prof *pf)
 {
 	size_t n, id;
 	const struct heap_stack_total *tot = heap_stack_totals(pf->in->heap, &n);
-	struct inuse u = { xcalloc(n + 1, 8), xcalloc(n + 1, 8), n };
+	struct inuse u = { xcalloc(n + 1, 8), xcalloc(n + 1, 8), n, 0, 0 };
 
 	heap_foreach(pf->in->heap, add_inuse, &u);
 	for (id = 1; id < n; id++) {
@@ -325,6 +357,8 @@ static void samples(struct prof *pf)
 		free(locs.p);
 		free(vals.p);
 	}
+	if (u.before_objects)
+		before_sample(pf, u.before_objects, u.before_space);
 	free(u.objects);
 	free(u.space);
 }

@@ -53,11 +53,14 @@ struct grouping {
 
 /* ---- grouping ---- */
 
+/* Census blocks (made before the attach, no stack) are grouped by class
+ * and type, else size: EACH is their size if untyped, 0 for the others. */
 static size_t group_home(const struct grouping *g, uint32_t stack, uint8_t fn,
-			 uint8_t cls)
+			 uint8_t cls, uint64_t each, uint16_t type)
 {
-	return (size_t)hash64(((uint64_t)stack << 16) | ((uint64_t)fn << 8) |
-			      cls) & g->mask;
+	return (size_t)hash64((((uint64_t)type << 48) | ((uint64_t)stack << 16) |
+			       ((uint64_t)fn << 8) | cls) ^
+			      (each * 0x9e3779b97f4a7c15ull)) & g->mask;
 }
 
 /* The scan's verdict on the block at ADDR, or NULL. */
@@ -91,7 +94,8 @@ static void group_grow(struct grouping *g)
 	g->mask = n - 1;
 	for (i = 0; i < g->nrecs; i++) {
 		size_t k = group_home(g, g->recs[i].stack, g->recs[i].fn,
-				      g->recs[i].cls);
+				      g->recs[i].cls, g->recs[i].each,
+				      g->recs[i].type);
 
 		while (g->slots[k])
 			k = (k + 1) & g->mask;
@@ -105,6 +109,7 @@ static int group_block(const struct heap_block *b, void *ctx)
 	struct record *r;
 	uint64_t indirect = 0;
 	uint8_t cls = CLS_UNCLASSIFIED;
+	uint64_t each;
 	size_t k;
 
 	if (g->in->min_age_ns && g->in->now_ns - b->time_ns < g->in->min_age_ns)
@@ -116,14 +121,17 @@ static int group_block(const struct heap_block *b, void *ctx)
 		cls = sb ? (uint8_t)sb->cls : SCAN_DEFINITELY_LOST;
 		indirect = sb ? sb->indirect : 0;
 	}
-	k = group_home(g, b->stack, b->fn, cls);
+	each = b->before && !b->type ? b->size : 0;
+	k = group_home(g, b->stack, b->fn, cls, each, b->type);
 	for (;;) {
 		uint32_t s = g->slots[k];
 
 		if (!s)
 			break;
 		r = &g->recs[s - 1];
-		if (r->stack == b->stack && r->fn == b->fn && r->cls == cls) {
+		if (r->stack == b->stack && r->fn == b->fn && r->cls == cls &&
+		    r->before == b->before && r->each == each &&
+		    r->type == b->type) {
 			if (b->time_ns > r->youngest)
 				r->youngest = b->time_ns;
 			if (b->time_ns < r->oldest)
@@ -146,6 +154,9 @@ static int group_block(const struct heap_block *b, void *ctx)
 	r->bytes = b->size;
 	r->indirect = indirect;
 	r->blocks = 1;
+	r->before = b->before;
+	r->type = b->type;
+	r->each = each;
 	r->youngest = r->oldest = b->time_ns;
 	if (g->nrecs * 4 > g->nslots * 3)
 		group_grow(g);	/* re-inserts every record, the new one too */
@@ -172,6 +183,12 @@ static int cmp_record(const void *pa, const void *pb)
 		return a->stack < b->stack ? -1 : 1;
 	if (a->fn != b->fn)
 		return a->fn < b->fn ? -1 : 1;
+	if (a->before != b->before)
+		return a->before < b->before ? -1 : 1;
+	if ((c = cmp_u64_desc(a->each, b->each)))
+		return c;
+	if (a->type != b->type)
+		return a->type < b->type ? -1 : 1;
 	return (a->cls > b->cls) - (a->cls < b->cls);
 }
 
@@ -257,9 +274,19 @@ static const char *nonempty(const char *s)
 	return s && *s ? s : NULL;
 }
 
-
 static unsigned name_frames(struct rep *r, const struct record *rec)
 {
+	if (rec->before) {
+		/* made before the attach: no stack, one pseudo-frame in the
+		 * allocator's place, its type if known (valgrind's XML,
+		 * leak: patterns) */
+		grow_array((void **)&r->frames, &r->frames_alloc, 1,
+			   sizeof(*r->frames));
+		memset(&r->frames[0], 0, sizeof(r->frames[0]));
+		r->frames[0].function = r->frames[0].symbol =
+			rep_type_name(r, rec) ? rep_type_name(r, rec) : REPORT_BEFORE_FRAME;
+		return 1;
+	}
 	return rep_name_stack(r, rec->stack, rec->fn);
 }
 
@@ -276,7 +303,7 @@ static void suppress_and_sum(struct rep *r)
 
 	if (supp)
 		for (i = 0; i < supp->n; i++)
-			if (supp->p[i].kind == SUPP_LEAK)
+			if (supp->p[i].kind == SUPP_LEAK || supp->p[i].kind == SUPP_TYPE)
 				supp->p[i].count = supp->p[i].bytes = 0;
 	for (k = 0; k < r->nrecs; k++) {
 		struct record *rec = &r->recs[k];
@@ -285,6 +312,9 @@ static void suppress_and_sum(struct rep *r)
 			unsigned n = name_frames(r, rec);
 			int m = supp_match_leak(supp, rec->cls == CLS_UNCLASSIFIED ?
 						-1 : rec->cls, r->frames, n);
+
+			if (m < 0 && rec->before)
+				m = supp_match_type(supp, rep_type_name(r, rec));
 
 			if (m >= 0) {
 				rec->suppressed = 1;
@@ -361,6 +391,28 @@ static void text_banner(struct rep *r)
 	     when, (double)in->elapsed_ns / 1e9, young);
 }
 
+/* -p: what the census at the attach found (census.h). */
+static void text_census(struct rep *r)
+{
+	const struct census *c = r->in->census;
+	char b1[32], b2[32];
+	char *hold;
+
+	if (!c)
+		return;
+	if (c->exact) {
+		line(r, "  made before ptleak attached: %s bytes in %s blocks "
+		     "(census of %s's heap)", fmt_thousands(b1, c->bytes),
+		     fmt_thousands(b2, c->nblocks),
+		     census_allocator_name(c->allocator));
+		return;
+	}
+	line(r, "  blocks made before ptleak attached are NOT known: %s; the "
+	     "memory of %s is scanned as roots",
+	     text_safe(c->why, &hold), census_allocator_name(c->allocator));
+	free(hold);
+}
+
 static void text_head(struct rep *r)
 {
 	const struct heap_stats *st = heap_stats(r->in->heap);
@@ -374,6 +426,7 @@ static void text_head(struct rep *r)
 	     fmt_thousands(b1, st->allocs), fmt_thousands(b2, st->frees),
 	     fmt_thousands(b3, st->bytes_allocated));
 	line(r, "  peak: %s bytes in use", fmt_thousands(b1, st->peak_bytes));
+	text_census(r);
 	blank(r);
 	/* never "no leaks are possible" about what could not be seen */
 	if (r->in->heap_untracked) {
@@ -416,8 +469,12 @@ static void text_record(struct rep *r, size_t k, const struct record *rec,
 	char b1[32], b2[32], b3[32], b4[32], b5[32], b6[32], age[64] = "";
 	unsigned i;
 
-	/* a live process's records say how old their blocks are */
-	if (r->in->reason != REPORT_EXIT)
+	/* a live process's records say how old their blocks are (made
+	 * before the attach: older than the tracing) */
+	if (rec->before)
+		snprintf(age, sizeof(age), " (age over %.3f s)",
+			 (double)r->in->elapsed_ns / 1e9);
+	else if (r->in->reason != REPORT_EXIT)
 		snprintf(age, sizeof(age), " (age %.3f to %.3f s)",
 			 rep_age_of(r, rec->youngest), rep_age_of(r, rec->oldest));
 	if (rec->indirect)
@@ -435,8 +492,19 @@ static void text_record(struct rep *r, size_t k, const struct record *rec,
 		     fmt_thousands(b2, rec->blocks), blocks_word(rec->blocks),
 		     kind_words(rec->cls), fmt_thousands(b3, k + 1),
 		     fmt_thousands(b4, r->nrecs), age);
-	for (i = 0; i < nframes; i++)
-		text_frame(r, i, &r->frames[i]);
+	if (rec->before) {
+		const char *type = rep_type_name(r, rec);
+
+		line(r, "   made before ptleak attached");
+		if (type) {
+			char *hold;
+
+			line(r, "   type: %s", text_safe(type, &hold));
+			free(hold);
+		}
+	} else
+		for (i = 0; i < nframes; i++)
+			text_frame(r, i, &r->frames[i]);
 	blank(r);
 	if (r->in->gen_suppressions)
 		vgsupp_print(r->text, rec->cls == CLS_UNCLASSIFIED ? -1 : rec->cls,

@@ -143,3 +143,10 @@ unsigned rep_name_stack(struct rep *r, uint32_t stack, int fn)
 	}
 	return n;
 }
+
+const char *rep_type_name(const struct rep *r, const struct record *rec)
+{
+	const struct census *c = r->in->census;
+
+	return rec->type && c && rec->type <= c->ntypes ? c->types[rec->type - 1] : NULL;
+}

@@ -125,6 +125,28 @@ void rep_json_head(struct rep *r)
 		json_uint(j, st->peak_bytes);
 		json_object_end(j);
 	}
+	json_key(j, "census");
+	if (!in->census) {
+		json_null(j);
+	} else {
+		const struct census *c = in->census;
+
+		json_object_begin(j);
+		json_key(j, "allocator");
+		json_string(j, census_allocator_name(c->allocator));
+		json_key(j, "exact");
+		json_bool(j, c->exact);
+		json_key(j, "blocks");
+		json_uint(j, c->nblocks);
+		json_key(j, "bytes");
+		json_uint(j, c->bytes);
+		json_key(j, "why");
+		if (c->exact)
+			json_null(j);
+		else
+			json_string(j, c->why);
+		json_object_end(j);
+	}
 	json_key(j, "summary");
 	json_object_begin(j);
 	{
@@ -159,8 +181,18 @@ void rep_json_record(struct rep *r, const struct record *rec,
 	json_uint(j, rec->bytes);
 	json_key(j, "indirect_bytes");
 	json_uint(j, rec->indirect);
+	json_key(j, "before_attach");
+	json_bool(j, rec->before);
+	json_key(j, "type");
+	if (rep_type_name(r, rec))
+		json_string(j, rep_type_name(r, rec));
+	else
+		json_null(j);
 	json_key(j, "allocator");
-	json_string(j, alloc_fn_name((enum alloc_fn)rec->fn));
+	if (rec->before)
+		json_null(j);	/* which call made it is not known */
+	else
+		json_string(j, alloc_fn_name((enum alloc_fn)rec->fn));
 	/* as SPEC.md's example: the callers; the allocator is "allocator" */
 	json_key(j, "stack");
 	json_array_begin(j);
@@ -171,10 +203,13 @@ void rep_json_record(struct rep *r, const struct record *rec,
 	if (r->in->reason != REPORT_EXIT) {
 		json_key(j, "age_s");
 		json_object_begin(j);
+		/* made before the attach: older than the tracing */
+		double elapsed = (double)r->in->elapsed_ns / 1e9;
+
 		json_key(j, "youngest");
-		json_seconds(j, rep_age_of(r, rec->youngest));
+		json_seconds(j, rec->before ? elapsed : rep_age_of(r, rec->youngest));
 		json_key(j, "oldest");
-		json_seconds(j, rep_age_of(r, rec->oldest));
+		json_seconds(j, rec->before ? elapsed : rep_age_of(r, rec->oldest));
 		json_object_end(j);
 	}
 	json_object_end(j);

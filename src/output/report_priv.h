@@ -29,6 +29,11 @@ struct record {
 	uint8_t cls;		/* enum scan_class or CLS_UNCLASSIFIED */
 	uint8_t suppressed;
 	int supp;		/* the pattern that suppressed it, -1: none */
+	uint8_t before;		/* census blocks (heap_block.before), grouped
+				 * by type (TYPE, heap_block.type), else by
+				 * size: EACH bytes each */
+	uint16_t type;
+	uint64_t each;
 };
 
 
@@ -61,6 +66,9 @@ struct rep {
  * other aliases).
  */
 unsigned rep_name_stack(struct rep *r, uint32_t stack, int fn);
+
+/* A census record's C++ class, or NULL. */
+const char *rep_type_name(const struct rep *r, const struct record *rec);
 
 /* "definitely_lost", ..., "unclassified": a record's JSON kind. */
 const char *rep_kind_key(uint8_t cls);

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "output/report_threads.h"
+#include "output/report.h"
 #include "target/procstat.h"
 #include "base/util.h"
 
@@ -40,8 +41,10 @@ static size_t sorted(const struct report_input *in,
 		return 0;
 	n = heap_threads(in->heap, &t);
 	v = xcalloc(n + 1, sizeof(*v));
+	/* (tid 0 also holds the census's blocks, made before an attach:
+	 * in use, no allocation) */
 	for (i = 0; i < n; i++)
-		if (t[i].allocs || t[i].frees)
+		if (t[i].allocs || t[i].frees || t[i].in_use_bytes)
 			v[k++] = &t[i];
 	qsort(v, k, sizeof(*v), cmp_thread);
 	*out = v;
@@ -75,8 +78,9 @@ void rthreads_text(const struct report_input *in, FILE *text)
 				fprintf(text, "ptleak[%d]:   thread %d (%s): ", pid,
 					(int)v[i]->tid, text_safe(v[i]->name, &hold));
 			else
-				fprintf(text, "ptleak[%d]:   threads beyond %d: ",
-					pid, HEAP_MAX_THREADS);
+				fprintf(text, "ptleak[%d]:   %sthreads beyond %d: ",
+					pid, in->census ? "made before ptleak "
+					"attached, or by " : "", HEAP_MAX_THREADS);
 			if (v[i]->tid)
 				free(hold);
 			counts_text(text, v[i]->allocs, v[i]->frees,

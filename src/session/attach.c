@@ -12,6 +12,7 @@
 #include <sys/ptrace.h>
 #include <unistd.h>
 
+#include "analysis/census.h"
 #include "breakpoints/fdprobe.h"
 #include "target/guard.h"
 #include "session.h"
@@ -196,6 +197,15 @@ int attach_target(struct session *S)
 			P->mem_pid = t->tid;
 	if (task_find(S, P->pid))
 		P->mem_pid = P->pid;
+	P->unw = unwinder_new(P->mem_pid);
+	if (!P->unw)
+		return -1;
+	/* the census and the start of recording: one stop, no thread
+	 * inside the allocator */
+	if (!P->no_heap)
+		P->census = xcalloc(1, sizeof(*P->census));
+	if (census_attach_quiesce(S))
+		return -1;
 	inj = events_injection_thread(S, 0);
 	if (!inj)
 		return error("cannot attach to process %d: it is stopped (SIGSTOP); "
@@ -205,8 +215,7 @@ int attach_target(struct session *S)
 		return error("cannot attach to process %d: %s; start the program "
 			     "under ptleak instead (it then maps its page before "
 			     "the filter is installed)", (int)P->pid, why);
-	P->unw = unwinder_new(P->mem_pid);
-	if (!P->unw || bpset_init(&P->bps, P->mem_pid))
+	if (bpset_init(&P->bps, P->mem_pid))
 		return -1;
 	P->bps.pid = P->pid;
 	/* before any byte is changed: if ptleak dies, they go back */
@@ -219,6 +228,7 @@ int attach_target(struct session *S)
 		return -1;
 	}
 	inj->held_sig = tasks_take_held_sig(S);
+	census_attach_take(S);
 	return 0;
 }
 

@@ -10,6 +10,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "analysis/census.h"
 #include "breakpoints/fdprobe.h"
 #include "target/guard.h"
 #include "recorder/recorder.h"
@@ -145,6 +146,8 @@ static int bind_allocator(struct session *S, pid_t tid, const uint64_t *order,
 
 			/* a static executable's malloc: glibc's, most likely */
 			P->glibc = !strncmp(base, "libc.so", 7) || !P->r_debug;
+			P->allocator = P->r_debug ? census_allocator_of(defs[i].module)
+						  : CENSUS_GLIBC;
 		}
 	}
 	if (P->fdp && !fdprobe_bound(P->fdp) && !P->rec_fatal) {

@@ -244,8 +244,9 @@ static struct proc *child_proc(struct session *S, struct proc *Pp, pid_t tid,
  * process of its own, traced from its first instruction: its copy of
  * PP's breakpoints is taken over (a copy of PP's set), the recorder's
  * copy removed (its ring is PP's, shared) and a fresh one injected when
- * the probes are bound again.  Heap blocks and descriptors it had at the
- * fork are its parent's: inherited, never its leaks.  0, or -1: let go.
+ * the probes are bound again.  It starts with its parent's heap table
+ * (census_inherit); descriptors it had at the fork are its parent's:
+ * inherited, never its leaks.  0, or -1: let go.
  */
 static int follow_fork_child(struct session *S, struct task *c)
 {
@@ -268,6 +269,8 @@ static int follow_fork_child(struct session *S, struct task *c)
 		bpset_guard(&P->bps, guard_start(c->tid));
 	P->r_debug = Pp->r_debug;
 	P->glibc = Pp->glibc;
+	P->allocator = Pp->allocator;
+	census_inherit(S, P, Pp);
 	if (P->fdp)
 		fdprobe_attach(P->fdp, c->tid);
 	c->proc = P;

@@ -16,6 +16,7 @@
 #include "output/outfile.h"
 #include "session/proctree.h"
 #include "recorder/recorder.h"
+#include "analysis/census.h"
 #include "session.h"
 #include "tables/stacks.h"
 #include "base/util.h"
@@ -112,6 +113,9 @@ void proc_free(struct session *S, struct proc *P)
 	unwinder_delete(P->unw);
 	stacks_delete(P->stacks);
 	heap_delete(P->heap);
+	if (P->census)
+		census_release(P->census);
+	free(P->census);
 	rec_delete(P->rec);
 	fdprobe_delete(P->fdp);
 	free(P->dead);

@@ -250,6 +250,7 @@ int report_make(struct session *S, enum report_reason reason, pid_t via,
 	in.exit_code = P->exit_code;
 	in.exit_signal = P->exit_signal;
 	in.heap = P->no_heap ? NULL : P->heap;
+	in.census = P->no_heap ? NULL : P->census;
 	in.threads = 1;
 	if (!procstat_resources(P->pid, via, (double)in.elapsed_ns / 1e9, &rsc))
 		in.resources = &rsc;
@@ -286,7 +287,9 @@ int report_make(struct session *S, enum report_reason reason, pid_t via,
 			dead[i] = (struct scan_dead){ P->dead[i].exit_sp,
 						      P->dead[i].exit_ns };
 		if (scan_process(via, P->heap, regs, nregs, reg_roots, dead,
-				 P->ndead, P->glibc, &classes, &nclasses, &st))
+				 P->ndead, (P->glibc ? ROOTS_GLIBC : 0) |
+				 (P->census && !P->census->exact ? ROOTS_OLDER_UNKNOWN : 0),
+				 &classes, &nclasses, &st))
 			in.unclassified_why = "the reachability scan failed";
 		in.classes = classes;
 		in.nclasses = nclasses;

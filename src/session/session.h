@@ -119,6 +119,10 @@ struct proc {
 	uint64_t rec_tail, rec_stuck_ns;	/* the drain stuck at a hole since */
 	int bound[AF_COUNT];
 	int glibc;		/* malloc is glibc's (libc.so.6, or a static executable) */
+	int allocator;		/* census.h's enum census_allocator of malloc */
+	/* -p: the census of the heap at the attach (census.h; its blocks
+	 * are in the heap table), NULL: launched */
+	struct census *census;
 	int reported;
 	int exit_known, exit_code, exit_signal;
 	/* stacks of threads that exited (glibc keeps them mapped): scanned
@@ -505,6 +509,20 @@ int detach_target(struct session *S, int report);
 extern struct session *die_session;
 /* die_hook while tracing: leave the target as it was. */
 void detach_on_die(void);
+
+/* ---- census_attach.c ------------------------------------------------ */
+
+/* -p, every thread held, nothing planted yet: hold them where none is
+ * inside glibc's malloc and no arena is locked (threads inside are let
+ * run out, bounded; else the census will say so).  0, or -1 (message). */
+int census_attach_quiesce(struct session *S);
+/* -p, every thread still held, the allocator bound: the census into the
+ * heap table (S->proc->census says what was found). */
+void census_attach_take(struct session *S);
+/* -f: fork child P starts with its parent PP's table as it is at the
+ * fork (the parent's ring drained first): its blocks keep their stacks,
+ * no allocation counted (valgrind's --trace-children does the same). */
+void census_inherit(struct session *S, struct proc *P, struct proc *Pp);
 
 /* ---- attach.c --------------------------------------------------------- */
 

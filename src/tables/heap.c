@@ -130,12 +130,13 @@ static inline size_t find_slot(const struct heap *h, uint64_t addr)
 	return i;
 }
 
-static void table_grow(struct heap *h)
+/* The table rehashed into CAP slots. */
+static void table_resize(struct heap *h, size_t cap)
 {
 	struct heap_block *old = h->slots;
 	size_t old_cap = h->cap, i;
 
-	table_init(h, old_cap * 2);
+	table_init(h, cap);
 	for (i = 0; i < old_cap; i++) {
 		if (old[i].addr) {
 			size_t j = find_slot(h, old[i].addr);
@@ -145,6 +146,11 @@ static void table_grow(struct heap *h)
 		}
 	}
 	slots_free(old, old_cap);
+}
+
+static void table_grow(struct heap *h)
+{
+	table_resize(h, h->cap * 2);
 }
 
 /* Empty slot I and shift the following cluster back over it. */
@@ -412,6 +418,38 @@ void heap_alloc(struct heap *h, const struct heap_block *b)
 	     b->addr, 0);
 }
 
+void heap_inherit(struct heap *dst, const struct heap *src,
+		  uint32_t (*stack)(void *ctx, uint32_t id), void *ctx)
+{
+	size_t i;
+
+	heap_reserve(dst, src->count);
+	for (i = 0; i < src->cap; i++) {
+		struct heap_block b = src->slots[i];
+
+		if (!b.addr)
+			continue;
+		b.stack = b.stack ? stack(ctx, b.stack) : 0;
+		put_live(dst, &b, 0);
+	}
+}
+
+void heap_reserve(struct heap *h, size_t n)
+{
+	size_t cap = h->cap;
+
+	while (h->count + n > cap / 4 * 3 && cap < ((size_t)1 << 40))
+		cap *= 2;
+	if (cap != h->cap)
+		table_resize(h, cap);
+}
+
+void heap_census(struct heap *h, const struct heap_block *b)
+{
+	if (b->addr)
+		put_live(h, b, 0);
+}
+
 const struct heap_stack_total *heap_stack_totals(const struct heap *h,
 						 size_t *n)
 {
@@ -435,7 +473,10 @@ int heap_free_by(struct heap *h, uint64_t addr, int32_t tid, uint64_t time_ns)
 	}
 	count_free(h, tid);
 	size = h->slots[i].size;
-	thread_of(h, tid)->freed_size = size;
+	if (h->slots[i].before)
+		pre_free(h, tid);	/* a census block: its usable size */
+	else
+		thread_of(h, tid)->freed_size = size;
 	if (time_ns > h->clock)
 		h->clock = time_ns;
 	in_use_sub(h, &h->slots[i]);
@@ -479,6 +520,8 @@ void heap_realloc_end(struct heap *h, uint64_t old, int was_live,
 		 * its address may be live again, handed to another thread). */
 		if (old && was_live) {
 			count_free(h, newb->tid);
+			if (result && held && held->before)
+				pre_free(h, newb->tid);
 			tell(h, HEV_FREE, newb->fn, newb->tid, newb->stack,
 			     newb->time_ns, held ? held->size : 0, old, 0);
 		} else if (old) {

@@ -634,7 +634,7 @@ def t_suppressions():
         r = ptleak([tgt], opts=["--suppressions", sf], want_json=False)
         ck.eq("malformed: exit status", r.rc, 1)
         ck.eq("malformed: stderr", r.stderr,
-              "ptleak: %s:3: expected leak:GLOB or fd:GLOB, got 'leek:typo'\n" % sf)
+              "ptleak: %s:3: expected leak:GLOB, fd:GLOB or type:GLOB, got 'leek:typo'\n" % sf)
     ck.done()
 
 

@@ -199,8 +199,8 @@ def t_html_every_report():
 def t_html_attach():
     """-p on h_sleeper: SIGUSR1 then SIGINT to ptleak.  The page of the
     detach report has the samples of both reports (and the timeline's);
-    the blocks allocated before the attach are not in them (nothing in
-    use was seen allocated)."""
+    the blocks allocated before the attach are the census's (nothing was
+    allocated since)."""
     tgt = need_target("h_sleeper")
     ck = Check()
     p = subprocess.Popen([tgt, "30"], stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
@@ -221,8 +221,10 @@ def t_html_attach():
         ck.eq("reason", hrep["reason"], "detach")
         se = extra["series"]
         ck.true("two samples at least: %s" % se["ms"], len(se["ms"]) >= 2)
+        c = rep["heap"]["census"]
+        ck.eq("census exact", (c["exact"], c["why"]), (True, None))
         ck.eq("samples: heap bytes, blocks", (set(se["heap_bytes"]), set(se["heap_blocks"])),
-              ({0}, {0}))
+              ({c["bytes"]}, {c["blocks"]}))
         ck.true("RSS measured: %s" % se["rss_kb"], all(v > 0 for v in se["rss_kb"]))
         ck.true("target still running", p.poll() is None)
         shutil.rmtree(d)

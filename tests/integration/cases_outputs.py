@@ -350,7 +350,7 @@ def t_ctrl_names_escaped():
             f.write("bad\x1b[31m\n")
         rc, out, err = run_cmd([PTLEAK, "--suppressions", sf, tgt, evil])
         ck.eq("malformed suppression: exit, stderr", (rc, err),
-              (1, "ptleak: %s:1: expected leak:GLOB or fd:GLOB, got 'bad\\x1b[31m'\n" % sf))
+              (1, "ptleak: %s:1: expected leak:GLOB, fd:GLOB or type:GLOB, got 'bad\\x1b[31m'\n" % sf))
         rc, out, err = run_cmd([PTLEAK, os.path.join(d, "no\x1bsuch")])
         ck.eq("no such program: exit, stderr", (rc, err),
               (1, "ptleak: cannot execute '%s/no\\x1bsuch': No such file or directory\n" % d))

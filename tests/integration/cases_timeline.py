@@ -55,8 +55,8 @@ def tl_check_timeline(ck, rows, rep, min_rows):
 def tl_check_events(ck, path, rep, name):
     """The events file at PATH adds up to report REP: its allocation rows
     are the allocs and bytes allocated, its sized free rows the frees, its
-    unsized ones the unknown frees, and replaying it leaves the report's
-    blocks in use.  The workers' mallocs are called from worker at the
+    unsized ones the unknown frees, and replaying it (after an attach,
+    from the census's rows) leaves the report's blocks in use.  The workers' mallocs are called from worker at the
     marked line.  Returns the rows."""
     with open(path) as f:
         text = f.read()
@@ -68,7 +68,7 @@ def tl_check_events(ck, path, rep, name):
     ck.eq("malformed event rows", bad[:3], [])
     if bad:
         return rows
-    allocs = [r for r in rows if r[2] != "free"]
+    allocs = [r for r in rows if r[2] not in ("free", "census")]
     frees = [r for r in rows if r[2] == "free" and r[3]]
     unknown = [r for r in rows if r[2] == "free" and not r[3]]
     t = rep["heap"]["totals"]
@@ -120,8 +120,13 @@ def tl_check_threads(ck, rep, name, text=None):
         lines = [l for p, l in report_lines(text) if p == pid]
         want = ["THREADS: %d threads used the heap" % len(th)]
         for x in th:
-            want.append("  thread %d (%s): %s allocs, %s frees, %s bytes allocated, %s bytes in use" % (
-                x["tid"], x["name"], fmt(x["allocs"]), fmt(x["frees"]),
+            # tid 0: the census's blocks (after an attach), or the threads
+            # beyond the table
+            who = ("thread %d (%s)" % (x["tid"], x["name"]) if x["tid"] else
+                   ("made before ptleak attached, or by " if rep["heap"].get("census") else "")
+                   + "threads beyond 4096")
+            want.append("  %s: %s allocs, %s frees, %s bytes allocated, %s bytes in use" % (
+                who, fmt(x["allocs"]), fmt(x["frees"]),
                 fmt(x["bytes_allocated"]), fmt(x["in_use_bytes"])))
         i = lines.index(want[0]) if want[0] in lines else -1
         ck.eq("THREADS section", lines[i:i + len(want)] if i >= 0 else lines[-12:], want)

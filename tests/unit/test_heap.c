@@ -106,6 +106,37 @@ static void test_alloc_free_counts(void **state)
 	heap_delete(h);
 }
 
+/* Census blocks: live and in use, no allocation counted; a free of one
+ * is a free of a live block; a realloc replaces it. */
+static void test_census_blocks(void **state)
+{
+	struct heap *h = heap_new();
+	struct heap_block b = mk(0x1000, 104, 0, 0, AF_MALLOC, 0), nb, held;
+	uint64_t a;
+
+	(void)state;
+	heap_reserve(h, 100000);
+	b.before = 1;
+	heap_census(h, &b);
+	for (a = 0; a < 99999; a++) {
+		struct heap_block c = mk(0x100000 + a * 32, 24, 0, 0, AF_MALLOC, 0);
+
+		c.before = 1;
+		heap_census(h, &c);
+	}
+	check_stats(h, 0, 0, 0, 104 + 99999 * 24, 100000, 104 + 99999 * 24, 0);
+	assert_int_equal(heap_lookup(h, 0x1000)->before, 1);
+	assert_int_equal(heap_free(h, 0x100000), 1);
+	check_stats(h, 0, 1, 0, 104 + 99998 * 24, 99999, 104 + 99999 * 24, 0);
+	assert_int_equal(heap_realloc_begin(h, 0x1000, &held), 1);
+	nb = mk(0x2000, 500, 3, 7, AF_REALLOC, 5);
+	heap_realloc_end(h, 0x1000, 1, &held, 500, &nb);
+	check_stats(h, 1, 2, 500, 500 + 99998 * 24, 99999, 500 + 99998 * 24, 0);
+	assert_null(heap_lookup(h, 0x1000));
+	assert_int_equal(heap_lookup(h, 0x2000)->before, 0);
+	heap_delete(h);
+}
+
 static void test_free_null(void **state)
 {
 	struct heap *h = heap_new();
@@ -517,6 +548,7 @@ int main(void)
 		cmocka_unit_test(test_foreach_stops),
 		cmocka_unit_test(test_reset),
 		cmocka_unit_test(test_fn_names),
+		cmocka_unit_test(test_census_blocks),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

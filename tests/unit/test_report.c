@@ -417,19 +417,20 @@ static void test_json_full(void **state)
 "\"heap\":{\"in_use\":{\"bytes\":3400,\"blocks\":4},"
 "\"totals\":{\"allocs\":5,\"frees\":1,\"bytes_allocated\":1003400,\"unknown_frees\":0},"
 "\"peak\":{\"bytes\":1000000},"
+"\"census\":null,"
 "\"summary\":{" ZERO_SUMMARY ",\"unclassified\":{\"bytes\":3400,\"blocks\":4}},"
 "\"records\":["
 "{\"kind\":\"unclassified\",\"bytes\":3000,\"blocks\":2,\"direct_bytes\":3000,\"indirect_bytes\":0,"
-"\"allocator\":\"calloc\",\"stack\":["
+"\"before_attach\":false,\"type\":null,\"allocator\":\"calloc\",\"stack\":["
 "{\"pc\":\"0x55d0c0a01200\",\"function\":\"helper\",\"file\":null,\"line\":null,\"module\":\"" EXE "\"},"
 "{\"pc\":\"0x55d0c0a01300\",\"function\":null,\"file\":null,\"line\":null,\"module\":\"" EXE "\"},"
 "{\"pc\":\"0x1234\",\"function\":null,\"file\":null,\"line\":null,\"module\":null}]},"
 "{\"kind\":\"unclassified\",\"bytes\":200,\"blocks\":1,\"direct_bytes\":200,\"indirect_bytes\":0,"
-"\"allocator\":\"malloc\",\"stack\":["
+"\"before_attach\":false,\"type\":null,\"allocator\":\"malloc\",\"stack\":["
 "{\"pc\":\"0x55d0c0a01183\",\"function\":\"grow_buffer\",\"file\":\"h_basic.c\",\"line\":14,\"module\":\"" EXE "\"},"
 "{\"pc\":\"0x55d0c0a010b4\",\"function\":\"main\",\"file\":\"h_basic.c\",\"line\":36,\"module\":\"" EXE "\"}]},"
 "{\"kind\":\"unclassified\",\"bytes\":200,\"blocks\":1,\"direct_bytes\":200,\"indirect_bytes\":0,"
-"\"allocator\":\"realloc\",\"stack\":["
+"\"before_attach\":false,\"type\":null,\"allocator\":\"realloc\",\"stack\":["
 "{\"pc\":\"0x55d0c0a01183\",\"function\":\"grow_buffer\",\"file\":\"h_basic.c\",\"line\":14,\"module\":\"" EXE "\"},"
 "{\"pc\":\"0x55d0c0a010b4\",\"function\":\"main\",\"file\":\"h_basic.c\",\"line\":36,\"module\":\"" EXE "\"}]}"
 "],\"growth\":[],\"tracked\":true,\"why\":null},\"fds\":null,\"threads\":[]}\n");
@@ -722,7 +723,7 @@ static void test_no_stack(void **state)
 	t = json_of(fx);
 	assert_non_null(strstr(t,
 "\"records\":[{\"kind\":\"unclassified\",\"bytes\":64,\"blocks\":1,"
-"\"direct_bytes\":64,\"indirect_bytes\":0,\"allocator\":\"calloc\",\"stack\":[]}]"));
+"\"direct_bytes\":64,\"indirect_bytes\":0,\"before_attach\":false,\"type\":null,\"allocator\":\"calloc\",\"stack\":[]}]"));
 	free(t);
 }
 
@@ -787,6 +788,7 @@ static void test_all_freed(void **state)
 "\"heap\":{\"in_use\":{\"bytes\":0,\"blocks\":0},"
 "\"totals\":{\"allocs\":2,\"frees\":2,\"bytes_allocated\":1600,\"unknown_frees\":0},"
 "\"peak\":{\"bytes\":1600},"
+"\"census\":null,"
 "\"summary\":{" ZERO_SUMMARY ",\"unclassified\":" ZERO "},"
 "\"records\":[],\"growth\":[],\"tracked\":true,\"why\":null},\"fds\":null,\"threads\":[]}\n");
 	free(t);
@@ -1230,17 +1232,17 @@ static void test_scanned_json(void **state)
 		"{\"bytes\":50,\"blocks\":1}", "{\"bytes\":4106,\"blocks\":2}",
 		ZERO) ",\"records\":["
 "{\"kind\":\"definitely_lost\",\"bytes\":2424,\"blocks\":1,\"direct_bytes\":1200,\"indirect_bytes\":1224,"
-"\"allocator\":\"malloc\",\"stack\":["
+"\"before_attach\":false,\"type\":null,\"allocator\":\"malloc\",\"stack\":["
 "{\"pc\":\"0x55d0c0a01183\",\"function\":\"grow_buffer\",\"file\":\"h_basic.c\",\"line\":14,\"module\":\"" EXE "\"},"
 "{\"pc\":\"0x55d0c0a010b4\",\"function\":\"main\",\"file\":\"h_basic.c\",\"line\":36,\"module\":\"" EXE "\"}]},"
 "{\"kind\":\"indirectly_lost\",\"bytes\":1224,\"blocks\":2,\"direct_bytes\":1224,\"indirect_bytes\":0,"
-"\"allocator\":\"malloc\",\"stack\":["
+"\"before_attach\":false,\"type\":null,\"allocator\":\"malloc\",\"stack\":["
 "{\"pc\":\"0x400010\",\"function\":\"f1\",\"file\":\"gen.c\",\"line\":101,\"module\":\"" EXE "\"}]},"
 "{\"kind\":\"possibly_lost\",\"bytes\":50,\"blocks\":1,\"direct_bytes\":50,\"indirect_bytes\":0,"
-"\"allocator\":\"calloc\",\"stack\":["));
+"\"before_attach\":false,\"type\":null,\"allocator\":\"calloc\",\"stack\":["));
 	assert_non_null(strstr(t,
 "{\"kind\":\"definitely_lost\",\"bytes\":30,\"blocks\":1,\"direct_bytes\":30,\"indirect_bytes\":0,"
-"\"allocator\":\"calloc\",\"stack\":["));
+"\"before_attach\":false,\"type\":null,\"allocator\":\"calloc\",\"stack\":["));
 	assert_non_null(strstr(t, "\"module\":null}]}],\"growth\":[],\"tracked\":true,\"why\":null},\"fds\":null,\"threads\":[]}\n"));
 	assert_null(strstr(t, "still_reachable\",\"bytes"));
 	assert_null(strstr(t, "\"kind\":\"unclassified\""));
@@ -1251,12 +1253,12 @@ static void test_scanned_json(void **state)
 	t = json_of(fx);
 	assert_non_null(strstr(t, "\"records\":["
 "{\"kind\":\"still_reachable\",\"bytes\":4096,\"blocks\":1,\"direct_bytes\":4096,\"indirect_bytes\":0,"
-"\"allocator\":\"malloc\",\"stack\":["
+"\"before_attach\":false,\"type\":null,\"allocator\":\"malloc\",\"stack\":["
 "{\"pc\":\"0x400020\",\"function\":\"f2\",\"file\":\"gen.c\",\"line\":102,\"module\":\"" EXE "\"}]},"
 "{\"kind\":\"definitely_lost\",\"bytes\":2424,"));
 	assert_non_null(strstr(t,
 "{\"kind\":\"still_reachable\",\"bytes\":10,\"blocks\":1,\"direct_bytes\":10,\"indirect_bytes\":0,"
-"\"allocator\":\"malloc\",\"stack\":["
+"\"before_attach\":false,\"type\":null,\"allocator\":\"malloc\",\"stack\":["
 "{\"pc\":\"0x55d0c0a01183\",\"function\":\"grow_buffer\",\"file\":\"h_basic.c\",\"line\":14,\"module\":\"" EXE "\"},"
 "{\"pc\":\"0x55d0c0a010b4\",\"function\":\"main\",\"file\":\"h_basic.c\",\"line\":36,\"module\":\"" EXE "\"}]}"
 "],\"growth\":[],\"tracked\":true,\"why\":null},\"fds\":null,\"threads\":[]}\n"));

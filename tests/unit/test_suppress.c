@@ -52,7 +52,7 @@ static void check_malformed(const char *text, int line, const char *got)
 	unlink(path);
 	assert_null(s);
 	snprintf(expect, sizeof(expect),
-		 "ptleak: %s:%d: expected leak:GLOB or fd:GLOB, got '%s'\n",
+		 "ptleak: %s:%d: expected leak:GLOB, fd:GLOB or type:GLOB, got '%s'\n",
 		 path, line, got);
 	assert_string_equal(err, expect);
 	free(err);

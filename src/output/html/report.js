@@ -529,8 +529,13 @@
 				" " + (r.blocks === 1 ? "is " : "are ") + words(r.kind) +
 				(r.indirect_bytes ? " (" + thousands(r.direct_bytes) + " direct, " +
 					thousands(r.indirect_bytes) + " indirect)" : "") +
-				", allocated by " + r.allocator;
-			add(d, sm, stackList(r.stack, r.allocator));
+				(r.before_attach ? ", made before ptleak attached" +
+					(r.type ? ", a " + r.type : "") :
+					", allocated by " + r.allocator);
+			// made before the attach: no stack, one pseudo-frame
+			add(d, sm, r.before_attach ?
+				stackList([{ pc: "", function: r.type || "[before attach]" }], null) :
+				stackList(r.stack, r.allocator));
 			s.appendChild(d);
 		});
 		if (recs.length > MAX_RECORDS)

@@ -1,0 +1,321 @@
+/*
+ * census_attach.c - the census of the heap at an attach (census.h), in
+ * the stop where recording starts: every thread held outside the
+ * allocator and no arena locked (census_attach_quiesce, before anything
+ * is planted), then the census into the heap table (census_attach_take,
+ * once the allocator is bound, before any thread runs again).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "analysis/census.h"
+#include "target/memio.h"
+#include "tables/stacks.h"
+#include "session.h"
+#include "symbols/symbols.h"
+#include "base/util.h"
+
+/* Rounds of letting the threads inside the allocator run out. */
+#define QUIESCE_ROUNDS 400
+
+/* The functions of glibc's malloc a thread can be inside (their callees
+ * too: the unwound stack is looked at). */
+static const char *const malloc_fns[] = {
+	"malloc", "free", "calloc", "realloc", "reallocarray",
+	"posix_memalign", "aligned_alloc", "memalign", "valloc", "pvalloc",
+	"malloc_trim", "mallopt", "mallinfo", "mallinfo2", "malloc_info",
+	"malloc_stats", "malloc_usable_size", "__libc_freeres",
+	"__libc_thread_freeres",
+};
+#define NFNS (sizeof(malloc_fns) / sizeof(malloc_fns[0]))
+
+struct cmem {
+	pid_t pid;
+	int pagemap;
+	const struct census_map *maps;
+	size_t nmaps;
+};
+
+static long cread(void *ctx, uint64_t addr, void *buf, size_t len)
+{
+	const struct cmem *m = ctx;
+	size_t i;
+
+	for (i = 0; i < m->nmaps; i++)
+		if (addr >= m->maps[i].start && addr < m->maps[i].end)
+			break;
+	/* untouched anonymous pages: zeros, not faulted in */
+	if (i < m->nmaps && !m->maps[i].inode && m->pagemap >= 0 &&
+	    len > m->maps[i].end - addr)
+		len = m->maps[i].end - addr;
+	if (i < m->nmaps && !m->maps[i].inode && m->pagemap >= 0)
+		return (long)mem_read_resident(m->pid, m->pagemap, addr, buf, len);
+	return (long)mem_read(m->pid, addr, buf, len);
+}
+
+struct cstate {
+	struct cmem mem;
+	struct census_map *maps;
+	struct census_thread *threads;
+	struct census_input in;
+	struct sym_def defs[NFNS];
+	uint64_t pc;		/* the last thread looked at */
+};
+
+/* The input of a census: maps, threads (held) and their thread pointers. */
+static int cstate_open(struct session *S, struct cstate *cs)
+{
+	struct proc *P = S->proc;
+	char path[64];
+	size_t n = 0;
+	unsigned i;
+	struct task *t;
+
+	memset(cs, 0, sizeof(*cs));
+	cs->mem.pid = P->mem_pid;
+	snprintf(path, sizeof(path), "/proc/%d/pagemap", (int)P->pid);
+	cs->mem.pagemap = open(path, O_RDONLY | O_CLOEXEC);
+	if (census_maps_read(P->pid, &cs->maps, &cs->mem.nmaps))
+		return -1;
+	cs->mem.maps = cs->maps;
+	cs->threads = xcalloc(S->ntasks + 1, sizeof(*cs->threads));
+	for_each_proc_task(S, i, t) {
+		struct arch_regs r;
+
+		if (t->role != ROLE_THREAD || !t->held || arch_get_regs(t->tid, &r))
+			continue;
+		cs->threads[n].tid = t->tid;
+		cs->threads[n++].tp = arch_tp(&r);
+	}
+	cs->in.read = cread;
+	cs->in.ctx = &cs->mem;
+	cs->in.maps = cs->maps;
+	cs->in.nmaps = cs->mem.nmaps;
+	cs->in.threads = cs->threads;
+	cs->in.nthreads = n;
+	return 0;
+}
+
+static void cstate_close(struct cstate *cs)
+{
+	census_maps_free(cs->maps, cs->mem.nmaps);
+	free(cs->threads);
+	if (cs->mem.pagemap >= 0)
+		close(cs->mem.pagemap);
+	cs->maps = NULL;
+	cs->threads = NULL;
+}
+
+/* Thread T (held) is inside one of glibc's malloc functions: which one
+ * into *WHICH; 2 if it is in a system call there (waiting for a lock,
+ * perhaps one a held thread holds). */
+static int inside(struct session *S, struct cstate *cs, struct task *t,
+		  const char **which)
+{
+	struct arch_regs r;
+	uint64_t pcs[64];
+	unsigned n, i, k;
+
+	if (arch_get_regs(t->tid, &r))
+		return 0;
+	n = unwind_stack(S->proc->unw, t->tid, &r, NULL, 0, pcs, 64);
+	cs->pc = arch_pc(&r);
+	for (i = 0; i < n; i++)
+		for (k = 0; k < NFNS; k++)
+			if (cs->defs[k].addr && pcs[i] >= cs->defs[k].addr &&
+			    pcs[i] < cs->defs[k].addr + (cs->defs[k].size ?
+							 cs->defs[k].size : 1)) {
+				*which = malloc_fns[k];
+				return arch_syscall_nr(&r) >= 0 ? 2 : 1;
+			}
+	return 0;
+}
+
+/* Let the held threads BUSY[0..N-1] (or all: ALL) run a moment, then
+ * hold them again. */
+static int let_run(struct session *S, struct task **busy, size_t n, int all,
+		   unsigned round)
+{
+	struct task *t;
+	unsigned k;
+	size_t i;
+
+	if (all) {
+		events_release_all(S);
+	} else {
+		S->hold = 0;
+		for (i = 0; i < n; i++) {
+			busy[i]->held = 0;
+			if (busy[i]->held_listen)
+				task_listen(S, busy[i]);
+			else
+				task_resume(S, busy[i], busy[i]->held_sig);
+		}
+	}
+	usleep(50 + 10 * (round % 50));
+	/* a thread stopped meanwhile is taken as it is: interrupted again,
+	 * it would stop at once at its next resume (events_reap) */
+	for_each_proc_task(S, k, t)
+		if (!t->held && t->started && !t->parked && !t->dying &&
+		    t->role != ROLE_VFORK_CHILD && events_reap(S, t->tid) < 0)
+			return -1;
+	return events_stop_all(S);
+}
+
+int census_attach_quiesce(struct session *S)
+{
+	struct proc *P = S->proc;
+	struct task **busy = NULL;
+	struct cstate cs;
+	struct census *c;
+	unsigned round;
+	size_t abusy = 0;
+	pid_t last = 0;
+	const char *which = "";
+
+	if (P->no_heap || !P->census)
+		return 0;
+	c = P->census;
+	if (cstate_open(S, &cs))
+		return -1;
+	if (census_glibc_arenas(&cs.in, c)) {
+		cstate_close(&cs);
+		return 0;	/* not glibc's, or not found: said by the census */
+	}
+	{
+		struct symbolizer *s = sym_open_setup(P->mem_pid);
+
+		sym_find_in_module(s, c->main_arena, malloc_fns, NFNS, 1, cs.defs);
+		/* (the modules' names are the symbolizer's: not kept) */
+		sym_close(s);
+	}
+	for (round = 0; round < QUIESCE_ROUNDS; round++) {
+		size_t n = 0;
+		unsigned i;
+		struct task *t;
+		uint64_t locked;
+		int waiting = 0;
+
+		for_each_proc_task(S, i, t) {
+			int in;
+
+			if (t->role != ROLE_THREAD || !t->held ||
+			    !(in = inside(S, &cs, t, &which)))
+				continue;
+			waiting |= in == 2;
+			last = t->tid;
+			if (debug_stops)
+				fprintf(stderr, "ptleak-debug: census: thread %d inside %s%s pc %#llx\n",
+					(int)t->tid, which, in == 2 ? " (in a system call)" : "",
+					(unsigned long long)cs.pc);
+			grow_array((void **)&busy, &abusy, n + 1, sizeof(*busy));
+			busy[n++] = t;
+		}
+		/* the ring as it is now: threads that ran made arenas */
+		if (round && census_glibc_arenas(&cs.in, c))
+			break;
+		locked = census_glibc_locked(&cs.in, c);
+		if (!n && !locked)
+			break;
+		if (debug_stops)
+			fprintf(stderr, "ptleak-debug: census: %zu threads in the "
+				"allocator, arena %#llx locked\n", n,
+				(unsigned long long)locked);
+		/* a lock only (a thread forking), or a thread waiting in
+		 * the kernel (for a lock a held thread may hold): all run */
+		if (let_run(S, busy, n, !n || waiting || round % 10 == 9, round)) {
+			free(busy);
+			cstate_close(&cs);
+			return -1;
+		}
+	}
+	free(busy);
+	cstate_close(&cs);
+	if (round == QUIESCE_ROUNDS) {
+		c->exact = 0;
+		snprintf(c->why, sizeof(c->why), "thread %d stayed inside glibc's "
+			 "%s while ptleak attached", (int)last, which);
+		c->main_arena = 0;
+	}
+	return 0;
+}
+
+void census_attach_take(struct session *S)
+{
+	struct proc *P = S->proc;
+	struct census *c = P->census;
+	struct cstate cs;
+	size_t i;
+
+	if (P->no_heap || !c)
+		return;
+	if (P->allocator != CENSUS_GLIBC) {
+		census_unsupported(c, P->allocator);
+		return;
+	}
+	if (!c->main_arena) {
+		if (!c->why[0])
+			snprintf(c->why, sizeof(c->why), "glibc's arenas were not found");
+		c->exact = 0;
+		return;
+	}
+	if (cstate_open(S, &cs))
+		return;
+	debug_time("census");
+	c->main_arena = 0;	/* found again: the ring as it is now */
+	if (census_glibc(&cs.in, c) || !c->exact) {
+		/* an inexact census adds nothing: its memory is roots */
+		census_free(c);
+		c->nblocks = 0;
+		c->bytes = 0;
+		c->exact = 0;
+	}
+	census_types(&cs.in, c);
+	debug_time("census: heap read");
+	heap_reserve(P->heap, c->nblocks);
+	for (i = 0; i < c->nblocks; i++) {
+		struct heap_block b;
+
+		memset(&b, 0, sizeof(b));
+		b.addr = c->blocks[i].addr;
+		b.size = c->blocks[i].size;
+		b.fn = AF_MALLOC;
+		b.before = 1;
+		b.type = c->blocks[i].type;
+		heap_census(P->heap, &b);
+	}
+	debug_time("census: blocks in the table");
+	census_free(c);
+	cstate_close(&cs);
+}
+
+struct restack {
+	const struct stacks *from;
+	struct stacks *to;
+};
+
+static uint32_t restack(void *ctx, uint32_t id)
+{
+	struct restack *rs = ctx;
+	const uint64_t *pcs;
+	unsigned n = stacks_get(rs->from, id, &pcs);
+
+	return stacks_intern(rs->to, pcs, n);
+}
+
+void census_inherit(struct session *S, struct proc *P, struct proc *Pp)
+{
+	struct restack rs = { Pp->stacks, P->stacks };
+	struct proc *was = S->proc;
+
+	if (P->no_heap || !P->heap || !Pp->heap)
+		return;
+	S->proc = Pp;
+	recs_drain(S);		/* the parent's table as it is at the fork */
+	S->proc = was;
+	heap_inherit(P->heap, Pp->heap, restack, &rs);
+}
