@@ -231,25 +231,26 @@ static void *stress_main(void *arg)
 	return arg;
 }
 
+/* A handler's record, kept until every handler returned: the consumer
+ * may read it before its handler stored the pc it interrupted. */
+struct stress_rec {
+	uint64_t block;
+	uint64_t pcs[3];
+	unsigned npcs;
+};
+
 struct stress {
 	uint64_t lo, hi;	/* stress_loop */
 	uint64_t hlo, hhi;	/* on_stress */
 	unsigned handler, blob, code, other, bad;
 	uint64_t allocs, frees;
+	struct stress_rec *recs;	/* STRESS_MAX */
 };
 
-/*
- * A handler's record: its caller on_stress, __restore_rt, then the
- * interrupted pc RIP.  In the blob (stub, hooks, walker) RIP is left
- * out (ptleak's code, not the program's) and the walk goes through the
- * stub's frame on to stress_loop, the patched call's caller; in the rest
- * of the code page (trampolines, relocated prologues: no unwind rules)
- * the walk ends at __restore_rt; elsewhere RIP is the third pc.
- */
+/* Every record counted; a handler's kept for check_handler. */
 static int check_stress(void *ctx, const struct ring_rec *rec)
 {
 	struct stress *st = ctx;
-	uint64_t lo = (uint64_t)(uintptr_t)code, rip;
 	const uint64_t *pcs = &rec->w[6];
 
 	if (rec->type == REC_FREE) {
@@ -260,23 +261,48 @@ static int check_stress(void *ctx, const struct ring_rec *rec)
 		st->allocs++;
 		return 0;
 	}
+	if (st->handler < STRESS_MAX) {
+		struct stress_rec *s = &st->recs[st->handler];
+		unsigned i;
+
+		s->block = rec->w[2];
+		s->npcs = rec->npcs;
+		for (i = 0; i < 3 && i < rec->npcs; i++)
+			s->pcs[i] = pcs[i];
+	}
 	st->handler++;
-	rip = stress_rip[(rec->w[2] >> 4) % STRESS_MAX];
-	if (rec->npcs < 2 || pcs[0] - 1 < st->hlo || pcs[0] - 1 >= st->hhi ||
+	return 0;
+}
+
+/* Handler record S, once its handler stored the pc it interrupted. */
+/*
+ * A handler's record: its caller on_stress, __restore_rt, then the
+ * interrupted pc RIP.  In the blob (stub, hooks, walker) RIP is left
+ * out (ptleak's code, not the program's) and the walk goes through the
+ * stub's frame on to stress_loop, the patched call's caller; in the rest
+ * of the code page (trampolines, relocated prologues: no unwind rules)
+ * the walk ends at __restore_rt; elsewhere RIP is the third pc.
+ */
+static void check_handler(struct stress *st, const struct stress_rec *s)
+{
+	uint64_t lo = (uint64_t)(uintptr_t)code, rip;
+	const uint64_t *pcs = s->pcs;
+
+	rip = stress_rip[(s->block >> 4) % STRESS_MAX];
+	if (s->npcs < 2 || pcs[0] - 1 < st->hlo || pcs[0] - 1 >= st->hhi ||
 	    pcs[1] != __atomic_load_n(&stress_restore, __ATOMIC_RELAXED)) {
 		st->bad++;
 	} else if (rip >= lo && rip < lo + rec_blob_size) {
 		st->blob++;
-		st->bad += rec->npcs < 3 || pcs[2] - 1 < st->lo ||
+		st->bad += s->npcs < 3 || pcs[2] - 1 < st->lo ||
 			   pcs[2] - 1 >= st->hi;
 	} else if (rip >= lo && rip < lo + PATCH_CODE_LEN) {
 		st->code++;
-		st->bad += rec->npcs != 2;
+		st->bad += s->npcs != 2;
 	} else {
 		st->other++;
-		st->bad += rec->npcs < 3 || pcs[2] != rip;
+		st->bad += s->npcs < 3 || pcs[2] != rip;
 	}
-	return 0;
 }
 
 /*
@@ -291,7 +317,7 @@ static void test_signals_anywhere(void **state)
 	struct itimerval it = { { 0, 200 }, { 0, 200 } }, off = { { 0, 0 }, { 0, 0 } };
 	struct sigaction sa = { .sa_sigaction = on_stress,
 				  .sa_flags = SA_SIGINFO }, old;
-	struct stress st = { 0 };
+	struct stress st = { .recs = calloc(STRESS_MAX, sizeof(*st.recs)) };
 	pthread_t th[4];
 	sigset_t alrm;
 	unsigned k;
@@ -328,6 +354,10 @@ static void test_signals_anywhere(void **state)
 	pthread_sigmask(SIG_UNBLOCK, &alrm, NULL);
 	sigaction(SIGALRM, &old, NULL);
 	clear_threads();
+	/* every handler has returned: the pcs they interrupted are known */
+	for (k = 0; k < st.handler && k < STRESS_MAX; k++)
+		check_handler(&st, &st.recs[k]);
+	free(st.recs);
 	assert_int_equal(st.bad, 0);
 	assert_int_equal(st.allocs, 4 * STRESS_ITER);
 	assert_int_equal(st.frees, 4 * STRESS_ITER);
