@@ -64,6 +64,9 @@ void rec_hijack(struct recorder *R, uint64_t slot, uint64_t real);
 
 /* The data area exists in the target. */
 int rec_injected(const struct recorder *R);
+/* The process's memory and /proc are reached through thread PID from now
+ * on (its leader exited: a zombie has no maps and no memory). */
+void rec_set_pid(struct recorder *R, pid_t pid);
 
 /*
  * Patch the allocator or descriptor function NAME at ADDR (its body SIZE

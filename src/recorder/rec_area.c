@@ -70,6 +70,12 @@ void rec_delete(struct recorder *R)
 	free(R);
 }
 
+void rec_set_pid(struct recorder *R, pid_t pid)
+{
+	if (R)
+		R->pid = pid;
+}
+
 int rec_injected(const struct recorder *R)
 {
 	return R && R->area;

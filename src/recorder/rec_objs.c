@@ -204,7 +204,9 @@ int rec_thread_set(struct recorder *R, pid_t tid, uint64_t tcb, uint64_t sp)
 
 	if (!R->area || !tcb)
 		return 0;
-	if (rec_mapping_of(R->pid, sp, &lo, &hi))
+	/* the thread's own /proc entry: the leader may be gone (a zombie
+	 * after pthread_exit has no maps) before a thread it made is seen */
+	if (rec_mapping_of(tid, sp, &lo, &hi))
 		lo = hi = 0;	/* no walk: tid only */
 	T = threads(R);
 	for (i = rec_thread_slot(tcb, NTHREADS - 1), n = 0; n < NTHREADS;
@@ -256,7 +258,7 @@ int rec_main_stack(struct recorder *R, pid_t tid, uint64_t sp)
 {
 	uint64_t lo, hi;
 
-	if (!R->area || rec_mapping_of(R->pid, sp, &lo, &hi))
+	if (!R->area || rec_mapping_of(tid, sp, &lo, &hi))
 		return 0;
 	/* the stack grows down from hi: an sp up to 256 MiB below is on it
 	 * (a thread not in the table, on another stack there, is the risk:

@@ -67,6 +67,7 @@ static void move_mem_pid(struct session *S, struct task *self)
 			continue;
 		P->mem_pid = t->tid;
 		unwinder_set_pid(P->unw, t->tid);
+		rec_set_pid(P->rec, t->tid);
 		return;
 	}
 }
