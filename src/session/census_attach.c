@@ -163,7 +163,11 @@ static int let_run(struct session *S, struct task **busy, size_t n, int all,
 		if (!t->held && t->started && !t->parked && !t->dying &&
 		    t->role != ROLE_VFORK_CHILD && events_reap(S, t->tid) < 0)
 			return -1;
-	return events_stop_all(S);
+	/* strict, as the attach's first stop: a thread that started a vfork
+	 * meanwhile waits in the kernel for its child, unheld (counted
+	 * stopped by events_stop_all), and the recorder wants every thread
+	 * held (recsession.c: "its threads run", 1 attach in ~350) */
+	return events_stop_all(S) || events_wait_all_stopped(S, 1);
 }
 
 int census_attach_quiesce(struct session *S)
