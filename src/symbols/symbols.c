@@ -75,14 +75,48 @@ struct symbolizer {
 
 static char *debuginfo_path;
 
+/*
+ * libdwfl's dwfl_linux_proc_find_elf, the object's file opened by
+ * open_untrusted(): libdwfl opens the path /proc/PID/maps names with a
+ * plain open, which waits for ever on a FIFO the target put in its place.
+ * Not a regular file: no ELF for that module.  Else (no such file, a
+ * deleted one, the vDSO) libdwfl's own way.
+ */
+static int find_elf_untrusted(Dwfl_Module *mod, void **userdata,
+			      const char *module_name, Dwarf_Addr base,
+			      char **file_name, Elf **elfp)
+{
+	int fd;
+
+	if (module_name[0] == '/') {
+		fd = open_untrusted(module_name);
+		if (fd >= 0) {
+			*file_name = strdup(module_name);
+			if (*file_name)
+				return fd;
+			close(fd);
+			return -1;
+		}
+		if (errno == EINVAL) {
+			if (util_first(module_name))
+				warning("%s is not a regular file any more (replaced "
+					"after it was mapped): its symbols are not read",
+					module_name);
+			return -1;
+		}
+	}
+	return dwfl_linux_proc_find_elf(mod, userdata, module_name, base,
+					file_name, elfp);
+}
+
 static const Dwfl_Callbacks light_callbacks = {
-	.find_elf = dwfl_linux_proc_find_elf,
+	.find_elf = find_elf_untrusted,
 	.find_debuginfo = debugfile_none,
 	.debuginfo_path = &debuginfo_path,
 };
 
 static const Dwfl_Callbacks full_callbacks = {
-	.find_elf = dwfl_linux_proc_find_elf,
+	.find_elf = find_elf_untrusted,
 	.find_debuginfo = debugfile_find,
 	.debuginfo_path = &debuginfo_path,
 };

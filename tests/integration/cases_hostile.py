@@ -104,6 +104,26 @@ def t_scribble_launch():
     ck.done()
 
 
+def run_attached(args, body, env=None):
+    """Start ARGS (a program that says "ready"), attach ptleak to it, run
+    BODY(program, its stdout Lines, Attached); both killed after, if
+    still running."""
+    p = subprocess.Popen(args, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                         stderr=subprocess.DEVNULL, env=env, bufsize=0)
+    out = Lines(p.stdout)
+    try:
+        out.expect("ready")
+        at = Attached(p.pid)
+        try:
+            body(p, out, at)
+        finally:
+            at.kill()
+    finally:
+        if p.poll() is None:
+            p.kill()
+            p.wait()
+
+
 @case("scribble_attach", engines=True)
 def t_scribble_attach():
     """r_scribble attached (ptleak -p): the same, 20 runs; the program
@@ -111,30 +131,65 @@ def t_scribble_attach():
     in its maps) before it writes.  ptleak's own peak RSS is bounded."""
     tgt = need_target("r_scribble")
     ck = Check()
+
+    def body(p, out, at):
+        _, status, ru = os.wait4(at.p.pid, 0)
+        at.p.returncode = os.waitstatus_to_exitcode(status)
+        with open(at.json, encoding="utf-8") as f:
+            rep = check_shape(json.load(f))
+        check_scribbled(ck, "seed %d" % seed, p.pid, at.p.returncode,
+                        "".join(l + "\n" for l in out.rest()), at.err.rest(), rep)
+        ck.eq("seed %d: target's exit status" % seed, p.wait(timeout=10), 0)
+        ck.true("seed %d: peak RSS of ptleak %d KiB under %d KiB"
+                % (seed, ru.ru_maxrss, SCRIBBLE_ATTACHED_RSS_KB),
+                ru.ru_maxrss < SCRIBBLE_ATTACHED_RSS_KB)
+
     for seed in range(1, SCRIBBLE_RUNS + 1):
         args = [tgt, "attach"] + (["ring"] if ENGINE == "recorder" else [])
-        env = dict(target_env(), SCRIBBLE_SEED=str(seed))
-        p = subprocess.Popen(args, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                             stderr=subprocess.DEVNULL, env=env)
-        out = Lines(p.stdout)
-        try:
-            out.expect("ready")
-            at = Attached(p.pid)
-            try:
-                _, status, ru = os.wait4(at.p.pid, 0)
-                at.p.returncode = os.waitstatus_to_exitcode(status)
-                rep = check_shape(json.load(open(at.json, encoding="utf-8")))
-                lines = ["ready"] + out.rest()
-                check_scribbled(ck, "seed %d" % seed, p.pid, at.p.returncode,
-                                "".join(l + "\n" for l in lines[1:]), at.err.rest(), rep)
-                ck.eq("seed %d: target's exit status" % seed, p.wait(timeout=10), 0)
-                ck.true("seed %d: peak RSS of ptleak %d KiB under %d KiB"
-                        % (seed, ru.ru_maxrss, SCRIBBLE_ATTACHED_RSS_KB),
-                        ru.ru_maxrss < SCRIBBLE_ATTACHED_RSS_KB)
-            finally:
-                at.kill()
-        finally:
-            if p.poll() is None:
-                p.kill()
-                p.wait()
+        run_attached(args, body, env=dict(target_env(), SCRIBBLE_SEED=str(seed)))
+    ck.done()
+
+
+@case("fifo_swap_attach", engines=True)
+def t_fifo_swap_attach():
+    """r_fifo_swap: a library the program loaded is replaced by a FIFO
+    (renamed over its path) before ptleak attaches.  An open of a FIFO
+    waits for a writer: ptleak opens what the target names as regular
+    files only, without blocking.  It attaches, says once (recorder: it
+    compiles the unwind tables of the loaded objects at attach) that the
+    file is not one any more, records the 77 bytes r_dlib_work() loses
+    after the attach (50 malloc(10) + free pairs before), and exits 0
+    with the program."""
+    tgt = need_target("r_fifo_swap")
+    need_target("r_dlib.so")
+    ck = Check()
+    with tempfile.TemporaryDirectory(prefix="ptleak-fifo.") as d:
+        lib = os.path.join(d, "r_dlib.so")
+
+        def body(p, out, at):
+            p.stdin.write(b"go\n")
+            out.expect("done")
+            ck.eq("exit status", at.wait(), 0)
+            ck.eq("program's exit status", p.wait(timeout=10), 0)
+            err = at.err.seen[:-1] + at.err.rest()
+            want = [] if ENGINE == "breakpoints" else [
+                "ptleak: warning: %s is not a regular file any more (replaced after "
+                "it was loaded): stacks through it end there" % lib]
+            ck.eq("stderr besides the attach line", err, want)
+            heap = at.report(1)["heap"]
+            ck.eq("in use", (heap["in_use"]["bytes"], heap["in_use"]["blocks"]), (77, 1))
+            ck.eq("totals", (heap["totals"]["allocs"], heap["totals"]["frees"],
+                             heap["totals"]["bytes_allocated"]), (51, 50, 577))
+            rec = heap["records"][0] if heap["records"] else {}
+            got = [(f["function"], f["module"], f["line"]) for f in rec.get("stack", [])]
+            # the library's frame unnamed (its file cannot be read; maps
+            # says "(deleted)": the inode mapped is gone); the recorder's
+            # walk ends there (no unwind table for it), libunwind goes on
+            want = [(None, lib + " (deleted)", None)]
+            if ENGINE == "breakpoints":
+                want.append(("main", tgt, line("r_fifo_swap", "again")))
+            ck.eq("allocator", rec.get("allocator"), "malloc")
+            ck.eq("stack (function, module, line)", got, want)
+
+        run_attached([tgt, d, "attach"], body)
     ck.done()
