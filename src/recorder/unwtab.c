@@ -511,9 +511,13 @@ static int find_cfi(struct compiler *c, Dwarf **dw)
 		*dw = dwarf_begin_elf(c->elf, DWARF_C_READ, NULL);
 		c->cfi = *dw ? dwarf_getcfi(*dw) : NULL;
 	}
-	if (!c->data || !c->cfi)
-		return error("%s: cannot read its CFI: %s", c->path,
-			     dwarf_errmsg(-1));
+	if (!c->data || !c->cfi) {
+		error("%s: cannot read its CFI: %s", c->path, dwarf_errmsg(-1));
+		if (c->cfi && eh)
+			dwarf_cfi_end(c->cfi);	/* no .eh_frame data: not kept */
+		c->cfi = NULL;
+		return -1;
+	}
 	return 0;
 }
 

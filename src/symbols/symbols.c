@@ -15,6 +15,10 @@
 #include "base/util.h"
 
 char *__cxa_demangle(const char *mangled, char *out, size_t *len, int *status);
+/* Longest mangled name demangled: heavy template code reaches a few KiB
+ * (libstdc++'s longest exported name: 177 bytes); past that the
+ * target's string is not worth the demangler's time. */
+#define SYM_DEMANGLE_MAX 16384
 
 struct name_cache {
 	uint64_t pc;
@@ -604,7 +608,10 @@ void sym_lookup(struct symbolizer *s, uint64_t pc, int caller,
 			int status = -1;
 			char *dem = NULL;
 
-			if (name[0] == '_' && name[1] == 'Z')
+			/* the target's string: a longer one
+			 * is shown mangled, the demangler's work bounded */
+			if (name[0] == '_' && name[1] == 'Z' &&
+			    strnlen(name, SYM_DEMANGLE_MAX + 1) <= SYM_DEMANGLE_MAX)
 				dem = __cxa_demangle(name, NULL, NULL, &status);
 			if (status == 0 && dem) {
 				out->function = keep(s, dem);
