@@ -127,12 +127,13 @@ def run_attached(args, body, env=None):
 @case("scribble_attach", engines=True)
 def t_scribble_attach():
     """r_scribble attached (ptleak -p): the same, 20 runs; the program
-    waits until it is traced (and, under the recorder, until the ring is
-    in its maps) before it writes.  ptleak's own peak RSS is bounded."""
+    waits for a line once ptleak is attached (and checks that the ring is
+    in its maps under the recorder) before it writes.  ptleak's own peak RSS is bounded."""
     tgt = need_target("r_scribble")
     ck = Check()
 
     def body(p, out, at):
+        p.stdin.write(b"go\n")
         _, status, ru = os.wait4(at.p.pid, 0)
         at.p.returncode = os.waitstatus_to_exitcode(status)
         with open(at.json, encoding="utf-8") as f:

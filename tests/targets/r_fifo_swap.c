@@ -71,7 +71,9 @@ int main(int argc, char **argv)
 	if (!strcmp(argv[2], "attach")) {
 		printf("ready\n");
 		fflush(stdout);
-		if (!fgets(line, sizeof(line), stdin))
+		/* read(2): stdin's buffer would be malloc'ed at the first
+		 * fgets, before or after the attach */
+		if (read(0, line, sizeof(line)) <= 0)
 			return 8;
 		keep = work();	/* @again */
 		printf("done\n");

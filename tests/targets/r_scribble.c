@@ -4,7 +4,8 @@
  * memfd:ptleak-ring among them, under the recorder) while allocating.
  *
  *   r_scribble launch      runs at once (ptleak launched it)
- *   r_scribble attach      says "ready" and waits until it is traced
+ *   r_scribble attach      says "ready" and waits for a line on stdin
+ *                          (exit 5 if it is not traced then)
  *   ... ring               then also waits until a mapping whose name
  *                          holds "ptleak-ring" is in /proc/self/maps
  *                          (the recorder injected it)
@@ -127,6 +128,7 @@ int main(int argc, char **argv)
 	int want_ring = argc > 2 && !strcmp(argv[2], "ring");
 	const char *seed = getenv("SCRIBBLE_SEED");
 	struct sigaction sa;
+	char line[16];
 	FILE *f;
 	int i;
 
@@ -144,9 +146,11 @@ int main(int argc, char **argv)
 		 -1, 0) == MAP_FAILED)
 		return 4;
 	if (!strcmp(mode, "attach")) {
+		/* a line once ptleak is attached (TracerPid says it
+		 * seized, not that its breakpoints are in) */
 		out("ready\n");
-		while (!traced())
-			usleep(1000);
+		if (read(0, line, sizeof(line)) <= 0 || !traced())
+			return 5;
 	}
 	while (want_ring) {
 		read_maps();
