@@ -9,18 +9,22 @@
  *   ... ring               then also waits until a mapping whose name
  *                          holds "ptleak-ring" is in /proc/self/maps
  *                          (the recorder injected it)
+ *   ... ... KIB            writes KIB KiB whole at the start of each
+ *                          mapping instead of 128
+ *   SCRIBBLE_SEED=N        the random words' seed (default fixed)
  *
  * It maps one shared page of its own (so that it scribbles something
- * under every engine), then makes 200 rounds of malloc(100) + free, keeps
- * 5 blocks of 48 bytes (@kept) and loses them at the end; before rounds
- * 0, 50, 100 and 150 it reads /proc/self/maps into a static buffer and
- * writes over each writable shared mapping (xorshift64 words, seed
- * fixed): its first 128 KiB whole, then 1,024 words at random offsets.
- * Nothing allocates or opens a file between reading the list and the
- * last write.  Its own recorder hooks then read garbage (its own doing):
- * SIGSEGV, SIGBUS, SIGILL and SIGFPE end it with _exit(0), so its exit
- * status and stdout are a native run's ("scribbled" is printed before
- * the first write, "done" never under the recorder's hooks).
+ * under every engine), then makes 200 rounds of malloc(100) + free and
+ * fopen + fclose of /dev/null, keeps 5 blocks of 48 bytes (@kept) and
+ * loses them at the end; before rounds 0, 50, 100 and 150 it reads
+ * /proc/self/maps with raw system calls and writes over each writable
+ * shared mapping (xorshift64 words): its first 128 KiB whole, then 1,024
+ * words at random offsets.  Nothing allocates or opens a file between
+ * reading the list and the last write.  Its own recorder hooks then read
+ * garbage (its own doing): SIGSEGV, SIGBUS, SIGILL and SIGFPE end it
+ * with exit_group(0), so its exit status is a native run's; it prints
+ * "scribbled" before the first write and "done" at the end, which its
+ * own hooks may keep it from reaching under the recorder.
  */
 #include <signal.h>
 #include <stdint.h>
