@@ -1,6 +1,7 @@
 /*
  * fuzz_dwline - the .debug_line reader (dwline.c) on an ELF file: the
- * input is the file.  Looks up 256 addresses over [0, 0x100000) and
+ * input is the file.  Looks up 1,024 addresses 8 bytes apart from
+ * 0x1000 (where a small PIE's code is linked) and 256 4 KiB apart, and
  * returns the sum of the lines found (each line's file name must be a
  * string), or -1 if the file has no line table it reads.
  */
@@ -20,7 +21,7 @@ FUZZ(dwline)
 	d = dwline_open(fuzz_file(data, size));
 	if (!d)
 		return -1;
-	for (a = 0; a < 0x100000; a += 0x1000)
+	for (a = 0x1000; a < 0x3000 + 0x100000; a += a < 0x3000 ? 8 : 0x1000)
 		if (!dwline_find(d, a, &file, &line)) {
 			if (!file || strlen(file) > (1u << 20))
 				abort();

@@ -6,7 +6,8 @@
  * without clang at check time.  tests/fuzz/corpus/NAME/EXPECT lists
  * "FILE RESULT" for the inputs whose result is known (the harness's
  * return value); every other file must merely pass through (no crash,
- * no hang: run-unit's time limit).
+ * no hang: run-unit's time limit).  FUZZ_CORPUS_VERBOSE=1 prints every
+ * file's result.
  */
 #include <dirent.h>
 #include <setjmp.h>
@@ -90,6 +91,8 @@ static void replay(const char *name, harness fn)
 		got = fn(data, size);
 		free(data);
 		want = expected(dir, de->d_name, &have);
+		if (getenv("FUZZ_CORPUS_VERBOSE"))	/* to write EXPECT lines */
+			printf("%s %ld\n", path, got);
 		if (have && got != want)
 			fail_msg("%s: %ld, expected %ld", path, got, want);
 		files++;
