@@ -280,10 +280,11 @@ void recs_drain(struct session *S)
 	bad = rec_bad(P->rec);
 	if (rec_drain(P->rec, P->heap, P->fdp, P->stacks, &lost) < 0)
 		ring_overwritten(S);
-	if (rec_bad(P->rec) > bad)
-		cov_lost(&P->cov, COV_HEAP, 0, "%llu records of the recorder's ring in "
-			 "process %d failed their checks (skipped)",
-			 (unsigned long long)(rec_bad(P->rec) - bad), (int)P->pid);
+	bad = rec_bad(P->rec) - bad;
+	if (bad)
+		cov_lost(&P->cov, COV_HEAP, 0, "%llu record%s of the recorder's ring in "
+			 "process %d failed %s checks (skipped)", (unsigned long long)bad,
+			 bad == 1 ? "" : "s", (int)P->pid, bad == 1 ? "its" : "their");
 	if (lost > P->rec_lost && debug_stats)
 		rec_debug_ring(P->rec);
 	if (lost > P->rec_lost) {

@@ -194,3 +194,28 @@ def t_fifo_swap_attach():
 
         run_attached([tgt, d, "attach"], body)
     ck.done()
+
+
+@case("rec_only_forged_record", engines=["recorder"])
+def t_rec_only_forged_record():
+    """r_forge writes one record into the ring as a producer would, with
+    more return addresses (5) than words (1): counted and skipped (it was
+    read past the record), recording goes on (its 24-byte block, kept),
+    the heap marked not tracked with the count, one warning."""
+    tgt = need_target("r_forge")
+    r = ptleak([tgt], opts=["-o", os.devnull])
+    rep = need_json(r)
+    pid = rep["target"]["pid"]
+    why = ("1 record of the recorder's ring in process %d failed its checks (skipped)"
+           % pid)
+    ck = Check()
+    ck.eq("exit status", r.rc, 0)
+    ck.eq("target's stdout", r.stdout, "forged\n")
+    ck.eq("stderr", r.stderr.splitlines(), [
+        "ptleak: warning: %s: this call is not recorded, nor any like it "
+        "(the report counts them)" % why])
+    heap = rep["heap"]
+    ck.eq("in use", (heap["in_use"]["bytes"], heap["in_use"]["blocks"]), (24, 1))
+    ck.eq("heap tracked", (heap["tracked"], heap["why"]),
+          (False, "1 allocator call was not recorded (first: %s)" % why))
+    ck.done()
