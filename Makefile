@@ -11,6 +11,8 @@
 #   make bench-deps     install what the benchmarks run (sqlite3, heaptrack, valgrind; root)
 #   make bench-detail   exact counts at 1-8 threads, start-up table, 1 GiB scan
 #   make bench-unwtab   unwind tables: compile time, ns per 16-frame walk
+#   make fuzz     each fuzzer of tests/fuzz/ for FUZZ_TIME seconds (never part of check)
+#   make fuzz-deps      install clang and libFuzzer (root)
 
 ARCH ?= $(shell uname -m)
 B := build
@@ -88,7 +90,7 @@ TARGET_LIB := $(patsubst tests/targets/lib/%.c,$(B)/targets/%.so,$(wildcard test
 TARGET_BIN += $(TARGET_LIB)
 
 .PHONY: all deps demo check check-valgrind unit integration bench bench-deps bench-detail \
-	bench-unwtab clean install uninstall
+	bench-unwtab clean install uninstall fuzz fuzz-deps fuzz-build
 all: $(B)/ptleak
 
 $(B)/obj/%.o: %.c $(wildcard include/*/*.h) $(wildcard src/*/*.h) $(wildcard arch/$(ARCH)/*.h) \
@@ -108,12 +110,15 @@ BLOB_OBJ := $(patsubst %,$(B)/recorder/%.o,$(BLOB_SRC))
 BLOB_DEPS := $(addprefix include/recorder/,ring.h rechook.h unwtab.h unwtab_walk.h) arch/$(ARCH)/ring_arch.h \
 	arch/$(ARCH)/rec_arch.h
 
+# the blob is the target's code, not ptleak's: always the host's gcc
+# (make fuzz builds ptleak with clang)
+BLOB_CC ?= $(CC)
 $(B)/recorder/%.o: % $(BLOB_DEPS) Makefile
 	@mkdir -p $(dir $@)
-	$(CC) -Iinclude -Iarch/$(ARCH) $(BLOB_CFLAGS) -c -o $@ $<
+	$(BLOB_CC) -Iinclude -Iarch/$(ARCH) $(BLOB_CFLAGS) -c -o $@ $<
 
 $(B)/recorder/blob.elf: $(BLOB_OBJ) src/recorder/hooks/blob.ld
-	$(CC) -nostdlib -shared -Wl,-T,src/recorder/hooks/blob.ld -Wl,--build-id=none \
+	$(BLOB_CC) -nostdlib -shared -Wl,-T,src/recorder/hooks/blob.ld -Wl,--build-id=none \
 		-Wl,-z,norelro -Wl,--no-warn-rwx-segments -o $@ $(BLOB_OBJ)
 
 # one run writes both (a grouped target: the objects that include the
@@ -203,6 +208,16 @@ $(HOOK_TESTS): $(B)/tests/%: tests/unit/%.c \
 		$(B)/tests/stub_talloc.o $(B)/libptleak.a $(LIBS) \
 		$$(pkg-config --libs cmocka) -pthread
 
+# The fuzzers' harnesses (tests/fuzz/fuzz_NAME.c), built without libFuzzer
+# into the test that replays their regression corpus in make check.
+FUZZ_SRC := $(wildcard tests/fuzz/fuzz_*.c)
+FUZZ_NAMES := $(patsubst tests/fuzz/fuzz_%.c,%,$(FUZZ_SRC))
+$(B)/tests/test_fuzz_corpus: tests/unit/test_fuzz_corpus.c $(FUZZ_SRC) tests/fuzz/fuzz.h \
+		$(B)/libptleak.a $(B)/gen/recblob_offsets.h
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -Itests/fuzz -o $@ $< $(FUZZ_SRC) \
+		$(B)/libptleak.a $(LIBS) $$(pkg-config --libs cmocka)
+
 # Targets whose name starts with static_ are linked statically;
 # static_stripped_ ones are stripped of every symbol too.
 $(B)/targets/static_stripped_%: tests/targets/static_stripped_%.c
@@ -260,6 +275,50 @@ bench-deps:
 # unwind tables (docs/recorder.md piece 6): compile ms, ns per walk
 bench-unwtab: $(B)/libptleak.a
 	@$(MAKE) -s -C bench unwtab B=$(BENCH_B)
+
+# libFuzzer (clang) under ASan and UBSan: the library built again into
+# $(FUZZ_B)/lib with clang and the sanitizers (the hook blob by gcc: it is
+# the target's code), one program per harness.  `make fuzz` runs each
+# for FUZZ_TIME seconds, one after the other, niced, on a corpus that
+# grows in $(FUZZ_B)/corpus/NAME (seeded from tests/fuzz/corpus/NAME and,
+# for the file formats, from the objects of this machine); what crashes
+# lands in $(FUZZ_B)/crash-NAME-*: copy it into tests/fuzz/corpus/NAME
+# once fixed.
+FUZZ_B := $(B)/fuzz
+FUZZ_TIME ?= 60
+FUZZ_CC ?= clang
+FUZZ_SAN := -fsanitize=address,undefined -fno-sanitize-recover=undefined
+FUZZ_DEB := clang libclang-rt-14-dev
+fuzz-deps:
+	apt-get update -qq
+	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $(FUZZ_DEB)
+
+fuzz-build:
+	ASAN_OPTIONS=detect_leaks=0 $(MAKE) B=$(FUZZ_B)/lib CC=$(FUZZ_CC) BLOB_CC=$(CC) \
+		CFLAGS="-O1 -g $(FUZZ_SAN) -fsanitize=fuzzer-no-link" WARN=-w \
+		$(FUZZ_B)/lib/libptleak.a
+	for n in $(FUZZ_NAMES); do \
+		$(FUZZ_CC) $(CPPFLAGS) -I$(FUZZ_B)/lib/gen -Itests/fuzz -DFUZZ_LIBFUZZER -std=gnu11 \
+			-O1 -g $(FUZZ_SAN) -fsanitize=fuzzer $(PKG_CFLAGS) \
+			-o $(FUZZ_B)/fuzz_$$n tests/fuzz/fuzz_$$n.c $(FUZZ_B)/lib/libptleak.a \
+			$(LIBS) || exit 1; \
+	done
+
+FUZZ_SEED_ELF := $(B)/targets/h_basic $(B)/targets/h_cxx $(B)/targets/f_basic \
+	$(B)/tests/libuwt_cfi_ops.so $(B)/tests/libuwt_debug_frame.so
+fuzz: fuzz-build $(FUZZ_SEED_ELF)
+	@for n in $(FUZZ_NAMES); do \
+		mkdir -p $(FUZZ_B)/corpus/$$n $(FUZZ_B)/seed/$$n; \
+		case $$n in unwtab|dwline|elfsyms) cp $(FUZZ_SEED_ELF) $(FUZZ_B)/seed/$$n/;; esac; \
+		case $$n in ring) len=8192;; cbpf) len=32832;; fastdec) len=16;; \
+			cfi) len=4096;; supp) len=65536;; *) len=131072;; esac; \
+		echo "== fuzz_$$n, $(FUZZ_TIME) s"; \
+		nice -n 10 $(FUZZ_B)/fuzz_$$n -max_total_time=$(FUZZ_TIME) -timeout=10 \
+			-rss_limit_mb=2048 -max_len=$$len -print_final_stats=1 \
+			-artifact_prefix=$(FUZZ_B)/crash-$$n- \
+			$(FUZZ_B)/corpus/$$n tests/fuzz/corpus/$$n $(FUZZ_B)/seed/$$n \
+			2>&1 | grep -E "^(INFO: Seed|#[0-9]+ *DONE|stat::number_of_executed_units|==[0-9]+==ERROR|SUMMARY|artifact_prefix|Test unit written)" ; \
+	done
 
 install: $(B)/ptleak
 	install -d $(call shq,$(DESTDIR)$(BINDIR)) $(call shq,$(DESTDIR)$(MANDIR)/man1)

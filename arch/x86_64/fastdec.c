@@ -165,8 +165,11 @@ int x86_fast_decode(const uint8_t *code, size_t n, struct x86_fast *out)
 			out->branch = 1;
 			return 1;
 		}
-		if (op2 == 0x1f && i < n && ((code[i] >> 3) & 7) == 0)
-			m = modrm_len(code + i, n - i, &rip);	/* nopl */
+		if (op2 == 0x1f && i < n && ((code[i] >> 3) & 7) == 0 &&
+		    code[i] >> 6 != 3)
+			/* nopl; its register form (0f 1f c6: no compiler
+			 * writes it) capstone refuses: so does this */
+			m = modrm_len(code + i, n - i, &rip);
 		else if ((op2 & 0xf0) == 0x40 || op2 == 0xaf || op2 == 0xb6 ||
 			 op2 == 0xb7 || op2 == 0xbe || op2 == 0xbf)
 			m = modrm_len(code + i, n - i, &rip);	/* cmov, imul, movzx/sx */

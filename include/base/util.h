@@ -80,6 +80,20 @@ int proc_status_fields(pid_t tid, const char *const *fields, unsigned n,
 /* CLOCK_MONOTONIC in nanoseconds. */
 uint64_t now_ns(void);
 
+/*
+ * Open PATH for reading when the target chose it (an object it mapped, a
+ * debug file its build-id or .gnu_debuglink names): a regular file only,
+ * never a device, FIFO or socket (opened O_NONBLOCK, so that a FIFO put
+ * in a mapped object's place cannot make ptleak wait for a writer), no
+ * controlling terminal.  The descriptor (O_CLOEXEC), or -1 with errno
+ * (EINVAL: not a regular file).
+ */
+int open_untrusted(const char *path);
+
+/* 1 the first time KEY is seen by this process, else 0 (a message said
+ * once per file; after 64 keys, 0: bounded). */
+int util_first(const char *key);
+
 /* 64-bit mix for hash tables. */
 static inline uint64_t hash64(uint64_t x)
 {

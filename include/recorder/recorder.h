@@ -135,12 +135,21 @@ uint64_t rec_checkpoint(struct recorder *R);
 
 /*
  * Take every record the target has committed: into heap table H and
- * descriptor probes FP (NULL: none), stacks interned in ST.  Returns the number of records taken, or -1 with a
- * message when the ring is corrupt (recording stops: the heap is no
- * longer tracked).  *LOST: records given up by the target so far.
+ * descriptor probes FP (NULL: none), stacks interned in ST.  Returns the
+ * number of records taken, or -1 when the ring's header makes no sense
+ * (the target wrote over it: rec_why() says what; nothing printed; the
+ * ring is not read again).  *LOST: records given up by the target so
+ * far (the target's own count).  Every word of a record is checked
+ * before use; one that fails (more pcs than words, too short for its
+ * type, an unknown function or type, more than 4,096 reallocs begun and
+ * not ended) is skipped and counted in rec_bad().
  */
 long rec_drain(struct recorder *R, struct heap *h, struct fdprobe *fp,
 	       struct stacks *st, uint64_t *lost);
+/* Records skipped because they failed their checks, so far. */
+uint64_t rec_bad(const struct recorder *R);
+/* What in the ring's header made rec_drain() stop, or NULL. */
+const char *rec_why(const struct recorder *R);
 
 /* Records reserved but not taken: the drain stopped at a hole (a record
  * being written, or given up by its thread). */

@@ -54,6 +54,10 @@
 /* Longest record: header + RING_MAX_WORDS words, 4 KiB. */
 #define RING_MAX_WORDS	511u
 #define RING_MAX_LEN	(8u * (RING_MAX_WORDS + 1))
+/* How far head may run ahead of a full ring: producers waiting for room,
+ * one reservation each (16,384 threads of the longest record).  More is a
+ * header the target wrote over. */
+#define RING_HEAD_SLACK	(16384ull * RING_MAX_LEN)
 
 enum ring_state {
 	RING_FREE,		/* all-zero header: nothing written yet */
@@ -289,7 +293,10 @@ struct ring_reader;
 
 /* The consumer of the ring in MEM (MEM_LEN bytes mapped).  It trusts
  * nothing the target can write beyond what ring_init() checked now: its
- * size and tail are its own copies.  NULL with an error() if MEM does not
+ * size and tail are its own copies, and every call first checks that the
+ * shared header still makes sense (magic, version, size as they were,
+ * enabled 0 or 1, the shared tail its own, head at most the ring's size
+ * plus RING_HEAD_SLACK ahead).  NULL with an error() if MEM does not
  * hold a ring of this version fitting in MEM_LEN. */
 struct ring_reader *ring_reader_new(void *mem, size_t mem_len);
 void ring_reader_delete(struct ring_reader *rd);
@@ -298,19 +305,24 @@ void ring_reader_delete(struct ring_reader *rd);
  * Take up to MAX committed records in order, calling FN for each after
  * its bytes are freed; stops at the first hole, or early when FN returns
  * non-zero.  Bumps heartbeat; wakes sleeping producers if any record was
- * taken.  Returns the number of records taken, or -1 (error()) for a
- * corrupt header, after which the ring is not read again.
+ * taken.  Returns the number of records taken, or -1 for a shared header
+ * that makes no sense or a record header whose length does not (nothing
+ * printed: ring_why() says what), after which the ring is not read again.
+ * A record's npcs and type are the producer's: the caller checks them.
  */
 int ring_consume(struct ring_reader *rd, ring_fn fn, void *ctx, unsigned max);
 
 /*
  * Give up the hole at tail: a WRITING record (all its bytes), or one
  * 8-byte word of a reservation whose header was never written (a hole
- * of N words takes N calls).  Returns the bytes skipped; 0 if there is
- * no hole at tail (a committed record, or nothing reserved); -1 for a
- * corrupt header.  Only when no producer can be inside that reservation.
+ * of N words takes N calls; head - tail bounds them).  Returns the bytes
+ * skipped; 0 if there is no hole at tail (a committed record, or nothing
+ * reserved); -1 for a corrupt header (ring_why()).  Only when no producer can be inside that reservation.
  */
 int ring_skip(struct ring_reader *rd);
+
+/* What made the reader stop ("tail 5, ours 0"), or NULL if it did not. */
+const char *ring_why(const struct ring_reader *rd);
 
 /* Bump the heartbeat alone (a consumer alive but not consuming). */
 void ring_heartbeat(struct ring_reader *rd);

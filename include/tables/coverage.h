@@ -20,6 +20,7 @@ enum cov_part { COV_HEAP, COV_FDS, COV_NPARTS };
 struct coverage {
 	uint64_t lost[COV_NPARTS];	/* calls not recorded */
 	char first[COV_NPARTS][384];	/* why the first of them was not */
+	char stopped[COV_NPARTS][192];	/* why none is any more, "": none */
 	int warned;			/* the one warning was printed */
 };
 
@@ -31,11 +32,22 @@ struct coverage {
 void cov_lost(struct coverage *c, enum cov_part part, int err,
 	      const char *fmt, ...) __attribute__((format(printf, 4, 5)));
 
-/* Forget PART's lost calls (an exec: the old image's heap is gone). */
+/*
+ * Nothing of PART is recorded from now on because of MSG (printf-like,
+ * "the target wrote over ptleak's ring at 0.412 s; heap events after
+ * 0.412 s are not tracked"): cov_why() gives MSG from now on.  Prints
+ * nothing (the caller says it once); the first MSG stays.
+ */
+void cov_stop(struct coverage *c, enum cov_part part, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+/* Forget PART's lost calls and stop (an exec: the old image's heap is
+ * gone). */
 void cov_reset(struct coverage *c, enum cov_part part);
 
-/* "N allocator calls were not recorded (first: MSG)" into BUF, or NULL if
- * no call of PART was lost. */
+/* cov_stop()'s MSG (followed by "; N allocator calls were not recorded
+ * (first: MSG)" if some were), else "N allocator calls were not
+ * recorded (first: MSG)" into BUF, or NULL if no call of PART was lost. */
 const char *cov_why(const struct coverage *c, enum cov_part part, char *buf,
 		    size_t size);
 

@@ -78,8 +78,14 @@ void fds_delete(struct fdtable *t);
 /* Forget everything; every descriptor of NOW[0..N-1] is inherited. */
 void fds_inherit(struct fdtable *t, const struct fd_now *now, size_t n);
 
+/* No descriptor number reaches this: the kernel's bound
+ * (/proc/sys/fs/nr_open, read once; 2^20 if unreadable). */
+int fds_max(void);
+
 /* A traced creation: R (its target copied).  An open record under the
- * same number is replaced (dup2 onto an open descriptor). */
+ * same number is replaced (dup2 onto an open descriptor).  A number
+ * below 0 or at least fds_max() (the target can return any) is
+ * ignored. */
 void fds_open(struct fdtable *t, const struct fd_rec *r);
 
 /* close(FD): 1 if the table had it open, else 0. */

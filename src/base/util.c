@@ -1,10 +1,13 @@
 /* util.c - errors, allocation, formatting, time, /proc fields. */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "base/util.h"
 
@@ -283,4 +286,38 @@ int usage_error(const char *fmt, const char *arg)
 	fputc('\n', stderr);
 	free(hold);
 	return EXIT_USAGE;
+}
+
+int open_untrusted(const char *path)
+{
+	struct stat st;
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+
+	if (fd < 0)
+		return -1;
+	if (fstat(fd, &st) || !S_ISREG(st.st_mode)) {
+		close(fd);
+		errno = EINVAL;
+		return -1;
+	}
+	/* a regular file: O_NONBLOCK changes nothing for its reads */
+	return fd;
+}
+
+int util_first(const char *key)
+{
+	static uint64_t seen[64];
+	static unsigned nseen;
+	uint64_t h = 1469598103934665603ull;	/* FNV-1a */
+	unsigned i;
+
+	for (; *key; key++)
+		h = (h ^ (unsigned char)*key) * 1099511628211ull;
+	for (i = 0; i < nseen; i++)
+		if (seen[i] == h)
+			return 0;
+	if (nseen == 64)
+		return 0;
+	seen[nseen++] = h;
+	return 1;
 }

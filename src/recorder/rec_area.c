@@ -279,7 +279,7 @@ int rec_inject(struct recorder *R, pid_t tid, uint64_t near_lo,
 	/* the code page mapped already */
 	R->conf->stub_lo = pg->addr;
 	R->conf->stub_hi = pg->addr + CODE_PAGE_SIZE;
-	R->conf->nstubs = 1;
+	R->conf->nstubs = R->nstubs = 1;
 	R->conf->stub[0].lo = pg->addr;
 	R->conf->stub[0].hi = pg->addr + CODE_PAGE_SIZE;
 	if (rec_code_link(R)) {
@@ -440,11 +440,11 @@ struct code_page *rec_code_page(struct recorder *R, pid_t tid, uint64_t lo,
 	ctx = R->area ? R->area_t + AREA_CONF : 0;
 	if (ctx && rec_code_write(R, pg->addr + RECBLOB_OFF_rec_ctx, &ctx, 8))
 		return NULL;
-	if (R->conf && R->npages > 1) {
-		R->conf->stub[R->conf->nstubs].lo = pg->addr;
-		R->conf->stub[R->conf->nstubs].hi = pg->addr + CODE_PAGE_SIZE;
-		__atomic_store_n(&R->conf->nstubs, R->conf->nstubs + 1,
-				 __ATOMIC_RELEASE);
+	if (R->conf && R->npages > 1 && R->nstubs < REC_MAX_STUBS) {
+		R->conf->stub[R->nstubs].lo = pg->addr;
+		R->conf->stub[R->nstubs].hi = pg->addr + CODE_PAGE_SIZE;
+		R->nstubs++;
+		__atomic_store_n(&R->conf->nstubs, R->nstubs, __ATOMIC_RELEASE);
 	}
 	return pg;
 }

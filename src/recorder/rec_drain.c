@@ -23,6 +23,9 @@
 #include "base/util.h"
 
 #define MAX_PCS 512
+/* reallocs begun, not ended (longjmp out of realloc leaves them): a
+ * linear search, so a target that sends only begins is cut here */
+#define REC_MAX_REALLOCS 4096
 
 /*
  * A record decoded, its stack interned, waiting in a batch: the heap
@@ -236,6 +239,12 @@ static void flush(struct drain *d)
 			/* a begin left by longjmp for the same block: back live */
 			if ((q = realloc_find(R, o->tid, o->addr)) && q->live)
 				heap_alloc(d->h, &q->held);
+			if (!q && R->nreallocs == REC_MAX_REALLOCS) {
+				/* more begins without an end than threads
+				 * could leave: the target wrote them */
+				R->bad++;
+				break;
+			}
 			if (!q) {
 				if (R->nreallocs == R->areallocs) {
 					R->areallocs = R->areallocs ? 2 * R->areallocs : 16;
@@ -273,7 +282,7 @@ uint64_t rec_checkpoint(struct recorder *R)
 
 	uint64_t head;
 
-	if (!R || !R->area)
+	if (!R || !R->area || R->broken)
 		return now;
 	head = __atomic_load_n(&((struct ring *)(R->area + AREA_RING))->head,
 			       __ATOMIC_ACQUIRE);
@@ -310,20 +319,28 @@ static uint64_t time_of(struct recorder *R, uint64_t pos, uint64_t now)
 	return R->firstmark < R->nmarks ? R->marks[R->firstmark].ns : now;
 }
 
+static int bad(struct recorder *R)
+{
+	R->bad++;
+	return 0;
+}
+
 static int take(void *ctx, const struct ring_rec *rec)
 {
 	struct drain *d = ctx;
 	struct recorder *R = d->R;
 	const uint64_t *w = rec->w;
-	unsigned nw = rec->nwords - rec->npcs, kind;
+	unsigned nw = rec->nwords - rec->npcs, kind;	/* checked below */
 	const struct rec_fn *f;
 	struct heap_block *b;
 	struct op *o;
 	int overflow = 0;
 
 	d->n++;
-	if (nw < 3 || !(f = fn_of(R, w[0])))
-		return 0;	/* not ours (a foreign record): ignored */
+	/* the target wrote every word: a record that fails a check is
+	 * counted and skipped */
+	if (rec->npcs > rec->nwords || nw < 3 || !(f = fn_of(R, w[0])))
+		return bad(R);
 	kind = REC_FN_KIND(w[0]);
 	o = &d->ops[d->nops];
 	memset(o, 0, sizeof(*o));
@@ -342,8 +359,10 @@ static int take(void *ctx, const struct ring_rec *rec)
 		o->addr = w[2];
 		break;
 	case REC_ALLOC:
-		if (nw < 6 || !w[2])
-			return 0;
+		if (nw < 6)
+			return bad(R);
+		if (!w[2])
+			return 0;	/* a failed call */
 		b->addr = w[2];
 		b->size = kind == REC_FN_CALLOC ? product(w[3], w[4], &overflow) :
 			  kind == REC_FN_MEMALIGN ? w[4] : w[3];
@@ -351,7 +370,7 @@ static int take(void *ctx, const struct ring_rec *rec)
 		break;
 	case REC_REALLOC_END:
 		if (nw < 7)
-			return 0;
+			return bad(R);
 		o->addr = w[2];
 		b->size = kind == REC_FN_REALLOCARRAY ? product(w[3], w[4], &overflow) :
 			  w[3];
@@ -360,8 +379,10 @@ static int take(void *ctx, const struct ring_rec *rec)
 		b->stack = stack_of(d, f, w[6], w + nw, rec->npcs);
 		break;
 	case REC_MEMALIGN:
-		if (nw < 8 || w[5] || !w[6])
-			return 0;
+		if (nw < 8)
+			return bad(R);
+		if (w[5] || !w[6])
+			return 0;	/* failed */
 		b->addr = w[6];
 		b->size = w[4];
 		b->stack = stack_of(d, f, w[7], w + nw, rec->npcs);
@@ -369,7 +390,9 @@ static int take(void *ctx, const struct ring_rec *rec)
 		break;
 	case REC_FD_OPEN:
 		/* fn tid a0 a1 result v0 v1 hash */
-		if (nw < 8 || !d->fp)
+		if (nw < 8)
+			return bad(R);
+		if (!d->fp)
 			return 0;
 		o->idx = REC_FN_TAG(w[0]);
 		o->fa[0] = w[4];
@@ -379,14 +402,16 @@ static int take(void *ctx, const struct ring_rec *rec)
 		break;
 	case REC_FD_CLOSE:
 		/* fn tid a0 a1 a2 v */
-		if (nw < 6 || !d->fp)
+		if (nw < 6)
+			return bad(R);
+		if (!d->fp)
 			return 0;
 		o->idx = REC_FN_TAG(w[0]);
 		o->fa[0] = w[2], o->fa[1] = w[3], o->fa[2] = w[4];
 		o->v0 = (int)w[5];
 		break;
 	default:
-		return 0;
+		return bad(R);
 	}
 	if (rec->type != REC_FD_OPEN && rec->type != REC_FD_CLOSE)
 		heap_prefetch(d->h, o->addr ? o->addr : b->addr);
@@ -403,9 +428,7 @@ long rec_drain(struct recorder *R, struct heap *h, struct fdprobe *fp,
 	int got;
 
 	if (lost)
-		*lost = R && R->area ?
-			__atomic_load_n(&((struct ring *)(R->area + AREA_RING))->lost,
-					__ATOMIC_RELAXED) : 0;
+		*lost = R ? R->lost : 0;
 	if (!R || !R->rd || R->broken)
 		return 0;
 	d.R = R, d.h = h, d.fp = fp, d.st = st, d.n = 0, d.nops = 0;
@@ -422,7 +445,22 @@ long rec_drain(struct recorder *R, struct heap *h, struct fdprobe *fp,
 			return -1;
 		}
 	} while (got == 4096 && ring_tail(R->rd) < goal);
+	/* the target's count, read while its header makes sense */
+	R->lost = __atomic_load_n(&((struct ring *)(R->area + AREA_RING))->lost,
+				  __ATOMIC_RELAXED);
+	if (lost)
+		*lost = R->lost;
 	return d.n;
+}
+
+uint64_t rec_bad(const struct recorder *R)
+{
+	return R ? R->bad : 0;
+}
+
+const char *rec_why(const struct recorder *R)
+{
+	return R && R->rd ? ring_why(R->rd) : NULL;
 }
 
 int rec_blocked(const struct recorder *R)

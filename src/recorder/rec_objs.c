@@ -27,7 +27,7 @@ void rec_objects_begin(struct recorder *R)
 static int exec_range(const char *path, uint64_t bias, uint64_t *lo,
 		      uint64_t *hi)
 {
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	int fd = open_untrusted(path);
 	GElf_Phdr ph;
 	size_t n, i;
 	Elf *e;
@@ -51,7 +51,10 @@ static int exec_range(const char *path, uint64_t bias, uint64_t *lo,
 	if (e)
 		elf_end(e);
 	close(fd);
-	return *lo < *hi ? 0 : -1;
+	if (*lo < *hi)
+		return 0;
+	errno = 0;	/* a file without code, not a refused one */
+	return -1;
 }
 
 struct put_table {
@@ -75,8 +78,13 @@ int rec_object_add(struct recorder *R, const char *path, uint64_t bias)
 
 	if (!R->area)
 		return 0;
-	if (exec_range(path, bias, &lo, &hi))
+	if (exec_range(path, bias, &lo, &hi)) {
+		/* a FIFO or device the target put in its place since */
+		if (errno == EINVAL && util_first(path))
+			warning("%s is not a regular file any more (replaced after it "
+				"was loaded): stacks through it end there", path);
 		return 0;	/* no code: nothing to walk */
+	}
 	for (i = 0; i < R->nobjs; i++) {
 		o = &R->objs[i];
 		if (!strcmp(o->path, path)) {

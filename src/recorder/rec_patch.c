@@ -60,7 +60,7 @@ int rec_patch(struct recorder *R, pid_t tid, const char *name, uint64_t addr,
 	}
 	if (find_fn(R, addr))
 		return 1;
-	if (!REC_FN_IS_FD(kind) && R->conf->nranges == REC_MAX_RANGES) {
+	if (!REC_FN_IS_FD(kind) && R->nranges == REC_MAX_RANGES) {
 		snprintf(why, len, "more than %d functions patched", REC_MAX_RANGES);
 		return -1;
 	}
@@ -113,11 +113,11 @@ int rec_patch(struct recorder *R, pid_t tid, const char *name, uint64_t addr,
 	 * enter it (a descriptor function's calls are not nested: closedir
 	 * calls free) */
 	if (!REC_FN_IS_FD(kind)) {
-		i = (unsigned)R->conf->nranges;
+		i = R->nranges++;
 		R->conf->range[i].lo = addr;
 		R->conf->range[i].hi = addr + (size ? size : f.p.len);
 		R->conf->range[i].obj = obj;
-		__atomic_store_n(&R->conf->nranges, i + 1, __ATOMIC_RELEASE);
+		__atomic_store_n(&R->conf->nranges, R->nranges, __ATOMIC_RELEASE);
 	}
 	if (rec_code_write(R, f.p.at, jump, f.p.len)) {
 		snprintf(why, len, "cannot write its entry");
@@ -138,13 +138,14 @@ int rec_nest_range(struct recorder *R, uint64_t addr, uint64_t size,
 
 	if (!R || !R->area || !size)
 		return 0;
-	i = (unsigned)R->conf->nranges;
+	i = R->nranges;
 	if (i == REC_MAX_RANGES)
 		return -1;
+	R->nranges++;
 	R->conf->range[i].lo = addr;
 	R->conf->range[i].hi = addr + size;
 	R->conf->range[i].obj = obj;
-	__atomic_store_n(&R->conf->nranges, i + 1, __ATOMIC_RELEASE);
+	__atomic_store_n(&R->conf->nranges, R->nranges, __ATOMIC_RELEASE);
 	return 0;
 }
 

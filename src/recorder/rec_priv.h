@@ -91,6 +91,13 @@ struct recorder {
 	struct rec_conf *conf;		/* in ptleak's mapping */
 	struct ring_reader *rd;
 	int broken;			/* a corrupt ring: no more draining */
+	/* the conf's counts, ptleak's copies: the target can write the
+	 * conf's, never used to index anything on ptleak's side */
+	unsigned nranges, nstubs;
+	/* records that failed their checks (rec_drain), skipped */
+	uint64_t bad;
+	/* the ring's lost count at the last drain that found it sane */
+	uint64_t lost;
 	/* PTLEAK_DEBUG=slow-drain: ~1 us per record taken (a consumer
 	 * slower than the target's threads, for the tests) */
 	int slow_drain;

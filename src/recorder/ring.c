@@ -3,10 +3,13 @@
  *
  * The ring lives in memory the target writes: the reader keeps its own
  * size, mask and tail and checks every header it reads, so a scribbling
- * target can make it stop (an error) but never read or write outside the
- * mapping; a record is copied into the reader's fixed buffer before the
- * callback sees it.
+ * target can make it stop (ring_why() says at what) but never read or
+ * write outside the mapping nor make it loop longer than the ring holds;
+ * a record is copied into the reader's fixed buffer before the callback
+ * sees it.
  */
+#include <inttypes.h>
+#include <stdio.h>
 #include <stdlib.h>
 
 #include "recorder/ring.h"
@@ -15,8 +18,10 @@
 struct ring_reader {
 	struct ring *r;
 	uint64_t size, mask;
+	unsigned log2;
 	uint64_t tail;
 	int broken;			/* a corrupt header was seen */
+	char why[128];			/* what was corrupt */
 	uint64_t buf[RING_MAX_WORDS];
 };
 
@@ -60,6 +65,7 @@ struct ring_reader *ring_reader_new(void *mem, size_t mem_len)
 	}
 	rd = xcalloc(1, sizeof(*rd));
 	rd->r = r;
+	rd->log2 = log2;
 	rd->size = (uint64_t)1 << log2;
 	rd->mask = rd->size - 1;
 	rd->tail = __atomic_load_n(&r->tail, __ATOMIC_ACQUIRE);
@@ -81,11 +87,49 @@ static uint64_t *word(struct ring_reader *rd, uint64_t pos)
 	return (uint64_t *)((char *)rd->r + RING_DATA_OFF + (pos & rd->mask));
 }
 
-static int bad_header(struct ring_reader *rd, uint64_t h)
+static int corrupt(struct ring_reader *rd, const char *fmt, uint64_t v)
 {
 	rd->broken = 1;
-	return error("recorder ring corrupt: header %#llx at byte %llu; the ring is no longer read",
-		     (unsigned long long)h, (unsigned long long)rd->tail);
+	snprintf(rd->why, sizeof(rd->why), fmt, v, rd->tail);
+	return -1;
+}
+
+static int bad_header(struct ring_reader *rd, uint64_t h)
+{
+	return corrupt(rd, "record header %#" PRIx64 " at byte %" PRIu64, h);
+}
+
+/*
+ * The shared header still makes sense: what ring_init() wrote unchanged,
+ * the tail ours (only the consumer writes it), head within what the
+ * producers can have reserved.  0, or -1 (broken) if not.
+ */
+static int header_sane(struct ring_reader *rd)
+{
+	struct ring *r = rd->r;
+	uint64_t head = __atomic_load_n(&r->head, __ATOMIC_ACQUIRE);
+	uint64_t tail = __atomic_load_n(&r->tail, __ATOMIC_RELAXED);
+	uint32_t enabled = __atomic_load_n(&r->enabled, __ATOMIC_RELAXED);
+
+	if (r->magic != RING_MAGIC || r->version != RING_VERSION)
+		return corrupt(rd, "magic and version %#" PRIx64 " (tail %" PRIu64 ")",
+			       (uint64_t)r->version << 32 | r->magic);
+	if (r->size_log2 != rd->log2)
+		return corrupt(rd, "size 2^%" PRIu64 " (tail %" PRIu64 ")",
+			       (uint64_t)r->size_log2);
+	if (enabled > 1)
+		return corrupt(rd, "enabled %" PRIu64 " (tail %" PRIu64 ")",
+			       (uint64_t)enabled);
+	if (tail != rd->tail)
+		return corrupt(rd, "tail %" PRIu64 ", ours %" PRIu64, tail);
+	if (head - rd->tail > rd->size + RING_HEAD_SLACK)
+		return corrupt(rd, "head %" PRIu64 " (tail %" PRIu64 ")", head);
+	return 0;
+}
+
+const char *ring_why(const struct ring_reader *rd)
+{
+	return rd->broken ? rd->why : NULL;
 }
 
 static int valid_len(const struct ring_reader *rd, uint32_t len)
@@ -128,7 +172,7 @@ int ring_consume(struct ring_reader *rd, ring_fn fn, void *ctx, unsigned max)
 	uint32_t len, i;
 	int n = 0, stop = 0;
 
-	if (rd->broken)
+	if (rd->broken || header_sane(rd))
 		return -1;
 	ring_heartbeat(rd);
 	while ((unsigned)n < max && !stop) {
@@ -137,8 +181,7 @@ int ring_consume(struct ring_reader *rd, ring_fn fn, void *ctx, unsigned max)
 			break;
 		len = RING_HDR_LEN(h);
 		if (!valid_len(rd, len)) {
-			bad_header(rd, h);
-			n = -1;
+			n = bad_header(rd, h);
 			break;
 		}
 		rec.pos = rd->tail;
@@ -163,7 +206,7 @@ int ring_skip(struct ring_reader *rd)
 	uint64_t *w, h, head;
 	uint32_t len;
 
-	if (rd->broken)
+	if (rd->broken || header_sane(rd))
 		return -1;
 	w = word(rd, rd->tail);
 	h = __atomic_load_n(w, __ATOMIC_ACQUIRE);

@@ -149,6 +149,10 @@ static int compile_cfi(struct compiler *c)
 		if (rc < 0 && next == (Dwarf_Off)-1)
 			return error("%s: corrupt CFI at offset %#lx: %s", c->path,
 				     (unsigned long)off, dwarf_errmsg(-1));
+		/* an entry whose length leads back (or nowhere): a loop */
+		if (next <= off)
+			return error("%s: corrupt CFI at offset %#lx: the next entry "
+				     "does not follow it", c->path, (unsigned long)off);
 		if (rc < 0 || dwarf_cfi_cie_p(&e))
 			continue;
 		if (cie_encoding(c, e.fde.CIE_pointer, &cie) < 0)
@@ -376,9 +380,13 @@ static int find_cfi(struct compiler *c, Dwarf **dw)
 		*dw = dwarf_begin_elf(c->elf, DWARF_C_READ, NULL);
 		c->cfi = *dw ? dwarf_getcfi(*dw) : NULL;
 	}
-	if (!c->data || !c->cfi)
-		return error("%s: cannot read its CFI: %s", c->path,
-			     dwarf_errmsg(-1));
+	if (!c->data || !c->cfi) {
+		error("%s: cannot read its CFI: %s", c->path, dwarf_errmsg(-1));
+		if (c->cfi && eh)
+			dwarf_cfi_end(c->cfi);	/* no .eh_frame data: not kept */
+		c->cfi = NULL;
+		return -1;
+	}
 	return 0;
 }
 
@@ -419,9 +427,10 @@ static int compile_path(const char *path, struct unwtab_hdr **tab,
 	struct unwtab_rule stop = { .kind = UNWTAB_STOP };
 	int fd, rc;
 
-	fd = open(path, O_RDONLY | O_CLOEXEC);
+	fd = open_untrusted(path);
 	if (fd < 0)
-		return error("cannot open %s: %s", path, strerror(errno));
+		return error("cannot open %s: %s", path,
+			     errno == EINVAL ? "not a regular file" : strerror(errno));
 	elf_version(EV_CURRENT);
 	c.elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
 	if (!c.elf || elf_kind(c.elf) != ELF_K_ELF) {

@@ -228,10 +228,34 @@ void recs_poll(struct session *S)
 	}
 }
 
+/*
+ * The target wrote over the ring's header: its heap is not tracked from
+ * now on (said once, and by every report); the hooks pass through.
+ * Descriptors stay tracked through /proc/PID/fd.
+ */
+static void ring_overwritten(struct session *S)
+{
+	struct proc *P = S->proc;
+	double t = (double)(now_ns() - S->start_ns) / 1e9;
+
+	if (debug_stats)
+		fprintf(stderr, "ptleak-debug: ring of process %d: %s\n",
+			(int)P->pid, rec_why(P->rec));
+	if (!util_quiet)
+		fprintf(stderr, "ptleak: the target (process %d) wrote over ptleak's "
+			"ring at %.3f s; heap events after %.3f s are not tracked\n",
+			(int)P->pid, t, t);
+	cov_stop(&P->cov, COV_HEAP, "the target (process %d) wrote over ptleak's "
+		 "ring at %.3f s; heap events after %.3f s are not tracked",
+		 (int)P->pid, t, t);
+	rec_disable(P->rec);
+	rec_unlink_code(P->rec);
+}
+
 void recs_drain(struct session *S)
 {
 	struct proc *P = S->proc;
-	uint64_t lo, hi, lost = 0;
+	uint64_t lo, hi, lost = 0, bad;
 
 	drain_due = 0;
 	/* detaching: drained before the ring was disabled; a producer that
@@ -253,11 +277,14 @@ void recs_drain(struct session *S)
 			P->rec_main_known = 1;
 		}
 	}
-	if (rec_drain(P->rec, P->heap, P->fdp, P->stacks, &lost) < 0) {
-		cov_lost(&S->proc->cov, COV_HEAP, 0, "the recorder's ring in process %d "
-			 "is corrupt: recording stopped", (int)P->pid);
-		rec_disable(P->rec);
-	}
+	bad = rec_bad(P->rec);
+	if (rec_drain(P->rec, P->heap, P->fdp, P->stacks, &lost) < 0)
+		ring_overwritten(S);
+	bad = rec_bad(P->rec) - bad;
+	if (bad)
+		cov_lost(&P->cov, COV_HEAP, 0, "%llu record%s of the recorder's ring in "
+			 "process %d failed %s checks (skipped)", (unsigned long long)bad,
+			 bad == 1 ? "" : "s", (int)P->pid, bad == 1 ? "its" : "their");
 	if (lost > P->rec_lost && debug_stats)
 		rec_debug_ring(P->rec);
 	if (lost > P->rec_lost) {

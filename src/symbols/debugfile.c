@@ -73,7 +73,7 @@ static int build_id_matches(int fd, const unsigned char *bits, int len)
 static int try_file(const char *path, const unsigned char *bits, int len,
 		    int check_crc, uint32_t crc, char **name)
 {
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	int fd = open_untrusted(path);
 
 	if (fd < 0)
 		return -1;

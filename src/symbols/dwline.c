@@ -431,7 +431,7 @@ struct dwline *dwline_open(const char *path)
 	size_t len;
 	struct rd all;
 
-	d->fd = open(path, O_RDONLY | O_CLOEXEC);
+	d->fd = open_untrusted(path);
 	d->elf = d->fd >= 0 ? elf_begin(d->fd, ELF_C_READ_MMAP, NULL) : NULL;
 	line = d->elf ? section_data(d->elf, ".debug_line", &len) : NULL;
 	if (!line) {

@@ -377,7 +377,7 @@ static struct object *object_of(struct elfsyms *es, const struct mapping *m)
 		o->usable = !load_tables(o);
 		return o;
 	}
-	fd = open(m->path, O_RDONLY | O_CLOEXEC);
+	fd = open_untrusted(m->path);
 	if (fd < 0)
 		return o;
 	/* the file mapped, not another one under its name since */

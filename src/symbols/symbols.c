@@ -15,6 +15,10 @@
 #include "base/util.h"
 
 char *__cxa_demangle(const char *mangled, char *out, size_t *len, int *status);
+/* Longest mangled name demangled: heavy template code reaches a few KiB
+ * (libstdc++'s longest exported name: 177 bytes); past that the
+ * target's string is not worth the demangler's time. */
+#define SYM_DEMANGLE_MAX 16384
 
 struct name_cache {
 	uint64_t pc;
@@ -75,14 +79,48 @@ struct symbolizer {
 
 static char *debuginfo_path;
 
+/*
+ * libdwfl's dwfl_linux_proc_find_elf, the object's file opened by
+ * open_untrusted(): libdwfl opens the path /proc/PID/maps names with a
+ * plain open, which waits for ever on a FIFO the target put in its place.
+ * Not a regular file: no ELF for that module.  Else (no such file, a
+ * deleted one, the vDSO) libdwfl's own way.
+ */
+static int find_elf_untrusted(Dwfl_Module *mod, void **userdata,
+			      const char *module_name, Dwarf_Addr base,
+			      char **file_name, Elf **elfp)
+{
+	int fd;
+
+	if (module_name[0] == '/') {
+		fd = open_untrusted(module_name);
+		if (fd >= 0) {
+			*file_name = strdup(module_name);
+			if (*file_name)
+				return fd;
+			close(fd);
+			return -1;
+		}
+		if (errno == EINVAL) {
+			if (util_first(module_name))
+				warning("%s is not a regular file any more (replaced "
+					"after it was mapped): its symbols are not read",
+					module_name);
+			return -1;
+		}
+	}
+	return dwfl_linux_proc_find_elf(mod, userdata, module_name, base,
+					file_name, elfp);
+}
+
 static const Dwfl_Callbacks light_callbacks = {
-	.find_elf = dwfl_linux_proc_find_elf,
+	.find_elf = find_elf_untrusted,
 	.find_debuginfo = debugfile_none,
 	.debuginfo_path = &debuginfo_path,
 };
 
 static const Dwfl_Callbacks full_callbacks = {
-	.find_elf = dwfl_linux_proc_find_elf,
+	.find_elf = find_elf_untrusted,
 	.find_debuginfo = debugfile_find,
 	.debuginfo_path = &debuginfo_path,
 };
@@ -570,7 +608,10 @@ void sym_lookup(struct symbolizer *s, uint64_t pc, int caller,
 			int status = -1;
 			char *dem = NULL;
 
-			if (name[0] == '_' && name[1] == 'Z')
+			/* the target's string: a longer one
+			 * is shown mangled, the demangler's work bounded */
+			if (name[0] == '_' && name[1] == 'Z' &&
+			    strnlen(name, SYM_DEMANGLE_MAX + 1) <= SYM_DEMANGLE_MAX)
 				dem = __cxa_demangle(name, NULL, NULL, &status);
 			if (status == 0 && dem) {
 				out->function = keep(s, dem);

@@ -54,22 +54,39 @@ void cov_lost(struct coverage *c, enum cov_part part, int err,
 		"counts them)", c->first[part]);
 }
 
+void cov_stop(struct coverage *c, enum cov_part part, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (c->stopped[part][0])
+		return;
+	va_start(ap, fmt);
+	vsnprintf(c->stopped[part], sizeof(c->stopped[part]), fmt, ap);
+	va_end(ap);
+}
+
 void cov_reset(struct coverage *c, enum cov_part part)
 {
 	c->lost[part] = 0;
 	c->first[part][0] = '\0';
+	c->stopped[part][0] = '\0';
 }
 
 const char *cov_why(const struct coverage *c, enum cov_part part, char *buf,
 		    size_t size)
 {
 	uint64_t n = c->lost[part];
+	const char *stop = c->stopped[part];
 
-	if (!n)
+	if (!n && !*stop)
 		return NULL;
-	snprintf(buf, size, "%" PRIu64 " %s call%s %s not recorded (first: %s)",
-		 n, part_calls[part], n == 1 ? "" : "s", n == 1 ? "was" : "were",
-		 c->first[part]);
+	if (!n) {
+		snprintf(buf, size, "%s", stop);
+		return buf;
+	}
+	snprintf(buf, size, "%s%s%" PRIu64 " %s call%s %s not recorded (first: %s)",
+		 stop, *stop ? "; " : "", n, part_calls[part], n == 1 ? "" : "s",
+		 n == 1 ? "was" : "were", c->first[part]);
 	return buf;
 }
 

@@ -198,11 +198,31 @@ void fds_inherit(struct fdtable *t, const struct fd_now *now, size_t n)
 			set_now(slot(t, now[i].fd), &now[i], FD_INHERITED);
 }
 
+int fds_max(void)
+{
+	static int max;
+	char buf[32];
+	long v = 0;
+	FILE *f;
+
+	if (max)
+		return max;
+	f = fopen("/proc/sys/fs/nr_open", "re");
+	if (f && fgets(buf, sizeof(buf), f))
+		v = strtol(buf, NULL, 10);
+	if (f)
+		fclose(f);
+	max = v > 0 && v <= INT_MAX ? (int)v : 1 << 20;
+	return max;
+}
+
 void fds_open(struct fdtable *t, const struct fd_rec *r)
 {
 	struct fd_rec *s;
 
-	if (r->fd < 0)
+	/* the number comes from the target (a hook's record, a function's
+	 * return value): none the kernel could have given sizes the table */
+	if (r->fd < 0 || r->fd >= fds_max())
 		return;
 	s = slot(t, r->fd);
 	clear_slot(s);

@@ -186,9 +186,10 @@ def t_layout_sizes():
 def t_layout_unit_tests():
     """Each unit test is named after the module it tests:
     tests/unit/test_MODULE[_FACET].c, MODULE a source file or header of
-    ptleak (or 'arch', the arch layer)."""
+    ptleak (or 'arch', the arch layer; 'fuzz', the fuzzers' corpus
+    replayed)."""
     ck = Check()
-    modules = {"arch"}
+    modules = {"arch", "fuzz"}	# fuzz: tests/fuzz's harnesses, replayed
     for pat in ("src/**/*.[ch]", "include/**/*.h", "arch/**/*.[chS]"):
         for path in glob.glob(os.path.join(ROOT, pat), recursive=True):
             modules.add(os.path.splitext(os.path.basename(path))[0])

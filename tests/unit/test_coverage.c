@@ -103,10 +103,39 @@ static void test_heap_fds_why(void **state)
 		"1 allocator call was not recorded (first: x)");
 }
 
+/* A part stopped: its why from then on, silent, the first one kept;
+ * calls lost (before or after) follow it; an exec forgets it. */
+static void test_stop(void **state)
+{
+	struct coverage c;
+	struct cap cap;
+	char buf[512], *err;
+
+	memset(&c, 0, sizeof(c));
+	cap_begin(&cap);
+	cov_stop(&c, COV_HEAP, "the target wrote over ptleak's ring at %.3f s", 1.5);
+	cov_stop(&c, COV_HEAP, "second");
+	err = cap_end(&cap);
+	assert_string_equal(err, "");
+	free(err);
+	assert_string_equal(cov_why(&c, COV_HEAP, buf, sizeof(buf)),
+		"the target wrote over ptleak's ring at 1.500 s");
+	assert_null(cov_why(&c, COV_FDS, buf, sizeof(buf)));
+	c.warned = 1;
+	cov_lost(&c, COV_HEAP, 0, "y");
+	cov_lost(&c, COV_HEAP, 0, "z");
+	assert_string_equal(cov_why(&c, COV_HEAP, buf, sizeof(buf)),
+		"the target wrote over ptleak's ring at 1.500 s; 2 allocator calls "
+		"were not recorded (first: y)");
+	cov_reset(&c, COV_HEAP);
+	assert_null(cov_why(&c, COV_HEAP, buf, sizeof(buf)));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_one_warning),
+		cmocka_unit_test(test_stop),
 		cmocka_unit_test(test_err_text),
 		cmocka_unit_test(test_heap_fds_why),
 	};

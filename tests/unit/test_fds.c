@@ -5,6 +5,7 @@
 #include <stdint.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -121,6 +122,31 @@ static void test_dup2_replaces(void **state)
 	assert_string_equal(fds_get(t, 5)->target, "/b");
 	assert_string_equal(fds_get(t, 5)->opened_by, "dup2");
 	assert_int_equal(fds_get(t, 5)->stack, 2);
+	fds_delete(t);
+}
+
+/* A number no kernel gives (the target's hooks or functions said so)
+ * sizes nothing: ignored; the last one the kernel allows is kept. */
+static void test_fd_bound(void **state)
+{
+	struct fdtable *t = fds_new();
+	struct fd_rec big = traced(INT_MAX, "/x", "open", 1, 0);
+	struct fd_rec at = traced(fds_max(), "/x", "open", 1, 0);
+	struct fd_rec last = traced(fds_max() - 1, "/y", "open", 1, 0);
+	FILE *f = fopen("/proc/sys/fs/nr_open", "r");
+	int nr_open = 0;
+
+	assert_non_null(f);
+	assert_int_equal(fscanf(f, "%d", &nr_open), 1);
+	fclose(f);
+	assert_int_equal(fds_max(), nr_open);
+	fds_open(t, &big);
+	fds_open(t, &at);
+	counts(t, 0, 0);
+	assert_null(fds_get(t, INT_MAX));
+	fds_open(t, &last);
+	counts(t, 1, 0);
+	assert_string_equal(fds_get(t, nr_open - 1)->target, "/y");
 	fds_delete(t);
 }
 
@@ -264,6 +290,7 @@ int main(void)
 		cmocka_unit_test(test_types),
 		cmocka_unit_test(test_inherit_open_close),
 		cmocka_unit_test(test_dup2_replaces),
+		cmocka_unit_test(test_fd_bound),
 		cmocka_unit_test(test_close_range),
 		cmocka_unit_test(test_sync),
 		cmocka_unit_test(test_exec),

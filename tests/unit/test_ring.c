@@ -573,13 +573,63 @@ static void test_corrupt(void **state)
 	assert_null(ring_reader_new(r, ring_mem_size(8) - 1));
 	*ring_word(r, 0) = RING_HDR(12, RING_COMMITTED, 1, 0);
 	assert_int_equal(ring_consume(rd, count_rec, &got, 10), -1);
+	assert_string_equal(ring_why(rd), "record header 0x1020000000c at byte 0");
 	*ring_word(r, 0) = RING_HDR(16, RING_COMMITTED, 1, 0);
 	assert_int_equal(ring_consume(rd, count_rec, &got, 10), -1);
+	assert_int_equal(ring_skip(rd), -1);
 	assert_int_equal(got, 0);
 	ring_reader_delete(rd);
 	r->magic = 0;
 	assert_null(ring_reader_new(r, ring_mem_size(8)));
 	ring_free(r);
+}
+
+/*
+ * The target wrote over the shared header: every field the consumer
+ * checks stops it, with what it found; a sane header, none.  The words
+ * a producer can write there legitimately (enabled 0, head up to size
+ * plus RING_HEAD_SLACK ahead) do not.
+ */
+static void expect_scribbled(size_t off, uint64_t v, int size, const char *why)
+{
+	struct ring *r = ring_new(8);
+	struct ring_reader *rd = ring_reader_new(r, ring_mem_size(8));
+	uint64_t w[2] = { 1, 2 };
+	unsigned got = 0;
+
+	assert_non_null(rd);
+	assert_null(ring_why(rd));
+	assert_int_equal(ring_produce(r, 1, 0, w, 2), 0);
+	memcpy((char *)r + off, &v, size);
+	assert_int_equal(ring_consume(rd, count_rec, &got, 10), why ? -1 : 1);
+	if (why) {
+		assert_string_equal(ring_why(rd), why);
+		assert_int_equal(ring_skip(rd), -1);
+		assert_int_equal(ring_consume(rd, count_rec, &got, 10), -1);
+	} else {
+		assert_null(ring_why(rd));
+	}
+	ring_reader_delete(rd);
+	munmap(r, ring_mem_size(8));	/* not by its size_log2 */
+}
+
+static void test_header_scribbled(void **state)
+{
+	expect_scribbled(offsetof(struct ring, magic), 0x41414141, 4,
+			 "magic and version 0x141414141 (tail 0)");
+	expect_scribbled(offsetof(struct ring, version), 2, 4,
+			 "magic and version 0x2676e6972 (tail 0)");
+	expect_scribbled(offsetof(struct ring, size_log2), 30, 4, "size 2^30 (tail 0)");
+	expect_scribbled(offsetof(struct ring, enabled), 7, 4, "enabled 7 (tail 0)");
+	expect_scribbled(offsetof(struct ring, tail), 24, 8, "tail 24, ours 0");
+	expect_scribbled(offsetof(struct ring, head), 256 + RING_HEAD_SLACK + 1, 8,
+			 "head 67109121 (tail 0)");
+	expect_scribbled(offsetof(struct ring, head), ~0ull, 8,
+			 "head 18446744073709551615 (tail 0)");
+	/* what producers may write */
+	expect_scribbled(offsetof(struct ring, enabled), 0, 4, NULL);
+	expect_scribbled(offsetof(struct ring, head), 256 + RING_HEAD_SLACK, 8, NULL);
+	expect_scribbled(offsetof(struct ring, lost), ~0ull, 8, NULL);
 }
 
 /* Disabled, or too long: nothing reserved, counted in dropped. */
@@ -617,6 +667,7 @@ int main(void)
 		cmocka_unit_test(test_heartbeat_alive),
 		cmocka_unit_test(test_blocked_at_own_hole),
 		cmocka_unit_test(test_corrupt),
+		cmocka_unit_test(test_header_scribbled),
 		cmocka_unit_test(test_dropped),
 	};
 

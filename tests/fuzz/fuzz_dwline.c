@@ -1,0 +1,32 @@
+/*
+ * fuzz_dwline - the .debug_line reader (dwline.c) on an ELF file: the
+ * input is the file.  Looks up 1,024 addresses 8 bytes apart from
+ * 0x1000 (where a small PIE's code is linked) and 256 4 KiB apart, and
+ * returns the sum of the lines found (each line's file name must be a
+ * string), or -1 if the file has no line table it reads.
+ */
+#include "fuzz.h"
+#include "base/util.h"
+#include "symbols/dwline.h"
+
+FUZZ(dwline)
+{
+	struct dwline *d;
+	const char *file;
+	uint64_t a;
+	long sum = 0;
+	int line;
+
+	util_silent = 1;
+	d = dwline_open(fuzz_file(data, size));
+	if (!d)
+		return -1;
+	for (a = 0x1000; a < 0x3000 + 0x100000; a += a < 0x3000 ? 8 : 0x1000)
+		if (!dwline_find(d, a, &file, &line)) {
+			if (!file || strlen(file) > (1u << 20))
+				abort();
+			sum += line;
+		}
+	dwline_close(d);
+	return sum;
+}
