@@ -35,6 +35,9 @@ enum scan_class {
 
 /* "definitely_lost", "indirectly_lost", "possibly_lost", "still_reachable" */
 const char *scan_class_key(enum scan_class c);
+/* "definitely lost", ..., "still reachable" (as valgrind words them);
+ * NULL for any other value. */
+const char *scan_class_words(int c);
 
 struct scan_block {
 	uint64_t addr, size;	/* input */

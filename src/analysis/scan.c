@@ -107,6 +107,21 @@ const char *scan_class_key(enum scan_class c)
 	return "unknown";
 }
 
+const char *scan_class_words(int c)
+{
+	switch (c) {
+	case SCAN_DEFINITELY_LOST:
+		return "definitely lost";
+	case SCAN_INDIRECTLY_LOST:
+		return "indirectly lost";
+	case SCAN_POSSIBLY_LOST:
+		return "possibly lost";
+	case SCAN_STILL_REACHABLE:
+		return "still reachable";
+	}
+	return NULL;
+}
+
 /* Index of the block W points at or into, or -1. */
 static inline long find_block(const struct scanner *s, uint64_t w)
 {

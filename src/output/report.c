@@ -449,18 +449,9 @@ static void text_frame(struct rep *r, unsigned i, const struct frame_info *fi)
 
 static const char *kind_words(uint8_t cls)
 {
-	switch (cls) {
-	case SCAN_DEFINITELY_LOST:
-		return "definitely lost";
-	case SCAN_INDIRECTLY_LOST:
-		return "indirectly lost";
-	case SCAN_POSSIBLY_LOST:
-		return "possibly lost";
-	case SCAN_STILL_REACHABLE:
-		return "still reachable";
-	default:
-		return "unclassified";
-	}
+	const char *w = scan_class_words(cls);
+
+	return w ? w : "unclassified";
 }
 
 static void text_record(struct rep *r, size_t k, const struct record *rec,

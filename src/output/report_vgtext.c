@@ -60,18 +60,9 @@ static void blank(struct vgtext *v)
 
 static const char *kind_words(int cls)
 {
-	switch (cls) {
-	case SCAN_DEFINITELY_LOST:
-		return "definitely lost";
-	case SCAN_INDIRECTLY_LOST:
-		return "indirectly lost";
-	case SCAN_POSSIBLY_LOST:
-		return "possibly lost";
-	case SCAN_STILL_REACHABLE:
-		return "still reachable";
-	default:
-		return "unclassified (no scan)";
-	}
+	const char *w = scan_class_words(cls);
+
+	return w ? w : "unclassified (no scan)";
 }
 
 /* The kinds of MASK, 0 for memcheck's default (definite, possible). */
