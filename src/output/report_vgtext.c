@@ -98,7 +98,6 @@ void vgtext_banner(FILE *f, pid_t pid, char *const *argv, int log_file,
 		   const char *version)
 {
 	char *const *a;
-	char *hold;
 
 	fprintf(f, "==%d== Memcheck, a memory error detector\n", (int)pid);
 	fprintf(f, "==%d== ptleak's leak check in memcheck's words, from outside "
@@ -107,8 +106,16 @@ void vgtext_banner(FILE *f, pid_t pid, char *const *argv, int log_file,
 		(int)pid, version ? version : "?");
 	fprintf(f, "==%d== Command:", (int)pid);
 	for (a = argv; a && *a; a++) {
-		fprintf(f, " %s", text_safe(*a, &hold));
-		free(hold);
+		const unsigned char *c;
+
+		/* as valgrind writes them: a blank or a backslash escaped
+		 * with a backslash, a control character as '_' */
+		putc(' ', f);
+		for (c = (const unsigned char *)*a; *c; c++) {
+			if (*c == ' ' || *c == '\\')
+				putc('\\', f);
+			putc(*c < 0x20 || *c == 0x7f ? '_' : *c, f);
+		}
 	}
 	putc('\n', f);
 	if (log_file) {

@@ -109,9 +109,11 @@ def t_meson_wrapper():
         got = {}
         for name, tool in (("valgrind", shutil.which("valgrind")), ("ptleak", PTLEAK),
                            ("ptleak as valgrind", link)):
+            # meson splits --wrapper as a shell would: a path with a
+            # space quoted, as its user would quote it
             got[name + " --leak-check=full"] = meson_verdicts(
-                build, tool + " --leak-check=full", opts)
-            got[name] = meson_verdicts(build, tool, opts)
+                build, shlex.quote(tool) + " --leak-check=full", opts)
+            got[name] = meson_verdicts(build, shlex.quote(tool), opts)
     finally:
         shutil.rmtree(d)
     ck = Check()
