@@ -263,7 +263,8 @@ def vgt_tree(ck, got, want_lines, extra):
     """-f's PROCESS TREE, last, in memcheck's prefix."""
     ck.eq("PROCESS TREE", extra[-2:-1], ["==PID== PROCESS TREE: 1 process"])
     ck.true("the tree's row: %s" % short(extra[-1:]), extra and re.match(
-        r"==PID==   \d+ \S*v_exec again: exit 0, lost 11 bytes, 0 fds$", extra[-1]))
+        r"==PID==   \d+ %s again: exit 0, lost 11 bytes, 0 fds$"
+        % re.escape(need_target("v_exec")), extra[-1]))
 
 
 vgt_case("vgtext_exec", "v_exec", ["--trace-children=yes", "--leak-check=full",
