@@ -48,6 +48,16 @@ void fdrep_free(struct fd_report *fr);
 
 /* Shared with the rest of the report (report_common.c). */
 
+/*
+ * The frames of STACK named into *FRAMES (grown as grow_array grows it,
+ * *ALLOC its room); returns how many to show: at most in->depth, none
+ * below the first "main".  FIRST (NULL: none) names frame 0 in place of
+ * its symbol (the allocator or descriptor function called).
+ */
+unsigned report_stack_frames(const struct report_input *in, uint32_t stack,
+			    const char *first, struct frame_info **frames,
+			    size_t *alloc);
+
 /* "   at 0x...: fn (file:line)" (I == 0) or "   by ..." after the
  * "ptleak[PID]: " prefix, on F. */
 void report_text_frame(FILE *f, pid_t pid, unsigned i,

@@ -111,9 +111,10 @@ static const char *nonempty(const char *s)
 	return s && *s ? s : NULL;
 }
 
-unsigned rep_name_stack(struct rep *r, uint32_t stack, int fn)
+unsigned report_stack_frames(const struct report_input *in, uint32_t stack,
+			    const char *first, struct frame_info **frames,
+			    size_t *alloc)
 {
-	const struct report_input *in = r->in;
 	const uint64_t *pcs = NULL;
 	unsigned n = 0, i;
 
@@ -121,9 +122,9 @@ unsigned rep_name_stack(struct rep *r, uint32_t stack, int fn)
 		n = stacks_get(in->stacks, stack, &pcs);
 	if (n > in->depth)
 		n = in->depth;
-	grow_array((void **)&r->frames, &r->frames_alloc, n, sizeof(*r->frames));
+	grow_array((void **)frames, alloc, n, sizeof(**frames));
 	for (i = 0; i < n; i++) {
-		struct frame_info *fi = &r->frames[i];
+		struct frame_info *fi = &(*frames)[i];
 
 		memset(fi, 0, sizeof(*fi));
 		if (in->namer)
@@ -132,15 +133,22 @@ unsigned rep_name_stack(struct rep *r, uint32_t stack, int fn)
 		fi->function = nonempty(fi->function);
 		fi->file = nonempty(fi->file);
 		fi->module = nonempty(fi->module);
-		if (i == 0 && fn >= 0) {
-			const char *a = alloc_fn_name((enum alloc_fn)fn);
-
-			if (a)
-				fi->function = fi->symbol = a;
-		}
+		if (i == 0 && first)
+			fi->function = first;
 		if (fi->function && !strcmp(fi->function, "main"))
 			return i + 1;
 	}
+	return n;
+}
+
+unsigned rep_name_stack(struct rep *r, uint32_t stack, int fn)
+{
+	const char *a = fn >= 0 ? alloc_fn_name((enum alloc_fn)fn) : NULL;
+	unsigned n = report_stack_frames(r->in, stack, a, &r->frames,
+					 &r->frames_alloc);
+
+	if (n && a)
+		r->frames[0].symbol = a;
 	return n;
 }
 

@@ -16,40 +16,14 @@
 #include "analysis/suppress.h"
 #include "base/util.h"
 
-static const char *nonempty(const char *s)
-{
-	return s && *s ? s : NULL;
-}
-
-/* Name the frames of REC into L (as report.c's name_frames). */
+/* Name the frames of REC into L. */
 static void name_frames(const struct report_input *in, struct fd_listed *l)
 {
-	const struct fd_rec *rec = l->rec;
-	const uint64_t *pcs = NULL;
-	unsigned n = 0, i;
+	size_t alloc = 0;
 
-	if (in->stacks && rec->stack)
-		n = stacks_get(in->stacks, rec->stack, &pcs);
-	if (n > in->depth)
-		n = in->depth;
-	l->frames = n ? xcalloc(n, sizeof(*l->frames)) : NULL;
-	for (i = 0; i < n; i++) {
-		struct frame_info *fi = &l->frames[i];
-
-		if (in->namer)
-			in->namer(in->namer_ctx, pcs[i], i != 0, fi);
-		fi->pc = pcs[i];
-		fi->function = nonempty(fi->function);
-		fi->file = nonempty(fi->file);
-		fi->module = nonempty(fi->module);
-		if (i == 0 && rec->opened_by)
-			fi->function = rec->opened_by;
-		if (fi->function && !strcmp(fi->function, "main")) {
-			i++;
-			break;
-		}
-	}
-	l->nframes = i;
+	l->frames = NULL;
+	l->nframes = report_stack_frames(in, l->rec->stack, l->rec->opened_by,
+					 &l->frames, &alloc);
 }
 
 void fdrep_collect(struct fd_report *fr, const struct report_input *in)
