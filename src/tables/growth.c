@@ -155,31 +155,30 @@ void growth_note(struct growth *g, uint32_t stack, int64_t dbytes,
 
 /* Stack S (id STACK) at NOW_NS, NALLOCS allocations told, by the rule
  * of growth.h: 1 and *E, or 0. */
-static int fit(const struct gstack *s0, uint32_t stack, uint64_t now_ns,
+static int fit(const struct gstack *s, uint32_t stack, uint64_t now_ns,
 	       uint64_t nallocs, struct growth_entry *e)
 {
-	struct gstack s = *s0;
 	double x, mean, cov, var_x, var_b, slope, recent;
 
-	if (!s.first_ns || now_ns < s.first_ns + GROWTH_MIN_WINDOW_NS ||
-	    (s.nhigh & ~HOT_FLAG) < GROWTH_MIN_HIGHS)
+	if (!s->first_ns || now_ns < s->first_ns + GROWTH_MIN_WINDOW_NS ||
+	    (s->nhigh & ~HOT_FLAG) < GROWTH_MIN_HIGHS)
 		return 0;
-	recent = secs(now_ns - s.first_ns) * GROWTH_RECENT;
+	recent = secs(now_ns - s->first_ns) * GROWTH_RECENT;
 	if (recent < secs(GROWTH_RECENT_MIN_NS))
 		recent = secs(GROWTH_RECENT_MIN_NS);
 	/* stopped: the program went on allocating elsewhere, for long */
-	if (now_ns > s.high_ns && secs(now_ns - s.high_ns) > recent &&
-	    (double)(nallocs - s.high_alloc) >
-	    GROWTH_RECENT * (double)(nallocs - s.first_alloc))
+	if (now_ns > s->high_ns && secs(now_ns - s->high_ns) > recent &&
+	    (double)(nallocs - s->high_alloc) >
+	    GROWTH_RECENT * (double)(nallocs - s->first_alloc))
 		return 0;
-	if ((double)s.bytes < GROWTH_MIN_KEPT * (double)s.max_bytes ||
-	    s.last_ns < s.first_ns + GROWTH_MIN_WINDOW_NS)
+	if ((double)s->bytes < GROWTH_MIN_KEPT * (double)s->max_bytes ||
+	    s->last_ns < s->first_ns + GROWTH_MIN_WINDOW_NS)
 		return 0;
-	x = secs(s.last_ns - s.first_ns);
-	mean = s.s0 / x;
-	cov = s.s1 / x - x / 2 * mean;
+	x = secs(s->last_ns - s->first_ns);
+	mean = s->s0 / x;
+	cov = s->s1 / x - x / 2 * mean;
 	var_x = x * x / 12;
-	var_b = s.s2 / x - mean * mean;
+	var_b = s->s2 / x - mean * mean;
 	slope = cov / var_x;
 	if (!(slope > 0) || !(var_b > 0))
 		return 0;
@@ -188,11 +187,11 @@ static int fit(const struct gstack *s0, uint32_t stack, uint64_t now_ns,
 		return 0;
 	e->stack = stack;
 	e->bytes_per_s = slope;
-	e->blocks_per_s = (s.n1 / x - x / 2 * (s.n0 / x)) / var_x;
-	e->in_use_bytes = s.bytes;
-	e->in_use_blocks = s.blocks;
-	e->first_ns = s.first_ns;
-	e->last_ns = s.last_ns;
+	e->blocks_per_s = (s->n1 / x - x / 2 * (s->n0 / x)) / var_x;
+	e->in_use_bytes = s->bytes;
+	e->in_use_blocks = s->blocks;
+	e->first_ns = s->first_ns;
+	e->last_ns = s->last_ns;
 	return 1;
 }
 
