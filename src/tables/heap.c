@@ -250,7 +250,6 @@ static inline void in_use_add(struct heap *h, const struct heap_block *b)
 		h->st.peak_bytes = h->st.in_use_bytes;
 	if (b->time_ns > h->clock)
 		h->clock = b->time_ns;
-	growth_alloc(h->growth);
 	stack_add(h, b->stack, (int64_t)b->size, 1,
 		  !(b->flags & HB_REPLACEMENT));
 	thread_of(h, b->tid)->in_use_bytes += b->size;
@@ -316,6 +315,7 @@ static void put_live(struct heap *h, const struct heap_block *b, int fresh)
 	 * before tracing, or of a block of the same size, replaces it
 	 * (growth.h) */
 	if (fresh) {
+		growth_alloc(h->growth);
 		t = thread_of(h, b->tid);
 		if (t->pre_frees) {
 			t->pre_frees--;
