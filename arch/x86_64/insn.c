@@ -43,7 +43,9 @@
 #include "emulate.h"
 #include "insn_enc.h"
 
-const uint8_t arch_trampoline_code[] = { 0xcc };
+/* int3 (where hijacked returns land); syscall; int3 (injections) */
+const uint8_t arch_trampoline_code[] = { 0xcc, 0x0f, 0x05, 0xcc };
+const size_t arch_trampoline_syscall = 1;
 const size_t arch_trampoline_len = sizeof(arch_trampoline_code);
 
 /* ------------------------------------------------------------------ */

@@ -26,6 +26,8 @@ const long arch_sys_memfd_create = SYS_memfd_create;
 const long arch_sys_ftruncate = SYS_ftruncate;
 const long arch_sys_close = SYS_close;
 const long arch_sys_getpid = SYS_getpid;
+const long arch_sys_clone = SYS_clone;
+const long arch_sys_wait4 = SYS_wait4;
 const uint32_t arch_audit_arch = AUDIT_ARCH_X86_64;
 
 int arch_get_regs(pid_t tid, struct arch_regs *r)
@@ -46,7 +48,8 @@ int arch_set_regs(pid_t tid, const struct arch_regs *r)
  * again.  Nothing is ever queued again: a signal queued again would stop
  * the thread again at once, forever.  *GONE is set if the thread died.
  */
-static int wait_step(pid_t tid, int *sig, siginfo_t *info, int *gone)
+static int wait_step(pid_t tid, int *sig, siginfo_t *info, int *gone,
+		     pid_t *child)
 {
 	int st;
 
@@ -84,6 +87,14 @@ static int wait_step(pid_t tid, int *sig, siginfo_t *info, int *gone)
 			error("signal %d of thread %d is lost", WSTOPSIG(st),
 			      (int)tid);
 		}
+		if (child && ((st >> 16) == PTRACE_EVENT_CLONE ||
+			      (st >> 16) == PTRACE_EVENT_FORK ||
+			      (st >> 16) == PTRACE_EVENT_VFORK)) {
+			unsigned long msg = 0;
+
+			if (ptrace(PTRACE_GETEVENTMSG, tid, NULL, &msg) == 0)
+				*child = (pid_t)msg;
+		}
 		/* else: seccomp let the tracer look at it, a PTRACE_INTERRUPT
 		 * still pending stopped it before the step, or the same
 		 * signal again (held once, as the kernel would): go on */
@@ -94,10 +105,13 @@ static int wait_step(pid_t tid, int *sig, siginfo_t *info, int *gone)
 }
 
 /* Write the instruction and registers of the injection, step until the
- * system call has run; its result in *RET. */
-static int run_syscall(pid_t tid, const struct arch_regs *saved,
+ * system call has run; its result in *RET.  START: where the injected
+ * instruction is.  SAVED: the registers the thread gets back, whose rax
+ * becomes the result of a system call the thread was stopped inside (an
+ * event stop: fork, clone, exec) if the first step only finishes it. */
+static int run_syscall(pid_t tid, uint64_t start, struct arch_regs *saved,
 		       const struct arch_regs *regs, uint64_t *ret, int *sig,
-		       siginfo_t *info, int *gone)
+		       siginfo_t *info, int *gone, pid_t *child)
 {
 	struct arch_regs after;
 	int step;
@@ -115,22 +129,25 @@ static int run_syscall(pid_t tid, const struct arch_regs *saved,
 		if (ptrace(PTRACE_SINGLESTEP, tid, NULL, NULL) == -1)
 			return error("cannot single-step thread %d: %s",
 				     (int)tid, strerror(errno));
-		if (wait_step(tid, sig, info, gone))
+		if (wait_step(tid, sig, info, gone, child))
 			return -1;
 		if (arch_get_regs(tid, &after))
 			return error("cannot read the registers of thread %d: %s",
 				     (int)tid, strerror(errno));
-		if (after.r.rip != saved->r.rip)
+		if (after.r.rip != start)
 			break;
-		/* that exit wrote the system call's result into rax: again */
+		/* that exit wrote the system call's result into rax: the
+		 * thread's own (a fork event's child pid), given back to it
+		 * after; and again */
+		saved->r.rax = after.r.rax;
 		if (arch_set_regs(tid, regs))
 			return error("cannot set the registers of thread %d: %s",
 				     (int)tid, strerror(errno));
 	}
-	if (after.r.rip != saved->r.rip + 2)
+	if (after.r.rip != start + 2)
 		return error("system call injection in thread %d ended at "
 			     "%#llx, not %#llx", (int)tid, after.r.rip,
-			     saved->r.rip + 2);
+			     (unsigned long long)start + 2);
 	*ret = after.r.rax;
 	return 0;
 }
@@ -153,12 +170,36 @@ static int block_signals(pid_t tid, uint64_t *old)
 	return 0;
 }
 
-int arch_inject_syscall(pid_t tid, long nr, const uint64_t args[6],
-			uint64_t *ret, int *held_sig)
+/*
+ * The end of a stop ptleak made a thread take (an injection, steps): a
+ * signal that came meanwhile held back (its siginfo set again, *HELD_SIG)
+ * and the thread's signal mask MASK given back.  RC, or -1 if that fails.
+ */
+static int unblock(pid_t tid, int sig, const siginfo_t *info, uint64_t mask,
+		   int *held_sig, int rc)
+{
+	if (sig) {
+		if (ptrace(PTRACE_SETSIGINFO, tid, NULL, info) == -1)
+			warning("the siginfo of signal %d of thread %d is lost",
+				sig, (int)tid);
+		*held_sig = sig;
+	}
+	if (ptrace(PTRACE_SETSIGMASK, tid, (void *)sizeof(mask), &mask) == -1)
+		rc = error("cannot restore the signal mask of thread %d: %s",
+			   (int)tid, strerror(errno));
+	return rc;
+}
+
+/*
+ * System call NR with ARGS run by stopped thread TID: the instruction at
+ * INSN, or (INSN 0) written at the thread's pc for the time of the step.
+ */
+static int inject(pid_t tid, uint64_t insn, long nr, const uint64_t args[6],
+		  uint64_t *ret, int *held_sig, pid_t *child)
 {
 	struct arch_regs saved, regs;
-	unsigned long long at;
-	unsigned long word, patched;
+	unsigned long long at = 0;
+	unsigned long word = 0, patched;
 	uint64_t mask;
 	int shift = 0, sig = 0, gone = 0, rc;
 	siginfo_t info;
@@ -167,31 +208,33 @@ int arch_inject_syscall(pid_t tid, long nr, const uint64_t args[6],
 	if (arch_get_regs(tid, &saved))
 		return error("cannot read the registers of thread %d: %s",
 			     (int)tid, strerror(errno));
-
-	/* the syscall instruction (0f 05) goes at the pc */
-	at = saved.r.rip;
-	errno = 0;
-	word = ptrace(PTRACE_PEEKTEXT, tid, (void *)at, NULL);
-	if (errno) {
-		/* the pc may be 2 bytes from the end of its mapping */
-		at = saved.r.rip - 6;
-		shift = 48;
+	if (!insn) {
+		/* the syscall instruction (0f 05) goes at the pc */
+		insn = at = saved.r.rip;
 		errno = 0;
 		word = ptrace(PTRACE_PEEKTEXT, tid, (void *)at, NULL);
-		if (errno)
-			return error("cannot read the code of thread %d at %#llx: "
-				     "%s", (int)tid, saved.r.rip, strerror(errno));
+		if (errno) {
+			/* the pc may be 2 bytes from the end of its mapping */
+			at = saved.r.rip - 6;
+			shift = 48;
+			errno = 0;
+			word = ptrace(PTRACE_PEEKTEXT, tid, (void *)at, NULL);
+			if (errno)
+				return error("cannot read the code of thread %d at %#llx: "
+					     "%s", (int)tid, saved.r.rip, strerror(errno));
+		}
 	}
 	if (block_signals(tid, &mask))
 		return -1;
-	patched = (word & ~(0xffffUL << shift)) | (0x050fUL << shift);
-	if (ptrace(PTRACE_POKETEXT, tid, (void *)at, (void *)patched) == -1) {
-		rc = error("cannot write the code of thread %d at %#llx: %s",
-			   (int)tid, at, strerror(errno));
-		goto unblock;
+	if (at) {
+		patched = (word & ~(0xffffUL << shift)) | (0x050fUL << shift);
+		if (ptrace(PTRACE_POKETEXT, tid, (void *)at, (void *)patched) == -1)
+			return unblock(tid, 0, NULL, mask, held_sig,
+				       error("cannot write the code of thread %d at %#llx: %s",
+					     (int)tid, at, strerror(errno)));
 	}
-
 	regs = saved;
+	regs.r.rip = insn;
 	regs.r.rax = (unsigned long long)nr;
 	regs.r.rdi = args[0];
 	regs.r.rsi = args[1];
@@ -201,30 +244,32 @@ int arch_inject_syscall(pid_t tid, long nr, const uint64_t args[6],
 	regs.r.r9 = args[5];
 	/* no system call restart if the thread was stopped inside one */
 	regs.r.orig_rax = ~0ULL;
-	rc = run_syscall(tid, &saved, &regs, ret, &sig, &info, &gone);
+	rc = run_syscall(tid, insn, &saved, &regs, ret, &sig, &info, &gone, child);
 	if (gone)
 		return -1;
-
-	if (ptrace(PTRACE_POKETEXT, tid, (void *)at, (void *)word) == -1)
+	if (at && ptrace(PTRACE_POKETEXT, tid, (void *)at, (void *)word) == -1)
 		rc = error("cannot restore the code of thread %d at %#llx: %s",
 			   (int)tid, at, strerror(errno));
 	if (arch_set_regs(tid, &saved))
 		rc = error("cannot restore the registers of thread %d: %s",
 			   (int)tid, strerror(errno));
-	if (sig) {
-		/* the thread is in a signal-delivery-stop (the step's trap,
-		 * or the signal's own): resumed with SIG, it gets the signal
-		 * with its siginfo */
-		if (ptrace(PTRACE_SETSIGINFO, tid, NULL, &info) == -1)
-			warning("the siginfo of signal %d of thread %d is lost",
-				sig, (int)tid);
-		*held_sig = sig;
-	}
-unblock:
-	if (ptrace(PTRACE_SETSIGMASK, tid, (void *)sizeof(mask), &mask) == -1)
-		rc = error("cannot restore the signal mask of thread %d: %s",
-			   (int)tid, strerror(errno));
-	return rc;
+	/* the thread is in a signal-delivery-stop (the step's trap, or the
+	 * signal's own): resumed with SIG, it gets the signal with its
+	 * siginfo */
+	return unblock(tid, sig, &info, mask, held_sig, rc);
+}
+
+int arch_inject_syscall(pid_t tid, long nr, const uint64_t args[6],
+			uint64_t *ret, int *held_sig)
+{
+	return inject(tid, 0, nr, args, ret, held_sig, NULL);
+}
+
+int arch_inject_syscall_at(pid_t tid, uint64_t insn, long nr,
+			   const uint64_t args[6], uint64_t *ret, int *held_sig,
+			   pid_t *child)
+{
+	return inject(tid, insn, nr, args, ret, held_sig, child);
 }
 
 int arch_step_while(pid_t tid, int (*more)(void *ctx, const struct arch_regs *r),
@@ -245,7 +290,7 @@ int arch_step_while(pid_t tid, int (*more)(void *ctx, const struct arch_regs *r)
 			      strerror(errno));
 			break;
 		}
-		if (wait_step(tid, &sig, &info, &gone))
+		if (wait_step(tid, &sig, &info, &gone, NULL))
 			break;
 		if (arch_get_regs(tid, &r)) {
 			error("cannot read the registers of thread %d: %s",
@@ -261,16 +306,7 @@ int arch_step_while(pid_t tid, int (*more)(void *ctx, const struct arch_regs *r)
 		return -1;
 	if (n == max)
 		rc = 1;
-	if (sig) {
-		if (ptrace(PTRACE_SETSIGINFO, tid, NULL, &info) == -1)
-			warning("the siginfo of signal %d of thread %d is lost",
-				sig, (int)tid);
-		*held_sig = sig;
-	}
-	if (ptrace(PTRACE_SETSIGMASK, tid, (void *)sizeof(mask), &mask) == -1)
-		rc = error("cannot restore the signal mask of thread %d: %s",
-			   (int)tid, strerror(errno));
-	return rc;
+	return unblock(tid, sig, &info, mask, held_sig, rc);
 }
 
 int arch_unw_reg(const struct arch_regs *r, int regnum, uint64_t *val)

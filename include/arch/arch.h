@@ -115,6 +115,9 @@ uint64_t arch_xol_fixup_pc(const struct arch_insn *insn, uint64_t slot,
 /* The trampoline code a hijacked return lands on (a breakpoint). */
 extern const uint8_t arch_trampoline_code[];
 extern const size_t arch_trampoline_len;
+/* Where in the trampoline's code a system call instruction is, followed
+ * by a breakpoint (arch_inject_syscall_at). */
+extern const size_t arch_trampoline_syscall;
 
 /* Register I/O of a stopped thread.  0 or -1 (errno set). */
 int arch_get_regs(pid_t tid, struct arch_regs *r);
@@ -130,6 +133,17 @@ int arch_set_regs(pid_t tid, const struct arch_regs *r);
  */
 int arch_inject_syscall(pid_t tid, long nr, const uint64_t args[6],
 			uint64_t *ret, int *held_sig);
+/*
+ * The same with the system call instruction that is at INSN (ptleak's
+ * scratch page: arch_trampoline_syscall), the thread's own code left
+ * alone: a vfork child, which shares the memory and is never stopped,
+ * may be running the bytes at a held thread's pc.  A process or thread
+ * the call created (clone, fork: its PTRACE_EVENT_*) in *CHILD (NULL:
+ * not asked), as ptleak's pid namespace numbers it.
+ */
+int arch_inject_syscall_at(pid_t tid, uint64_t insn, long nr,
+			   const uint64_t args[6], uint64_t *ret, int *held_sig,
+			   pid_t *child);
 
 /*
  * Single-step stopped thread TID while MORE(CTX, its registers) says so,
@@ -148,6 +162,8 @@ extern const long arch_sys_mmap, arch_sys_munmap;
 extern const long arch_sys_memfd_create, arch_sys_ftruncate, arch_sys_close;
 /* ... and the recorder's hooks of descriptor functions (rec_arch.h) */
 extern const long arch_sys_getpid;
+/* ... and a live report's snapshot (snapshot.h) */
+extern const long arch_sys_clone, arch_sys_wait4;
 /* seccomp_data.arch of this ABI (AUDIT_ARCH_*); the injected system call
  * instruction is ARCH_SYSCALL_INSN_LEN bytes (arch_regs.h) */
 extern const uint32_t arch_audit_arch;

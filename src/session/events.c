@@ -189,9 +189,12 @@ static struct task *injectable(struct session *S, int listening_ok)
 	unsigned i;
 	struct task *t;
 
+	/* not a vfork parent: resumed for the injection's step, it would
+	 * wait in the kernel for its child (never held, maybe stopped) */
 	for_each_proc_task(S, i, t)
 		if (t->role == ROLE_THREAD && t->held && !t->held_sig &&
-		    (listening_ok || !t->held_listen) && !t->exiting)
+		    (listening_ok || !t->held_listen) && !t->exiting &&
+		    !t->vfork_child)
 			return t;
 	return NULL;
 }
@@ -214,7 +217,7 @@ struct task *events_injection_thread(struct session *S, int listening_ok)
 		sig = NULL;
 		for_each_proc_task(S, i, t)
 			if (t->role == ROLE_THREAD && t->held && t->held_sig &&
-			    !t->held_listen && !t->exiting)
+			    !t->held_listen && !t->exiting && !t->vfork_child)
 				sig = t;
 		if (!sig)
 			return NULL;

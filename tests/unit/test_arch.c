@@ -1237,8 +1237,13 @@ static void test_analyse_this_libc(void **state)
 
 static void test_trampoline(void **state)
 {
-	assert_int_equal(arch_trampoline_len, 1);
+	/* int3 (returns land there); syscall; int3 (injections run it) */
+	assert_int_equal(arch_trampoline_len, 4);
 	assert_int_equal(arch_trampoline_code[0], 0xcc);
+	assert_int_equal(arch_trampoline_syscall, 1);
+	assert_int_equal(arch_trampoline_code[1], 0x0f);
+	assert_int_equal(arch_trampoline_code[2], 0x05);
+	assert_int_equal(arch_trampoline_code[3], 0xcc);
 	assert_int_equal(ARCH_BP_LEN, 1);
 	assert_int_equal(arch_bp_addr_from_stop_pc(0x401001), 0x401000);
 }
@@ -1532,6 +1537,104 @@ static void test_inject_syscall_signal_first(void **state)
 	child = -1;	/* reaped */
 }
 
+/* the instruction in a page of its own (the trampoline's code mapped by
+ * an injected mmap): the thread's code is never written, a fork's child
+ * comes back as *CHILD, registers as they were */
+static void test_inject_syscall_at(void **state)
+{
+	pid_t pid = spawn_stopped(), c = 0;
+	struct arch_regs before;
+	uint64_t args[6] = { 0 }, ret = 0, page, w;
+	int sig, st;
+	long code;
+
+	assert_int_equal(arch_get_regs(pid, &before), 0);
+	errno = 0;
+	code = ptrace(PTRACE_PEEKTEXT, pid, (void *)before.r.rip, NULL);
+	assert_int_equal(errno, 0);
+	args[1] = 4096;
+	args[2] = PROT_READ | PROT_EXEC;
+	args[3] = MAP_PRIVATE | MAP_ANONYMOUS;
+	args[4] = (uint64_t)-1;
+	assert_int_equal(arch_inject_syscall(pid, arch_sys_mmap, args, &page, &sig), 0);
+	assert_true(page < -4096ULL);
+	memset(&w, 0, sizeof(w));
+	memcpy(&w, arch_trampoline_code, arch_trampoline_len);
+	assert_int_equal(ptrace(PTRACE_POKETEXT, pid, (void *)page, (void *)w), 0);
+	memset(args, 0, sizeof(args));
+	assert_int_equal(arch_inject_syscall_at(pid, page + arch_trampoline_syscall,
+						SYS_getpid, args, &ret, &sig, NULL), 0);
+	assert_int_equal(ret, pid);
+	assert_untouched(pid, &before, code);
+	/* a fork (PTRACE_O_TRACEFORK): the child's pid from its event */
+	assert_int_equal(ptrace(PTRACE_SETOPTIONS, pid, NULL,
+				(void *)(long)(PTRACE_O_TRACEFORK | PTRACE_O_EXITKILL)), 0);
+	assert_int_equal(arch_inject_syscall_at(pid, page + arch_trampoline_syscall,
+						SYS_fork, args, &ret, &sig, &c), 0);
+	assert_int_equal(ret, c);
+	assert_untouched(pid, &before, code);
+	/* the child, traced from birth, in its first stop */
+	assert_int_equal(waitpid(c, &st, __WALL), c);
+	assert_true(WIFSTOPPED(st));
+	kill(c, SIGKILL);
+	assert_int_equal(waitpid(c, &st, __WALL), c);
+	assert_true(WIFSIGNALED(st));
+	kill_child(state);
+}
+
+/* a thread held at its fork event (inside fork(): its result not yet in
+ * rax) runs an injected system call: its fork still returns the child's
+ * pid (the first step finishes the fork; that result is given back) */
+static void test_inject_syscall_at_fork_event(void **state)
+{
+	int p[2], st;
+	pid_t pid, c, got = 0;
+	uint64_t args[6] = { 0 }, ret = 0;
+	int sig;
+	unsigned long msg = 0;
+
+	assert_int_equal(pipe(p), 0);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		pid_t f;
+
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		close(p[0]);
+		ptrace(PTRACE_TRACEME, 0, NULL, NULL);
+		raise(SIGSTOP);
+		f = fork();
+		if (f == 0)
+			_exit(0);
+		if (write(p[1], &f, sizeof(f)) != sizeof(f))
+			_exit(1);
+		waitpid(f, NULL, 0);
+		_exit(0);
+	}
+	child = pid;
+	close(p[1]);
+	assert_int_equal(waitpid(pid, &st, __WALL), pid);
+	assert_int_equal(ptrace(PTRACE_SETOPTIONS, pid, NULL, (void *)(long)PTRACE_O_TRACEFORK), 0);
+	assert_int_equal(ptrace(PTRACE_CONT, pid, NULL, NULL), 0);
+	assert_int_equal(waitpid(pid, &st, __WALL), pid);
+	assert_int_equal(st >> 8, SIGTRAP | (PTRACE_EVENT_FORK << 8));
+	assert_int_equal(ptrace(PTRACE_GETEVENTMSG, pid, NULL, &msg), 0);
+	c = (pid_t)msg;
+	assert_int_equal(arch_inject_syscall(pid, SYS_getpid, args, &ret, &sig), 0);
+	assert_int_equal(ret, pid);
+	/* the child: let it go */
+	assert_int_equal(waitpid(c, &st, __WALL), c);
+	assert_int_equal(ptrace(PTRACE_DETACH, c, NULL, NULL), 0);
+	assert_int_equal(ptrace(PTRACE_DETACH, pid, NULL, NULL), 0);
+	assert_int_equal(read(p[0], &got, sizeof(got)), sizeof(got));
+	assert_int_equal(got, c);
+	close(p[0]);
+	assert_int_equal(waitpid(pid, &st, 0), pid);
+	assert_true(WIFEXITED(st));
+	assert_int_equal(WEXITSTATUS(st), 0);
+	child = -1;
+}
+
 static void test_inject_syscall_no_such_thread(void **state)
 {
 	uint64_t args[6] = { 0 }, ret;
@@ -1584,6 +1687,8 @@ int main(void)
 					  kill_child),
 		cmocka_unit_test_teardown(test_inject_syscall_signal_first,
 					  kill_child),
+		cmocka_unit_test(test_inject_syscall_at),
+		cmocka_unit_test(test_inject_syscall_at_fork_event),
 		cmocka_unit_test(test_inject_syscall_no_such_thread),
 	};
 
