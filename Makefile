@@ -11,6 +11,7 @@
 #   make bench-deps     install what the benchmarks run (sqlite3, heaptrack, valgrind; root)
 #   make bench-detail   exact counts at 1-8 threads, start-up table, 1 GiB scan
 #   make bench-unwtab   unwind tables: compile time, ns per 16-frame walk
+#   make bench-pause    a running program's longest stall at an attach and a live report
 #   make fuzz     each fuzzer of tests/fuzz/ for FUZZ_TIME seconds (never part of check)
 #   make fuzz-deps      install clang and libFuzzer (root)
 
@@ -90,7 +91,7 @@ TARGET_LIB := $(patsubst tests/targets/lib/%.c,$(B)/targets/%.so,$(wildcard test
 TARGET_BIN += $(TARGET_LIB)
 
 .PHONY: all deps demo check check-valgrind unit integration bench bench-deps bench-detail \
-	bench-unwtab clean install uninstall fuzz fuzz-deps fuzz-build
+	bench-unwtab bench-pause clean install uninstall fuzz fuzz-deps fuzz-build
 all: $(B)/ptleak
 
 $(B)/obj/%.o: %.c $(wildcard include/*/*.h) $(wildcard src/*/*.h) $(wildcard arch/$(ARCH)/*.h) \
@@ -260,8 +261,12 @@ check-valgrind: $(B)/ptleak $(TARGET_BIN)
 
 # B as bench/ sees it: relative (no space, whatever the checkout's path)
 BENCH_B = $(call shq,$(if $(filter /%,$(B)),$(B),../$(B)))
-bench: $(B)/ptleak
+bench: $(B)/ptleak $(B)/targets/r_snapwatch
 	@$(MAKE) -s -C bench B=$(BENCH_B)
+
+# the pauses alone (bench/pause; PAUSE_ARGS="--sizes 100000,1000000")
+bench-pause: $(B)/ptleak $(B)/targets/r_snapwatch
+	@$(MAKE) -s -C bench pause B=$(BENCH_B)
 
 bench-detail: $(B)/ptleak
 	@$(MAKE) -s -C bench detail B=$(BENCH_B)

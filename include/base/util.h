@@ -17,6 +17,9 @@
 int error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void warning(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void die(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
+/* die() whose message was given already (by a report child of ptleak's,
+ * snapshot.c): die_hook, then exit 1. */
+void die_said(void) __attribute__((noreturn));
 
 /* The exit status of a usage error (a bad option or argument). */
 #define EXIT_USAGE 64

@@ -110,6 +110,13 @@ struct report_input {
 	double errors_for_growth;	/* bytes/s: an entry this fast or faster
 					 * counts in report_result.growing
 					 * (0: none counts) */
+	/* how long the target's threads were held for this report (JSON
+	 * "report.pause_ms"); a live report made without a snapshot of the
+	 * target says why (one text line: its threads were held for the
+	 * whole scan), NULL: made from one, or not a live report */
+	double pause_ms;
+	int snapshot;			/* made from a snapshot */
+	const char *snapshot_why;
 };
 
 /* A record, as report_sink sees it (report_xml.c, report_vgtext.c). */

@@ -88,6 +88,15 @@ void heap_alloc(struct heap *h, const struct heap_block *b);
  */
 void heap_census(struct heap *h, const struct heap_block *b);
 /*
+ * ON: a census is being taken from a snapshot while the program runs
+ * (census_attach.c): the table remembers the addresses freed from now on
+ * that it does not know (frees, realloc's old block), and heap_census
+ * then makes a block freed so, which was live at the snapshot, no block
+ * (its free counted as a free of a live block, not an unknown one).  OFF
+ * (the census is in): forgotten.
+ */
+void heap_census_pending(struct heap *h, int on);
+/*
  * A fork child's table (-f): every live block of SRC made live in DST as
  * heap_census does (no allocation counted), its stack id STACK(CTX, id)
  * in DST's stacks (0: none), everything else kept.

@@ -48,13 +48,8 @@ void warning(const char *fmt, ...)
 	va_end(ap);
 }
 
-void die(const char *fmt, ...)
+void die_said(void)
 {
-	va_list ap;
-
-	va_start(ap, fmt);
-	vreport("", fmt, ap);
-	va_end(ap);
 	if (die_hook) {
 		void (*hook)(void) = die_hook;
 
@@ -62,6 +57,16 @@ void die(const char *fmt, ...)
 		hook();
 	}
 	exit(1);
+}
+
+void die(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vreport("", fmt, ap);
+	va_end(ap);
+	die_said();
 }
 
 void *xmalloc(size_t n)

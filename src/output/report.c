@@ -389,6 +389,9 @@ static void text_banner(struct rep *r)
 	line(r, "report %u %s, %s, %.3f s after tracing started%s", in->number,
 	     in->reason == REPORT_SIGNAL ? "on signal" : report_when(in->reason),
 	     when, (double)in->elapsed_ns / 1e9, young);
+	if (in->snapshot_why)
+		line(r, "no snapshot of the process (%s): its threads were held "
+		     "for the whole scan (%.1f ms)", in->snapshot_why, in->pause_ms);
 }
 
 /* -p: what the census at the attach found (census.h). */

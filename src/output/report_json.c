@@ -69,6 +69,10 @@ void rep_json_head(struct rep *r)
 		json_seconds(j, (double)in->elapsed_ns / 1e9);
 		json_key(j, "min_age_s");
 		json_seconds(j, (double)in->min_age_ns / 1e9);
+		json_key(j, "pause_ms");
+		json_seconds(j, in->pause_ms);
+		json_key(j, "snapshot");
+		json_bool(j, in->snapshot);
 		json_object_end(j);
 	}
 	json_key(j, "target");

@@ -7,6 +7,8 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -66,8 +68,10 @@ struct cstate {
 	uint64_t pc;		/* the last thread looked at */
 };
 
-/* The input of a census: maps, threads (held) and their thread pointers. */
-static int cstate_open(struct session *S, struct cstate *cs)
+/* The input of a census: maps, threads (held) and their thread pointers;
+ * memory read from process FROM (0: the target itself, else its
+ * snapshot). */
+static int cstate_open(struct session *S, struct cstate *cs, pid_t from)
 {
 	struct proc *P = S->proc;
 	char path[64];
@@ -76,10 +80,10 @@ static int cstate_open(struct session *S, struct cstate *cs)
 	struct task *t;
 
 	memset(cs, 0, sizeof(*cs));
-	cs->mem.pid = P->mem_pid;
-	snprintf(path, sizeof(path), "/proc/%d/pagemap", (int)P->pid);
+	cs->mem.pid = from ? from : P->mem_pid;
+	snprintf(path, sizeof(path), "/proc/%d/pagemap", (int)(from ? from : P->pid));
 	cs->mem.pagemap = open(path, O_RDONLY | O_CLOEXEC);
-	if (census_maps_read(P->pid, &cs->maps, &cs->mem.nmaps))
+	if (census_maps_read(from ? from : P->pid, &cs->maps, &cs->mem.nmaps))
 		return -1;
 	cs->mem.maps = cs->maps;
 	cs->threads = xcalloc(S->ntasks + 1, sizeof(*cs->threads));
@@ -184,7 +188,7 @@ int census_attach_quiesce(struct session *S)
 	if (P->no_heap || !P->census)
 		return 0;
 	c = P->census;
-	if (cstate_open(S, &cs))
+	if (cstate_open(S, &cs, 0))
 		return -1;
 	if (census_glibc_arenas(&cs.in, c)) {
 		cstate_close(&cs);
@@ -248,12 +252,64 @@ int census_attach_quiesce(struct session *S)
 	return 0;
 }
 
+/* Census blocks FROM..TO-1 of C into P's table. */
+static void merge(struct proc *P, const struct census *c, size_t from, size_t to)
+{
+	size_t i;
+
+	for (i = from; i < to; i++) {
+		struct heap_block b;
+
+		memset(&b, 0, sizeof(b));
+		b.addr = c->blocks[i].addr;
+		b.size = c->blocks[i].size;
+		b.fn = AF_MALLOC;
+		b.before = 1;
+		b.type = c->blocks[i].type;
+		heap_census(P->heap, &b);
+	}
+}
+
+/* Read glibc's heap through CS into C; an inexact census adds nothing
+ * (its memory is roots). */
+static void census_read(struct cstate *cs, struct census *c)
+{
+	c->main_arena = 0;	/* found again: the ring as it is now */
+	if (census_glibc(&cs->in, c) || !c->exact) {
+		census_free(c);
+		c->nblocks = 0;
+		c->bytes = 0;
+		c->exact = 0;
+	}
+	census_types(&cs->in, c);
+}
+
+/* A census read from a snapshot while the program runs on. */
+struct census_job {
+	pthread_t th;
+	struct cstate cs;
+	struct census *c;
+	atomic_int done;
+	int joined;
+	size_t next;		/* blocks in the table so far */
+};
+
+static void *census_thread(void *arg)
+{
+	struct census_job *j = arg;
+
+	census_read(&j->cs, j->c);
+	atomic_store(&j->done, 1);
+	return NULL;
+}
+
 void census_attach_take(struct session *S)
 {
 	struct proc *P = S->proc;
 	struct census *c = P->census;
+	struct census_job *j;
 	struct cstate cs;
-	size_t i;
+	char why[320];
 
 	if (P->no_heap || !c)
 		return;
@@ -267,34 +323,103 @@ void census_attach_take(struct session *S)
 		c->exact = 0;
 		return;
 	}
-	if (cstate_open(S, &cs))
-		return;
 	debug_time("census");
-	c->main_arena = 0;	/* found again: the ring as it is now */
-	if (census_glibc(&cs.in, c) || !c->exact) {
-		/* an inexact census adds nothing: its memory is roots */
-		census_free(c);
-		c->nblocks = 0;
-		c->bytes = 0;
-		c->exact = 0;
+	/* --events logs the census's blocks at the attach (evlog_attach) */
+	if (S->o->events)
+		snprintf(why, sizeof(why), "--events");
+	else if (!snap_clone(S, P, why, sizeof(why))) {
+		/* the census reads the snapshot, the threads run on:
+		 * what they free meanwhile the table remembers */
+		j = xcalloc(1, sizeof(*j));
+		if (cstate_open(S, &j->cs, P->snap_pid)) {
+			cstate_close(&j->cs);
+			free(j);
+			snap_kill(P);
+			return;
+		}
+		j->c = c;
+		heap_census_pending(P->heap, 1);
+		P->cjob = j;
+		if (pthread_create(&j->th, NULL, census_thread, j)) {
+			census_thread(j);
+			j->joined = 1;
+		}
+		return;
 	}
-	census_types(&cs.in, c);
+	if (debug_stats)
+		fprintf(stderr, "ptleak-debug: census: no snapshot of process %d "
+			"(%s): its threads are held while its heap is read\n",
+			(int)P->pid, why);
+	if (cstate_open(S, &cs, 0))
+		return;
+	census_read(&cs, c);
 	debug_time("census: heap read");
 	heap_reserve(P->heap, c->nblocks);
-	for (i = 0; i < c->nblocks; i++) {
-		struct heap_block b;
-
-		memset(&b, 0, sizeof(b));
-		b.addr = c->blocks[i].addr;
-		b.size = c->blocks[i].size;
-		b.fn = AF_MALLOC;
-		b.before = 1;
-		b.type = c->blocks[i].type;
-		heap_census(P->heap, &b);
-	}
+	merge(P, c, 0, c->nblocks);
 	debug_time("census: blocks in the table");
 	census_free(c);
 	cstate_close(&cs);
+}
+
+/* Census blocks put in the table per step while the program runs. */
+#define CENSUS_BATCH 65536
+
+void census_attach_step(struct session *S, struct proc *P, int block, int reap)
+{
+	struct census_job *j = P->cjob;
+	struct census *c;
+	size_t end;
+	int stopped = 0;
+
+	if (!j)
+		return;
+	c = j->c;
+	if (!j->joined) {
+		if (!block && !atomic_load(&j->done))
+			return;
+		pthread_join(j->th, NULL);
+		j->joined = 1;
+	}
+	if (j->cs.maps) {
+		/* the snapshot is read */
+		cstate_close(&j->cs);
+		snap_kill(P);
+		debug_time("census: heap read");
+		heap_reserve(P->heap, c->nblocks);
+	}
+	end = c->nblocks;
+	if (!block && end - j->next > CENSUS_BATCH)
+		end = j->next + CENSUS_BATCH;
+	merge(P, c, j->next, end);
+	j->next = end;
+	if (j->next < c->nblocks)
+		return;
+	heap_census_pending(P->heap, 0);
+	census_free(c);
+	free(j);
+	P->cjob = NULL;
+	debug_time("census: blocks in the table");
+	if (!reap || S->exec_due)
+		return;	/* its zombie: at the next stop of every thread
+			 * (a thread held at an execve must stay held) */
+	if (!S->hold) {
+		if (events_stop_all(S)) {
+			events_release_all(S);
+			return;
+		}
+		stopped = 1;
+	}
+	snap_reap(S, P, 0);
+	if (stopped)
+		events_release_all(S);
+}
+
+void census_attach_steps(struct session *S, int block, int reap)
+{
+	struct proc *P;
+
+	for (P = S->procs; P; P = P->next)
+		census_attach_step(S, P, block, reap);
 }
 
 struct restack {
@@ -318,6 +443,7 @@ void census_inherit(struct session *S, struct proc *P, struct proc *Pp)
 
 	if (P->no_heap || !P->heap || !Pp->heap)
 		return;
+	census_attach_step(S, Pp, 1, 0);	/* the parent's census in */
 	S->proc = Pp;
 	recs_drain(S);		/* the parent's table as it is at the fork */
 	S->proc = was;

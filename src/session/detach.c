@@ -131,13 +131,27 @@ int detach_target(struct session *S, int report)
 	struct task *t;
 	int ret = 0;
 
+	/* a live report being made first; the detach's own from a
+	 * snapshot while the threads run on (snapshot.c) */
+	snap_finish(S, !report, 1);
+	census_attach_steps(S, 1, 0);
+	if (report) {
+		uint64_t t0 = now_ns();
+
+		if (events_stop_all(S))
+			ret = -1;
+		else if (snap_reports(S, REPORT_DETACH, t0))
+			ret = -1;
+		if (snap_busy(S)) {
+			events_release_all(S);
+			snap_released(S);
+			snap_finish(S, 0, 1);
+		}
+	}
 	if (events_stop_all(S))
 		ret = -1;
-	for (P = S->procs; report && P; P = P->next) {
-		S->proc = P;
-		if (!P->reported && !P->done)
-			report_make_live(S, REPORT_DETACH);
-	}
+	for (P = S->procs; P; P = P->next)
+		snap_reap(S, P, 1);	/* a census's snapshot */
 	/* vfork children run in the target's memory, on its breakpoints:
 	 * wait until they have exec'ed or exited, their parents held */
 	if (events_wait_all_stopped(S, 1))

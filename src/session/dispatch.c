@@ -220,6 +220,9 @@ static void on_gone(struct session *S, pid_t tid, int status)
 	struct task *t = task_find(S, tid);
 	struct proc *P = t ? t->proc : NULL;
 
+	if (!t && snap_gone(S, tid, status))
+		return;
+
 	if (t) {
 		if (t->role == ROLE_THREAD && !t->exiting && P)
 			P->nalive--;

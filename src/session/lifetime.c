@@ -126,6 +126,10 @@ void lifetime_exit(struct session *S, struct task *t)
 	else
 		P->exit_code = (int)((msg >> 8) & 0xff);
 	P->reported = 1;
+	/* a live report still being made from a snapshot comes first, and
+	 * the census (snapshot.c, census_attach.c) */
+	snap_finish(S, 1, 0);
+	census_attach_step(S, P, 1, 0);
 	report_make_exit(S, t);
 }
 

@@ -144,6 +144,8 @@ void proc_gone(struct session *S, struct proc *P, int status)
 			P->exit_code = WEXITSTATUS(status);
 		P->reported = 1;
 		S->proc = P;
+		snap_finish(S, 1, 0);
+		census_attach_step(S, P, 1, 0);
 		report_make(S, REPORT_EXIT, P->mem_pid, NULL, 0, 0);
 	}
 	if (S->tree)

@@ -229,13 +229,17 @@ int report_make(struct session *S, enum report_reason reason, pid_t via,
 
 	if (s)
 		unloaded_name(P->unloaded, s);
-	/* exact up to now */
-	if (reason == REPORT_EXIT)
+	/* exact up to now (a report child's snapshot: up to it, drained by
+	 * the tracer, which alone may take from the ring) */
+	if (S->in_rep_child)
+		;
+	else if (reason == REPORT_EXIT)
 		recs_drain_final(S);
 	else
 		recs_drain(S);
 	/* the timeline's last row equals the report's figures */
-	sampler_report(S, reason != REPORT_SIGNAL);
+	if (!S->in_rep_child)
+		sampler_report(S, reason != REPORT_SIGNAL);
 
 	memset(&in, 0, sizeof(in));
 	in.pid = P->pid;
@@ -318,6 +322,10 @@ int report_make(struct session *S, enum report_reason reason, pid_t via,
 		in.growth = growth;
 	}
 	in.errors_for_growth = S->o->errors_for_growth;
+	in.snapshot = S->pause_ns != 0;
+	in.snapshot_why = S->snap_why;
+	in.pause_ms = (double)(S->pause_ns ? S->pause_ns :
+			       S->hold_t0 ? now_ns() - S->hold_t0 : 0) / 1e6;
 	if (S->o->html)
 		html_sample(S, &in, &html, &series, &feed, &hres, &html_path);
 	ret = report_write_all(S, &in, s, &res);
@@ -335,7 +343,20 @@ int report_make(struct session *S, enum report_reason reason, pid_t via,
 		ret = -1;
 	html_feed_free(&feed);
 	free(html_path);
-	if (ret)
+	S->last_result = res;
+	report_result_take(S, P, reason, &res, ret);
+	free(classes);
+	sym_close(s);
+	return ret;
+}
+
+void report_result_take(struct session *S, struct proc *P,
+			enum report_reason reason,
+			const struct report_result *r, int failed)
+{
+	struct report_result res = *r;
+
+	if (failed)
 		S->report_failed = 1;
 	if (reason == REPORT_EXEC) {
 		/* the old image's, for good */
@@ -357,9 +378,6 @@ int report_make(struct session *S, enum report_reason reason, pid_t via,
 	if (S->tree)
 		proctree_leaks(S->tree, P->row, P->lost_bytes + P->exec_lost_bytes,
 			       P->leaked_fds + P->exec_leaked_fds);
-	free(classes);
-	sym_close(s);
-	return ret;
 }
 
 /* The report at exit: THREAD is stopped at its exit event. */
@@ -369,10 +387,13 @@ int report_make_exit(struct session *S, const struct task *thread)
 	int ret;
 
 	debug_time("exit report starts");
+	S->hold_t0 = now_ns();
+	S->snap_why = NULL;
 	if (!thread || arch_get_regs(thread->tid, &r))
 		ret = report_make(S, REPORT_EXIT, S->proc->mem_pid, NULL, 0, 0);
 	else
 		ret = report_make(S, REPORT_EXIT, thread->tid, &r, 1, 0);
+	S->hold_t0 = 0;
 	debug_time("exit report written");
 	return ret;
 }
@@ -386,6 +407,12 @@ int report_make_live(struct session *S, enum report_reason reason)
 	int ret;
 
 	recs_settle(S);		/* no record half written */
+	if (S->proc->reported || S->proc->done) {
+		/* a thread let go to finish its record took a fatal signal:
+		 * the exit was reported */
+		free(regs);
+		return 0;
+	}
 	for_each_proc_task(S, i, t)
 		if (t->role == ROLE_THREAD && t->held &&
 		    !arch_get_regs(t->tid, &regs[n]))

@@ -154,6 +154,15 @@ struct proc {
 	int untracked;
 	struct coverage cov;	/* calls not recorded */
 	struct unloaded *unloaded;	/* objects dlclose'd (unloaded.c) */
+	/* a live report's copy-on-write snapshot (snapshot.c): the clone
+	 * the report reads, numbered in ptleak's and in the process's pid
+	 * namespace (0: none), and the registers of the threads at that
+	 * instant */
+	pid_t snap_pid, snap_vpid;
+	struct arch_regs *snap_regs;
+	unsigned snap_nregs;
+	int snap_report;	/* the report child makes its report */
+	struct census_job *cjob;	/* a census from a snapshot being taken */
 };
 
 struct session {
@@ -192,6 +201,20 @@ struct session {
 	struct evlog *evlog;	/* --events (events_log.h), NULL: none */
 	/* what the wait loop calls with each stop (dispatch_ops) */
 	const struct event_ops *ev;
+	/* the report child (snapshot.c): a fork of ptleak making live
+	 * reports from snapshots while the target runs on (0: none), the
+	 * pipe of its results, the pipe that tells it the pause */
+	pid_t rep_child;
+	int rep_fd, rep_pause_fd;
+	int rep_exited, rep_status;
+	int in_rep_child;	/* this process is a report child */
+	enum report_reason rep_reason;	/* of its reports */
+	struct report_result last_result;	/* report_make's last */
+	/* the report being made: when its threads were stopped (now_ns(),
+	 * 0: not known), the pause a report child was told (0: none), why
+	 * no snapshot could be had (NULL: one was, or none asked) */
+	uint64_t hold_t0, pause_ns;
+	const char *snap_why;
 };
 
 /* Every task T of session S (I: the bucket); none may be deleted meanwhile. */
@@ -320,6 +343,13 @@ void heapprobe_lost(struct session *S, const struct bp *bp, int err,
  * thread VIA, stopped meanwhile. */
 int report_make(struct session *S, enum report_reason reason, pid_t via,
 		const struct arch_regs *regs, unsigned nregs, int reg_roots);
+/* What report_make does after writing P's report R (REASON; FAILED:
+ * it could not be written whole): P's and S's verdicts (leaks, what
+ * could not be seen) for the exit status.  A report child's results are
+ * taken so too. */
+void report_result_take(struct session *S, struct proc *P,
+			enum report_reason reason,
+			const struct report_result *r, int failed);
 /* The report at exit: THREAD is stopped at its exit event. */
 int report_make_exit(struct session *S, const struct task *thread);
 /* valgrind's text: memcheck's banner in P's text now, as valgrind writes
@@ -330,6 +360,38 @@ void report_vg_banner(struct session *S, struct proc *P);
 void report_tree(struct session *S, struct proc *P);
 /* A report while every thread is held (events_stop_all): their registers. */
 int report_make_live(struct session *S, enum report_reason reason);
+
+/* ---- snapshot.c ------------------------------------------------------ */
+
+/* Reports REASON (signal, detach) of every process not reported yet,
+ * every thread held since HOLD_T0: each process whose snapshot can be
+ * had is reported by a report child from it once the threads run again
+ * (snap_released), the others here and now.  0, or -1 (every report
+ * made here). */
+int snap_reports(struct session *S, enum report_reason reason, uint64_t hold_t0);
+/* The threads run again: the report child is told how long they were
+ * held. */
+void snap_released(struct session *S);
+/* The wait loop saw process PID gone: 1 if it was the report child. */
+int snap_gone(struct session *S, pid_t pid, int status);
+/* A copy-on-write snapshot of process P, every thread held: a clone of
+ * it that never runs (P->snap_pid, its pid in P's namespace snap_vpid).
+ * 0, or -1 and WHY (LEN bytes): none can be had. */
+int snap_clone(struct session *S, struct proc *P, char *why, size_t len);
+/* P's snapshot killed (its zombie left to snap_reap). */
+void snap_kill(struct proc *P);
+/* The zombie of P's killed snapshot reaped by a held thread of P (every
+ * thread held); nothing if there is none.  No thread that can run it
+ * outside a group-stop: later, but at the LAST chance (a detach). */
+void snap_reap(struct session *S, struct proc *P, int last);
+/* A report child is at work. */
+int snap_busy(const struct session *S);
+/* Wait for the report child to end and take its results (BLOCK: in
+ * waitpid; else in the wait loop, the target running and its ring
+ * drained), then let go of the snapshots: killed, and, with REAP, their
+ * zombies taken out of the target (every thread stopped for that).
+ * Nothing if there is no report child. */
+void snap_finish(struct session *S, int block, int reap);
 
 /* ---- sigself.c -------------------------------------------------------- */
 
@@ -516,9 +578,20 @@ void detach_on_die(void);
  * inside glibc's malloc and no arena is locked (threads inside are let
  * run out, bounded; else the census will say so).  0, or -1 (message). */
 int census_attach_quiesce(struct session *S);
-/* -p, every thread still held, the allocator bound: the census into the
- * heap table (S->proc->census says what was found). */
+/* -p, every thread still held, the allocator bound: the census of the
+ * heap (S->proc->census says what was found), read from a snapshot by a
+ * thread of ptleak while the program runs on (census_attach_step puts it
+ * into the heap table), or, without a snapshot, here and into the table
+ * at once. */
 void census_attach_take(struct session *S);
+/* P's census from a snapshot, if one is being taken: once read, its
+ * blocks into the table, a batch per call (BLOCK: wait for the read and
+ * put them all), then the snapshot's zombie reaped if REAP (every thread
+ * stopped for that if they were not).  Before a report, an exec, a fork's
+ * inheritance or a detach: BLOCK. */
+void census_attach_step(struct session *S, struct proc *P, int block, int reap);
+/* census_attach_step of every process. */
+void census_attach_steps(struct session *S, int block, int reap);
 /* -f: fork child P starts with its parent PP's table as it is at the
  * fork (the parent's ring drained first): its blocks keep their stacks,
  * no allocation counted (valgrind's --trace-children does the same). */

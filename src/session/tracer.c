@@ -213,10 +213,18 @@ static void wait_untraced(struct session *S)
  * those held at an execve (REASON exec), every thread held meanwhile. */
 static void reports_live(struct session *S, enum report_reason reason)
 {
+	uint64_t t0;
 	struct proc *P;
 
+	snap_finish(S, 0, 1);	/* the last one's first */
+	census_attach_steps(S, 1, 1);
+	t0 = now_ns();
 	if (!events_stop_all(S)) {
-		for (P = S->procs; P; P = P->next) {
+		for (P = S->procs; P; P = P->next)
+			snap_reap(S, P, 0);	/* a census's snapshot */
+		if (reason == REPORT_SIGNAL) {
+			snap_reports(S, reason, t0);
+		} else for (P = S->procs; P; P = P->next) {
 			if ((reason == REPORT_EXEC && !P->exec_due) ||
 			    P->reported || P->done)
 				continue;
@@ -230,6 +238,7 @@ static void reports_live(struct session *S, enum report_reason reason)
 		P->exec_due = 0;
 	S->exec_due = 0;
 	events_release_all(S);
+	snap_released(S);
 }
 
 /* A thread the signal handlers may interrupt to end the wait: one of a
@@ -312,7 +321,11 @@ int tracer_run(const struct options *o)
 			detach_target(S, !S->untraceable);
 			break;
 		}
-		if (report_requested) {
+		if (S->rep_exited)
+			snap_finish(S, 0, 1);
+		census_attach_steps(S, 0, 1);
+		/* one report child at a time: a request waits for it */
+		if (report_requested && !snap_busy(S)) {
 			report_requested = 0;
 			reports_live(S, REPORT_SIGNAL);
 		}
@@ -320,7 +333,8 @@ int tracer_run(const struct options *o)
 			reports_live(S, REPORT_EXEC);
 		/* a signal from now on interrupts a thread to end the wait */
 		wake_tid = wake_thread(S);
-		if (detach_requested || report_requested) {
+		if (detach_requested || (report_requested && !snap_busy(S)) ||
+		    S->rep_exited) {
 			wake_tid = 0;
 			continue;
 		}
@@ -331,6 +345,8 @@ int tracer_run(const struct options *o)
 		if (ret)
 			break;
 	}
+	snap_finish(S, 1, 0);
+	census_attach_steps(S, 1, 0);
 	die_hook = NULL;
 	debug_time("the event loop ends");
 

@@ -19,6 +19,7 @@
 #include <sys/mman.h>
 
 #include "tables/growth.h"
+#include "tables/addrset.h"
 #include "tables/heap.h"
 #include "base/util.h"
 
@@ -45,6 +46,9 @@ struct heap {
 	size_t last_thread;	/* ... and its index: most events are a run */
 	heap_observer observer;
 	void *observer_ctx;
+	/* a census from a snapshot is being taken (heap_census_pending):
+	 * the addresses freed meanwhile that the table did not know */
+	struct addrset *late;
 	/* bytes and blocks in use per stack over time (growth.h) */
 	struct growth *growth;
 	uint64_t clock;		/* the latest event time seen (now_ns()) */
@@ -352,6 +356,7 @@ void heap_delete(struct heap *h)
 	free(h->threads);
 	free(h->thread_slots);
 	growth_free(h->growth);
+	addrset_free(h->late);
 	free(h);
 }
 
@@ -372,6 +377,7 @@ void heap_reset(struct heap *h)
 	h->nthreads = h->athreads = 0;
 	h->last_tid = 0;
 	growth_reset(h->growth);
+	heap_census_pending(h, 0);
 	h->clock = 0;
 }
 
@@ -446,8 +452,25 @@ void heap_reserve(struct heap *h, size_t n)
 
 void heap_census(struct heap *h, const struct heap_block *b)
 {
-	if (b->addr)
-		put_live(h, b, 0);
+	if (!b->addr)
+		return;
+	if (h->late && addrset_remove(h->late, b->addr)) {
+		/* freed since the snapshot: a free of a live block */
+		h->st.unknown_frees--;
+		h->st.frees++;
+		return;
+	}
+	put_live(h, b, 0);
+}
+
+void heap_census_pending(struct heap *h, int on)
+{
+	if (on && !h->late)
+		h->late = addrset_new();
+	if (!on) {
+		addrset_free(h->late);
+		h->late = NULL;
+	}
 }
 
 const struct heap_stack_total *heap_stack_totals(const struct heap *h,
@@ -467,6 +490,8 @@ int heap_free_by(struct heap *h, uint64_t addr, int32_t tid, uint64_t time_ns)
 	i = find_slot(h, addr);
 	if (!h->slots[i].addr) {
 		h->st.unknown_frees++;
+		if (h->late)
+			addrset_add(h->late, addr);
 		pre_free(h, tid);
 		tell(h, HEV_UNKNOWN_FREE, AF_FREE, tid, 0, time_ns, 0, addr, 0);
 		return 0;
@@ -526,6 +551,8 @@ void heap_realloc_end(struct heap *h, uint64_t old, int was_live,
 			     newb->time_ns, held ? held->size : 0, old, 0);
 		} else if (old) {
 			h->st.unknown_frees++;
+			if (h->late)
+				addrset_add(h->late, old);
 			if (result)
 				pre_free(h, newb->tid);
 		}

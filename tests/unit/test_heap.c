@@ -527,6 +527,54 @@ static void test_fn_names(void **state)
 	assert_null(alloc_fn_name((enum alloc_fn)-1));
 }
 
+/* A census from a snapshot (heap_census_pending): blocks freed between
+ * the snapshot and their census entry are no blocks, their frees those
+ * of live blocks. */
+static void test_census_pending(void **state)
+{
+	struct heap *h = heap_new();
+	struct heap_block c, n = mk(0x3000, 40, 1, 100, AF_REALLOC, 2000);
+	const struct heap_stats *st = heap_stats(h);
+	struct heap_block held;
+	uint64_t census[] = { 0x1000, 0x2000, 0x4000, 0x5000 };
+	size_t i;
+	int live;
+
+	(void)state;
+	heap_census_pending(h, 1);
+	assert_int_equal(heap_free_by(h, 0x1000, 100, 1500), 0);
+	live = heap_realloc_begin(h, 0x2000, &held);
+	assert_int_equal(live, 0);
+	heap_realloc_end(h, 0x2000, live, &held, 40, &n);
+	/* 0x5000 freed, then handed out again and live */
+	assert_int_equal(heap_free_by(h, 0x5000, 100, 1600), 0);
+	alloc(h, 0x5000, 24);
+	assert_int_equal(st->unknown_frees, 3);
+	for (i = 0; i < 4; i++) {
+		c = mk(census[i], 56, 0, 0, AF_MALLOC, 0);
+		c.before = 1;
+		heap_census(h, &c);
+	}
+	heap_census_pending(h, 0);
+	assert_int_equal(st->unknown_frees, 0);
+	assert_int_equal(st->frees, 3);
+	assert_int_equal(st->allocs, 2);
+	assert_int_equal(st->in_use_blocks, 3);
+	assert_int_equal(st->in_use_bytes, 40 + 56 + 24);
+	assert_null(heap_lookup(h, 0x1000));
+	assert_null(heap_lookup(h, 0x2000));
+	assert_int_equal(heap_lookup(h, 0x3000)->size, 40);
+	assert_int_equal(heap_lookup(h, 0x4000)->before, 1);
+	assert_int_equal(heap_lookup(h, 0x5000)->size, 24);
+	/* off: an unknown free stays unknown */
+	assert_int_equal(heap_free_by(h, 0x6000, 100, 1700), 0);
+	c = mk(0x6000, 56, 0, 0, AF_MALLOC, 0);
+	heap_census(h, &c);
+	assert_int_equal(st->unknown_frees, 1);
+	assert_non_null(heap_lookup(h, 0x6000));
+	heap_delete(h);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -549,6 +597,7 @@ int main(void)
 		cmocka_unit_test(test_reset),
 		cmocka_unit_test(test_fn_names),
 		cmocka_unit_test(test_census_blocks),
+		cmocka_unit_test(test_census_pending),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
