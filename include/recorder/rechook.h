@@ -295,6 +295,9 @@ struct rec_conf {
 	 * posix_spawn child, sharing the memory until its exec) is not
 	 * recorded (its descriptors are its own) */
 	uint64_t pid;
+	/* optional (NULL: none): the threads' stack caches, one per entry
+	 * of the thread table, at the entry's index (struct rec_scache) */
+	struct rec_scache *scache;
 };
 
 /*
@@ -333,6 +336,68 @@ static inline uint64_t rec_pccache_slot(uint64_t key, uint64_t mask)
 {
 	return (key * 0x9e3779b97f4a7c15ull >> 40) & mask;
 }
+
+/*
+ * The stack cache: per thread (the entry of the thread table at the same
+ * index), the frames of its last walk, so that the next walk stops
+ * unwinding where it meets a frame it walked before and checks the rest
+ * instead of walking it again.  Written and read by that thread's hooks
+ * only; ptleak zeroes an entry when it gives its slot to a thread.
+ *
+ * A frame is its registers (pc, sp, fp: struct unwtab_frame) and where
+ * the step from the frame below read them: its pc from ra_at, its fp
+ * from fp_at (0: the fp carried over from the frame below).  ra_at 0:
+ * not reached by such a step (the first frame, or after a signal frame
+ * or a hijacked return): the step into it is never taken on trust.
+ *
+ * Why this is sound: a walk from a frame is a function of the frame's
+ * registers, the words the walk reads from the stack and what the key
+ * holds (tables, stack bound, main's range, stub pages, hijack
+ * trampoline, depth).  So when a new walk reaches a frame equal, register
+ * for register, to cached frame k, and the key is the same, it follows
+ * the cached frames k + 1, ... as long as each one's words still hold
+ * the values it was built from (one load for the return address, two
+ * when the fp was read); the first that does not is walked again from
+ * the one before.  A frame at the same sp with the same return address
+ * but a different caller (the stack unwound and built again) differs
+ * in a word above it, which the check reads.
+ *
+ * Signals and longjmp: the thread owns its cache while gen is odd (set
+ * by a walk before it reads the cache, put back to even after it wrote
+ * it).  A hook that finds gen odd (a signal handler's call while its
+ * thread is in a walk, or a walk a longjmp out of a handler abandoned)
+ * walks without the cache and leaves it alone; so the cache is never
+ * read or written half-updated.  After such a longjmp the thread's cache
+ * stays off (its walks cost what they did before the cache).
+ */
+#define REC_SCACHE_FRAMES	32
+#define REC_SCACHE_PENDING	8
+/* rec_sframe.flags */
+#define REC_SF_EXACT	1	/* unwtab_frame.exact */
+#define REC_SF_SKIP	2	/* in ptleak's code pages: not recorded */
+#define REC_SF_MAIN	4	/* a return address into main: the last */
+
+struct rec_sframe {
+	uint64_t pc, sp, fp;
+	uint64_t ra_at, fp_at;
+	uint64_t flags;
+};
+
+struct rec_scache {
+	uint64_t gen;		/* odd: in use by a walk of the thread */
+	/* the key: what the walk read besides frames and stack words */
+	uint64_t objs, hi, main_lo, main_hi, hijack_ret, nstubs, max;
+	uint64_t n;		/* frames in f[] */
+	/* whole: f[] is the whole walk, which ended at f[n - 1] whatever
+	 * the words above it (the depth, main, or that frame's rule: STOP,
+	 * INVALID, no table), hash its hash; done: it ended by the rule (so
+	 * does any walk reaching that frame) */
+	uint64_t whole, done, hash;
+	uint64_t pad[4];
+	struct rec_sframe f[REC_SCACHE_FRAMES];
+	/* the walk's scratch: frames walked before one met the cache */
+	struct rec_sframe pend[REC_SCACHE_PENDING];
+};
 
 #define REC_STACKSET_PROBES	8
 /*
