@@ -296,8 +296,12 @@ struct rec_conf {
 	 * recorded (its descriptors are its own) */
 	uint64_t pid;
 	/* optional (NULL: none): the threads' stack caches, one per entry
-	 * of the thread table, at the entry's index (struct rec_scache) */
+	 * of the thread table, at the entry's index (struct rec_scache),
+	 * and the one of the calls on the main stack by a thread without
+	 * an entry (the main thread until its TCB is known: shared, so
+	 * taken with a compare-and-swap) */
 	struct rec_scache *scache;
+	struct rec_scache *main_scache;
 };
 
 /*
@@ -364,7 +368,8 @@ static inline uint64_t rec_pccache_slot(uint64_t key, uint64_t mask)
  *
  * Signals and longjmp: the thread owns its cache while gen is odd (set
  * by a walk before it reads the cache, put back to even after it wrote
- * it).  A hook that finds gen odd (a signal handler's call while its
+ * it; rec_conf.main_scache, which threads may share, with a
+ * compare-and-swap and release).  A hook that finds gen odd (a signal handler's call while its
  * thread is in a walk, or a walk a longjmp out of a handler abandoned)
  * walks without the cache and leaves it alone; so the cache is never
  * read or written half-updated.  After such a longjmp the thread's cache
@@ -424,15 +429,20 @@ struct rec_scache {
 
 /*
  * The stack hash of a record: from REC_STACK_HASH_SEED, rec_stack_hash_add()
- * of each pc in the record's order, then rec_stack_hash_end() with their
- * count.  Never 0 (0 is a free stack set entry).  For ptleak too, should it
- * want to check a record's hash against its pcs.
+ * of each pc with its index in the record, then rec_stack_hash_end() with
+ * their count.  Never 0 (0 is a free stack set entry).  For ptleak too,
+ * should it want to check a record's hash against its pcs.  A sum of one
+ * term per pc: the terms do not wait for each other (a chain of
+ * multiplies cost 5 cycles a frame), and the hooks may add them in any
+ * order.
  */
 #define REC_STACK_HASH_SEED	0x6a09e667f3bcc908ull
 
-static inline uint64_t rec_stack_hash_add(uint64_t h, uint64_t pc)
+static inline uint64_t rec_stack_hash_add(uint64_t h, uint64_t pc, unsigned i)
 {
-	return ((h << 23 | h >> 41) ^ pc) * 0x9e3779b97f4a7c15ull;
+	uint64_t x = (pc + (i + 1) * 0x9e3779b97f4a7c15ull) * 0xbf58476d1ce4e5b9ull;
+
+	return h + (x ^ x >> 31);
 }
 
 static inline uint64_t rec_stack_hash_end(uint64_t h, uint64_t n)

@@ -55,7 +55,7 @@ static struct rec_objs *objs;
 static struct rec_thread threads[NTHREADS];
 static uint64_t stackset[64];
 static struct rec_pccache pccache[1024];
-static struct rec_scache scache[NTHREADS];
+static struct rec_scache scache[NTHREADS + 1];
 static volatile int sink;
 
 /* ---- where the stacks are ---- */
@@ -222,7 +222,7 @@ static inline uint64_t hash_of(const uint64_t *pcs, unsigned n)
 	unsigned i;
 
 	for (i = 0; i < n; i++)
-		h = rec_stack_hash_add(h, pcs[i]);
+		h = rec_stack_hash_add(h, pcs[i], i);
 	return rec_stack_hash_end(h, n);
 }
 
@@ -354,8 +354,10 @@ static inline int setup(void **state)
 		conf.pccache = pccache;
 		conf.pccache_mask = ARRAY_LEN(pccache) - 1;
 	}
-	if (!getenv("NO_SCACHE"))
+	if (!getenv("NO_SCACHE")) {
 		conf.scache = scache;
+		conf.main_scache = &scache[NTHREADS];
+	}
 	for (i = 0; i < NFNS; i++)
 		fns[i].size = elf_func("/proc/self/exe", SHT_SYMTAB, fns[i].name,
 				       NULL);

@@ -209,7 +209,7 @@ static unsigned walk(const struct rec_conf *cf, const struct rec_call *c,
 			if (++skipped > REC_MAX_DEPTH)
 				break;
 		} else {
-			h = rec_stack_hash_add(h, f.pc);
+			h = rec_stack_hash_add(h, f.pc, n);
 			if (res)
 				ring_put(cf->ring, res, first + n, f.pc);
 			if (++n >= max ||
@@ -276,13 +276,17 @@ static int step(const struct rec_conf *cf, const struct rec_objs *objs,
 	return 1;
 }
 
-/* The caller's thread's cache, NULL if none (no table entry, no walk). */
+/* The caller's thread's cache, NULL if none (no walk); *SHARED 1 if
+ * other threads may take it too (main_scache). */
 static struct rec_scache *scache_of(const struct rec_conf *cf,
-				    const struct caller *w)
+				    const struct caller *w, int *shared)
 {
-	if (!cf->scache || !w->e || !w->st.hi)
+	*shared = !w->e;
+	if (!w->st.hi)
 		return NULL;
-	return &cf->scache[w->e - cf->threads];
+	if (w->e)
+		return cf->scache ? &cf->scache[w->e - cf->threads] : NULL;
+	return cf->main_scache;
 }
 
 #define SC_KEY	7
@@ -334,7 +338,8 @@ static int sframe_holds(const struct unwtab_stack *st,
 static __attribute__((noinline)) unsigned
 walk_cached(const struct rec_conf *cf, const struct rec_call *c,
 			    const struct caller *w, const struct rec_objs *objs,
-			    unsigned max, uint64_t *hash, struct rec_scache *sc)
+			    unsigned max, uint64_t *hash, struct rec_scache *sc,
+			    int shared)
 {
 	struct unwtab_frame f = { c->ra, w->sp, w->fp, 0, NULL };
 	struct rec_sframe *C = sc->f, *P = sc->pend, *d;
@@ -344,9 +349,13 @@ walk_cached(const struct rec_conf *cf, const struct rec_call *c,
 	int usable = 1, rule_end = 0, ended = 0, deferred, whole_hash = 0;
 
 	g = __atomic_load_n(&sc->gen, __ATOMIC_RELAXED);
-	if (g & 1)	/* a walk of this thread's in progress (or left) */
+	/* odd: a walk of this thread's in progress (or left), or of
+	 * another thread's if SHARED */
+	if ((g & 1) || (shared && !__atomic_compare_exchange_n(&sc->gen, &g,
+			g + 1, 0, __ATOMIC_ACQUIRE, __ATOMIC_RELAXED)))
 		return walk(cf, c, w, objs, max, hash, NULL, 0);
-	__atomic_store_n(&sc->gen, g + 1, __ATOMIC_RELAXED);
+	if (!shared)
+		__atomic_store_n(&sc->gen, g + 1, __ATOMIC_RELAXED);
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
 	scache_key(cf, w, objs, max, key);
 	for (i = 0; i < SC_KEY; i++)
@@ -376,7 +385,7 @@ walk_cached(const struct rec_conf *cf, const struct rec_call *c,
 			sframe_set(d, &f, ra_at, fp_at, fl);
 		j++;
 		if (!(fl & REC_SF_SKIP))
-			h = rec_stack_hash_add(h, f.pc);
+			h = rec_stack_hash_add(h, f.pc, n);
 		if (last_frame(fl, &n, &skipped, max)) {
 			ended = 1;
 			rule_end = 0;
@@ -395,7 +404,7 @@ met:
 	for (e = k;; e++) {
 		fl = C[e].flags;
 		if (!deferred && !(fl & REC_SF_SKIP))
-			h = rec_stack_hash_add(h, C[e].pc);
+			h = rec_stack_hash_add(h, C[e].pc, n);
 		if (last_frame(fl, &n, &skipped, max)) {
 			ended = 1;
 			rule_end = 0;
@@ -413,9 +422,9 @@ met:
 		if (ended && e + 1 == m && sc->whole == 1)
 			whole_hash = 1;
 		else
-			for (i = 0; i <= e; i++)
+			for (i = 0, cnt = 0; i <= e; i++)
 				if (!(C[i].flags & REC_SF_SKIP))
-					h = rec_stack_hash_add(h, C[i].pc);
+					h = rec_stack_hash_add(h, C[i].pc, cnt++);
 	}
 	f = (struct unwtab_frame){ C[e].pc, C[e].sp, C[e].fp,
 				   !!(C[e].flags & REC_SF_EXACT), NULL };
@@ -443,7 +452,7 @@ met:
 			sframe_set(&C[j], &f, ra_at, fp_at, fl);
 		j++;
 		if (!(fl & REC_SF_SKIP))
-			h = rec_stack_hash_add(h, f.pc);
+			h = rec_stack_hash_add(h, f.pc, n);
 		ended = last_frame(fl, &n, &skipped, max);
 	}
 
@@ -461,7 +470,7 @@ end:
 	sc->done = rule_end && sc->whole;
 	sc->hash = *hash;
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
-	__atomic_store_n(&sc->gen, g + 2, __ATOMIC_RELAXED);
+	__atomic_store_n(&sc->gen, g + 2, __ATOMIC_RELEASE);
 	return n;
 }
 
@@ -519,6 +528,7 @@ static void emit_stack(const struct rec_conf *cf, unsigned type,
 	const struct rec_objs *objs = __atomic_load_n(&cf->objs, __ATOMIC_ACQUIRE);
 	unsigned npcs, max = 1;
 	struct rec_scache *sc;
+	int shared;
 	struct ring_res res;
 	struct caller who;
 	uint64_t hash;
@@ -526,8 +536,8 @@ static void emit_stack(const struct rec_conf *cf, unsigned type,
 	caller_of(cf, c, &who);
 	if (objs && who.st.hi && cf->depth > 1)
 		max = cf->depth < REC_MAX_DEPTH ? (unsigned)cf->depth : REC_MAX_DEPTH;
-	sc = max > 1 ? scache_of(cf, &who) : NULL;
-	npcs = sc ? walk_cached(cf, c, &who, objs, max, &hash, sc) :
+	sc = max > 1 ? scache_of(cf, &who, &shared) : NULL;
+	npcs = sc ? walk_cached(cf, c, &who, objs, max, &hash, sc, shared) :
 		    walk(cf, c, &who, objs, max, &hash, NULL, 0);
 	if (interned(cf, hash))
 		npcs = 0;
