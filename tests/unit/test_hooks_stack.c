@@ -369,6 +369,47 @@ static void test_sigaltstack(void **state)
 	assert_int_equal(g.r[0].npcs, 8);
 }
 
+/* ---- the stack cache (rechook.h, struct rec_scache) ---- */
+
+/*
+ * The main thread (no entry: conf.main_scache): chains of changing depth
+ * after each other, each equal to libunwind's; a cache in use (gen odd,
+ * as a signal handler finds it in the middle of a walk) is neither used
+ * nor written; a cached frame whose words no longer hold is walked again.
+ */
+static void test_stack_cache(void **state)
+{
+	static const int depths[] = { 3, 3, 5, 2, 5, 0, 3 };
+	struct rec_scache *sc = conf.main_scache, copy;
+	struct seen s;
+	struct got g;
+	unsigned i, n;
+
+	if (!sc)
+		skip();
+	memset(sc, 0, sizeof(*sc));
+	for (i = 0; i < ARRAY_LEN(depths); i++) {
+		n = one_call(depths[i], MAXF, 0, conf.main_tid, 0, &s, &g);
+		assert_int_equal(n, s.nbt);
+		assert_int_equal(sc->gen % 2, 0);
+		assert_int_equal(sc->gen, 2 * (i + 1));
+		assert_true(sc->n >= (n < REC_SCACHE_FRAMES ? n : REC_SCACHE_FRAMES));
+	}
+	sc->gen++;
+	copy = *sc;
+	one_call(4, MAXF, 0, conf.main_tid, 0, &s, &g);
+	assert_memory_equal(sc, &copy, sizeof(copy));
+	sc->gen++;
+	one_call(4, MAXF, 0, conf.main_tid, 0, &s, &g);
+	/* a return address the cache holds, not the stack: frame 3 on
+	 * (chain, call_chain, ...) taken again from the stack */
+	assert_true(sc->n > 4);
+	sc->f[3].pc ^= 0x10;
+	n = one_call(4, MAXF, 0, conf.main_tid, 0, &s, &g);
+	assert_int_equal(n, s.nbt);
+	assert_int_equal(sc->gen % 2, 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -382,6 +423,7 @@ int main(void)
 		cmocka_unit_test(test_sigaltstack),
 		cmocka_unit_test(test_no_tls),
 		cmocka_unit_test(test_signal_through_stub),
+		cmocka_unit_test(test_stack_cache),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);
