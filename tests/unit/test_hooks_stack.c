@@ -410,6 +410,65 @@ static void test_stack_cache(void **state)
 	assert_int_equal(sc->gen % 2, 0);
 }
 
+/* ---- what the hooks leave in dead stack ---- */
+
+#define PAINT		8192
+#define PAINT_WORD	0xa5a5a5a5a5a5a5a5ull
+
+static NOINLINE uint64_t paint(void)
+{
+	volatile uint64_t area[PAINT / 8];
+	unsigned i;
+
+	for (i = 0; i < PAINT / 8; i++)
+		area[i] = PAINT_WORD;
+	return area[0];
+}
+
+/* The deepest word below this frame's sp that a t_malloc (its stack
+ * walked afresh) left neither zero nor as painted: its distance. */
+static NOINLINE uint64_t residue(void **p)
+{
+	uint64_t sp, a, deepest = 0, v;
+
+	if (paint() != PAINT_WORD)
+		return 0;
+	*p = t_malloc(24);
+	__asm__ volatile("mov %%rsp, %0" : "=r"(sp) : : "memory");
+	for (a = sp - PAINT + 256; a < sp; a += 8) {
+		v = *(volatile uint64_t *)(uintptr_t)a;
+		if (v && v != PAINT_WORD) {
+			deepest = sp - a;
+			break;
+		}
+	}
+	return deepest;
+}
+
+/*
+ * The hooks' frames, the walk's deepest included, lie within what the
+ * stub scrubs below its frame (REC_SCRUB): below the return address, the
+ * stub's saved rbp and struct rec_call, only zeros or what was there.
+ */
+static void test_scrubbed(void **state)
+{
+	struct got g;
+	uint64_t d;
+	void *p;
+
+	memset(scache, 0, sizeof(scache));
+	memset(stackset, 0, sizeof(stackset));
+	d = residue(&p);
+	drain(&g);
+	t_free(p);
+	drain(&g);
+	if (getenv("PTLEAK_BENCH"))
+		printf("# the hooks left words %u bytes below t_malloc's caller\n",
+		       (unsigned)d);
+	assert_true(d > 0);
+	assert_true(d <= 8 + 16 + 16 + REC_CALL_SIZE + REC_SCRUB);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -424,6 +483,7 @@ int main(void)
 		cmocka_unit_test(test_no_tls),
 		cmocka_unit_test(test_signal_through_stub),
 		cmocka_unit_test(test_stack_cache),
+		cmocka_unit_test(test_scrubbed),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);

@@ -291,17 +291,26 @@ static struct rec_scache *scache_of(const struct rec_conf *cf,
 
 #define SC_KEY	7
 
-/* The key of a walk (struct rec_scache): into K. */
-static void scache_key(const struct rec_conf *cf, const struct caller *w,
-		       const struct rec_objs *objs, unsigned max, uint64_t *k)
+/* Word I of the key of a walk (struct rec_scache, from objs on). */
+static uint64_t scache_key(const struct rec_conf *cf, const struct caller *w,
+			   const struct rec_objs *objs, unsigned max, unsigned i)
 {
-	k[0] = (uint64_t)(uintptr_t)objs;
-	k[1] = w->st.hi;
-	k[2] = __atomic_load_n(&cf->main_lo, __ATOMIC_RELAXED);
-	k[3] = __atomic_load_n(&cf->main_hi, __ATOMIC_RELAXED);
-	k[4] = cf->hijack_ret;
-	k[5] = cf->nstubs;
-	k[6] = max;
+	switch (i) {
+	case 0:
+		return (uint64_t)(uintptr_t)objs;
+	case 1:
+		return w->st.hi;
+	case 2:
+		return __atomic_load_n(&cf->main_lo, __ATOMIC_RELAXED);
+	case 3:
+		return __atomic_load_n(&cf->main_hi, __ATOMIC_RELAXED);
+	case 4:
+		return cf->hijack_ret;
+	case 5:
+		return cf->nstubs;
+	default:
+		return max;
+	}
 }
 
 static void sframe_set(struct rec_sframe *d, const struct unwtab_frame *f,
@@ -333,9 +342,11 @@ static int sframe_holds(const struct unwtab_stack *st,
  * walk() (no reservation) with the thread's cache SC: the same pcs and
  * hash.  Frames are walked until one equals a cached frame; the cached
  * frames after it are taken while their words hold (sframe_holds), the
- * rest walked again.  The cache then holds this walk.
+ * rest walked again.  The cache then holds this walk.  -1 if SC is in
+ * use (the caller walks without it: not from here, so that the hooks'
+ * deepest stack stays within REC_SCRUB).
  */
-static __attribute__((noinline)) unsigned
+static __attribute__((noinline)) int
 walk_cached(const struct rec_conf *cf, const struct rec_call *c,
 			    const struct caller *w, const struct rec_objs *objs,
 			    unsigned max, uint64_t *hash, struct rec_scache *sc,
@@ -343,8 +354,8 @@ walk_cached(const struct rec_conf *cf, const struct rec_call *c,
 {
 	struct unwtab_frame f = { c->ra, w->sp, w->fp, 0, NULL };
 	struct rec_sframe *C = sc->f, *P = sc->pend, *d;
-	uint64_t h = REC_STACK_HASH_SEED, g, ra_at = 0, fp_at = 0, fl;
-	uint64_t key[SC_KEY], *kw = &sc->objs;
+	uint64_t h = REC_STACK_HASH_SEED, g, ra_at = 0, fp_at = 0, fl, v;
+	uint64_t *kw = &sc->objs;
 	unsigned n = 0, skipped = 0, m = 0, k = 0, j = 0, e, i, cnt;
 	int usable = 1, rule_end = 0, ended = 0, deferred, whole_hash = 0;
 
@@ -353,13 +364,16 @@ walk_cached(const struct rec_conf *cf, const struct rec_call *c,
 	 * another thread's if SHARED */
 	if ((g & 1) || (shared && !__atomic_compare_exchange_n(&sc->gen, &g,
 			g + 1, 0, __ATOMIC_ACQUIRE, __ATOMIC_RELAXED)))
-		return walk(cf, c, w, objs, max, hash, NULL, 0);
+		return -1;
 	if (!shared)
 		__atomic_store_n(&sc->gen, g + 1, __ATOMIC_RELAXED);
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
-	scache_key(cf, w, objs, max, key);
-	for (i = 0; i < SC_KEY; i++)
-		usable &= kw[i] == key[i];
+	/* the key as this walk reads it, in the cache at once (ours now) */
+	for (i = 0; i < SC_KEY; i++) {
+		v = scache_key(cf, w, objs, max, i);
+		usable &= kw[i] == v;
+		kw[i] = v;
+	}
 	if (usable)
 		m = sc->n < REC_SCACHE_FRAMES ? (unsigned)sc->n : REC_SCACHE_FRAMES;
 
@@ -461,8 +475,6 @@ end:
 		for (i = 0; i < j; i++)
 			sframe_copy(&C[i], &P[i]);
 	*hash = whole_hash ? sc->hash : rec_stack_hash_end(h, n);
-	for (i = 0; i < SC_KEY; i++)
-		kw[i] = key[i];
 	sc->n = j < REC_SCACHE_FRAMES ? j : REC_SCACHE_FRAMES;
 	/* the walk is the cache's frames and ended there whatever the
 	 * words above: by the count, main, or the last frame's rule */
@@ -471,7 +483,7 @@ end:
 	sc->hash = *hash;
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
 	__atomic_store_n(&sc->gen, g + 2, __ATOMIC_RELEASE);
-	return n;
+	return (int)n;
 }
 
 /* 1 if ptleak has the stack of hash H already. */
@@ -528,7 +540,7 @@ static void emit_stack(const struct rec_conf *cf, unsigned type,
 	const struct rec_objs *objs = __atomic_load_n(&cf->objs, __ATOMIC_ACQUIRE);
 	unsigned npcs, max = 1;
 	struct rec_scache *sc;
-	int shared;
+	int shared, got;
 	struct ring_res res;
 	struct caller who;
 	uint64_t hash;
@@ -537,8 +549,9 @@ static void emit_stack(const struct rec_conf *cf, unsigned type,
 	if (objs && who.st.hi && cf->depth > 1)
 		max = cf->depth < REC_MAX_DEPTH ? (unsigned)cf->depth : REC_MAX_DEPTH;
 	sc = max > 1 ? scache_of(cf, &who, &shared) : NULL;
-	npcs = sc ? walk_cached(cf, c, &who, objs, max, &hash, sc, shared) :
-		    walk(cf, c, &who, objs, max, &hash, NULL, 0);
+	got = sc ? walk_cached(cf, c, &who, objs, max, &hash, sc, shared) : -1;
+	npcs = got >= 0 ? (unsigned)got :
+	       walk(cf, c, &who, objs, max, &hash, NULL, 0);
 	if (interned(cf, hash))
 		npcs = 0;
 	if (ring_reserve(cf->ring, type, npcs, n + 3 + npcs, &res) < 0)
