@@ -61,10 +61,12 @@
 #define REC_CALL_IN_R11	216
 #define REC_CALL_SIZE	224	/* a multiple of 16 */
 /* Bytes below the stub's frame the stub zeroes before it returns, with
- * the frame: the hooks' own frames (under 400 bytes by gcc
- * -fstack-usage) held the block's address, the stack's dead part would
- * keep it as a root for the leak scan. */
-#define REC_SCRUB	512
+ * the frame: the hooks' own frames held the block's address (and the
+ * walks the frames' registers), the stack's dead part would keep it as
+ * a root for the leak scan.  The deepest chain, by gcc -fstack-usage
+ * with return addresses: hook_leave, emit_stack, walk_cached, step,
+ * rule_at, 592 bytes (walk instead of walk_cached: 440). */
+#define REC_SCRUB	768
 
 #ifndef __ASSEMBLER__
 #include <stddef.h>
@@ -295,6 +297,13 @@ struct rec_conf {
 	 * posix_spawn child, sharing the memory until its exec) is not
 	 * recorded (its descriptors are its own) */
 	uint64_t pid;
+	/* optional (NULL: none): the threads' stack caches, one per entry
+	 * of the thread table, at the entry's index (struct rec_scache),
+	 * and the one of the calls on the main stack by a thread without
+	 * an entry (the main thread until its TCB is known: shared, so
+	 * taken with a compare-and-swap) */
+	struct rec_scache *scache;
+	struct rec_scache *main_scache;
 };
 
 /*
@@ -334,6 +343,69 @@ static inline uint64_t rec_pccache_slot(uint64_t key, uint64_t mask)
 	return (key * 0x9e3779b97f4a7c15ull >> 40) & mask;
 }
 
+/*
+ * The stack cache: per thread (the entry of the thread table at the same
+ * index), the frames of its last walk, so that the next walk stops
+ * unwinding where it meets a frame it walked before and checks the rest
+ * instead of walking it again.  Written and read by that thread's hooks
+ * only; ptleak zeroes an entry when it gives its slot to a thread.
+ *
+ * A frame is its registers (pc, sp, fp: struct unwtab_frame) and where
+ * the step from the frame below read them: its pc from ra_at, its fp
+ * from fp_at (0: the fp carried over from the frame below).  ra_at 0:
+ * not reached by such a step (the first frame, or after a signal frame
+ * or a hijacked return): the step into it is never taken on trust.
+ *
+ * Why this is sound: a walk from a frame is a function of the frame's
+ * registers, the words the walk reads from the stack and what the key
+ * holds (tables, stack bound, main's range, stub pages, hijack
+ * trampoline, depth).  So when a new walk reaches a frame equal, register
+ * for register, to cached frame k, and the key is the same, it follows
+ * the cached frames k + 1, ... as long as each one's words still hold
+ * the values it was built from (one load for the return address, two
+ * when the fp was read); the first that does not is walked again from
+ * the one before.  A frame at the same sp with the same return address
+ * but a different caller (the stack unwound and built again) differs
+ * in a word above it, which the check reads.
+ *
+ * Signals and longjmp: the thread owns its cache while gen is odd (set
+ * by a walk before it reads the cache, put back to even after it wrote
+ * it; rec_conf.main_scache, which threads may share, with a
+ * compare-and-swap and release).  A hook that finds gen odd (a signal handler's call while its
+ * thread is in a walk, or a walk a longjmp out of a handler abandoned)
+ * walks without the cache and leaves it alone; so the cache is never
+ * read or written half-updated.  After such a longjmp the thread's cache
+ * stays off (its walks cost what they did before the cache).
+ */
+#define REC_SCACHE_FRAMES	32
+#define REC_SCACHE_PENDING	8
+/* rec_sframe.flags */
+#define REC_SF_EXACT	1	/* unwtab_frame.exact */
+#define REC_SF_SKIP	2	/* in ptleak's code pages: not recorded */
+#define REC_SF_MAIN	4	/* a return address into main: the last */
+
+struct rec_sframe {
+	uint64_t pc, sp, fp;
+	uint64_t ra_at, fp_at;
+	uint64_t flags;
+};
+
+struct rec_scache {
+	uint64_t gen;		/* odd: in use by a walk of the thread */
+	/* the key: what the walk read besides frames and stack words */
+	uint64_t objs, hi, main_lo, main_hi, hijack_ret, nstubs, max;
+	uint64_t n;		/* frames in f[] */
+	/* whole: f[] is the whole walk, which ended at f[n - 1] whatever
+	 * the words above it (the depth, main, or that frame's rule: STOP,
+	 * INVALID, no table), hash its hash; done: it ended by the rule (so
+	 * does any walk reaching that frame) */
+	uint64_t whole, done, hash;
+	uint64_t pad[4];
+	struct rec_sframe f[REC_SCACHE_FRAMES];
+	/* the walk's scratch: frames walked before one met the cache */
+	struct rec_sframe pend[REC_SCACHE_PENDING];
+};
+
 #define REC_STACKSET_PROBES	8
 /*
  * The second nesting rule: a call whose stub frame lies less than this
@@ -359,15 +431,20 @@ static inline uint64_t rec_pccache_slot(uint64_t key, uint64_t mask)
 
 /*
  * The stack hash of a record: from REC_STACK_HASH_SEED, rec_stack_hash_add()
- * of each pc in the record's order, then rec_stack_hash_end() with their
- * count.  Never 0 (0 is a free stack set entry).  For ptleak too, should it
- * want to check a record's hash against its pcs.
+ * of each pc with its index in the record, then rec_stack_hash_end() with
+ * their count.  Never 0 (0 is a free stack set entry).  For ptleak too,
+ * should it want to check a record's hash against its pcs.  A sum of one
+ * term per pc: the terms do not wait for each other (a chain of
+ * multiplies cost 5 cycles a frame), and the hooks may add them in any
+ * order.
  */
 #define REC_STACK_HASH_SEED	0x6a09e667f3bcc908ull
 
-static inline uint64_t rec_stack_hash_add(uint64_t h, uint64_t pc)
+static inline uint64_t rec_stack_hash_add(uint64_t h, uint64_t pc, unsigned i)
 {
-	return ((h << 23 | h >> 41) ^ pc) * 0x9e3779b97f4a7c15ull;
+	uint64_t x = (pc + (i + 1) * 0x9e3779b97f4a7c15ull) * 0xbf58476d1ce4e5b9ull;
+
+	return h + (x ^ x >> 31);
 }
 
 static inline uint64_t rec_stack_hash_end(uint64_t h, uint64_t n)

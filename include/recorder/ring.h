@@ -28,8 +28,8 @@
  * a producer still writing its body would write into freed space.
  *
  * Consumer: reads the header at tail (acquire); COMMITTED: copies the
- * record out, zeroes its bytes, tail += len (release), wakes the waiters
- * once per batch.  It bumps heartbeat whenever it runs: a producer that
+ * record out, zeroes its bytes, tail += len; once per batch publishes
+ * tail (seq_cst) and wakes the waiters.  It bumps heartbeat whenever it runs: a producer that
  * waits on a full ring for stale_ns without seeing heartbeat move decides
  * the consumer is gone, sets enabled = 0 and drops its record (lost);
  * from then on every producer passes through (dropped).  One that sees

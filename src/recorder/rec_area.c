@@ -276,6 +276,14 @@ int rec_inject(struct recorder *R, pid_t tid, uint64_t near_lo,
 	R->conf->pccache_mask = NPCCACHE - 1;
 	R->conf->hijacks = (const struct rec_hijack *)(R->area_t + AREA_HIJACK);
 	R->conf->hijacks_mask = NHIJACK - 1;
+	/* PTLEAK_DEBUG=no-stack-cache: every walk from the caller (the
+	 * tests compare both) */
+	if (!getenv("PTLEAK_DEBUG") ||
+	    !strstr(getenv("PTLEAK_DEBUG"), "no-stack-cache"))
+	{
+		R->conf->scache = (struct rec_scache *)(R->area_t + AREA_SCACHE);
+		R->conf->main_scache = R->conf->scache + NTHREADS;
+	}
 	/* the code page mapped already */
 	R->conf->stub_lo = pg->addr;
 	R->conf->stub_hi = pg->addr + CODE_PAGE_SIZE;

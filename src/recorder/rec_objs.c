@@ -205,6 +205,11 @@ static struct rec_thread *threads(struct recorder *R)
 	return (struct rec_thread *)(R->area + AREA_THREADS);
 }
 
+static struct rec_scache *scaches(struct recorder *R)
+{
+	return (struct rec_scache *)(R->area + AREA_SCACHE);
+}
+
 int rec_thread_set(struct recorder *R, pid_t tid, uint64_t tcb, uint64_t sp)
 {
 	struct rec_thread *T;
@@ -223,6 +228,13 @@ int rec_thread_set(struct recorder *R, pid_t tid, uint64_t tcb, uint64_t sp)
 
 		if (key && key != tcb)
 			continue;
+		/* a new thread in the slot: no walk in progress (a cache a
+		 * longjmp left in use is free again); the same one, seen
+		 * again, may be stopped in the middle of one */
+		if (key != tcb || T[i].tid != (uint64_t)tid) {
+			scaches(R)[i].gen = 0;
+			scaches(R)[i].n = 0;
+		}
 		T[i].lo = lo;
 		T[i].hi = hi;
 		T[i].tid = (uint64_t)tid;

@@ -11,6 +11,9 @@
  *   AREA_STACKSET  uint64_t[NSTACKSET]: stack hashes ptleak has seen
  *   AREA_PCCACHE   struct rec_pccache[NPCCACHE]: the hooks' rule cache
  *   AREA_HIJACK    struct rec_hijack[NHIJACK]: returns ptleak hijacked
+ *   AREA_SCACHE    struct rec_scache[NTHREADS + 1]: the hooks' stack
+ *                  caches, by thread entry, then main_scache (written by
+ *                  the hooks)
  *   AREA_ARENA     unwind tables and struct rec_objs generations,
  *                  appended, never rewritten while published
  *
@@ -39,7 +42,9 @@
 #define NPCCACHE	(1ull << 14)		/* 256 KiB */
 #define AREA_HIJACK	(AREA_PCCACHE + NPCCACHE * sizeof(struct rec_pccache))
 #define NHIJACK		4096ull			/* 64 KiB */
-#define AREA_ARENA	(AREA_HIJACK + NHIJACK * sizeof(struct rec_hijack))
+#define AREA_SCACHE	(AREA_HIJACK + NHIJACK * sizeof(struct rec_hijack))
+						/* per thread entry: 32 MiB */
+#define AREA_ARENA	(AREA_SCACHE + (NTHREADS + 1) * sizeof(struct rec_scache))
 #define AREA_SIZE	(256ull << 20)
 
 #define CODE_PAGE_SIZE	(64ull << 10)

@@ -137,7 +137,8 @@ static int valid_len(const struct ring_reader *rd, uint32_t len)
 	return len >= 8 && len % 8 == 0 && len <= RING_MAX_LEN && len <= rd->size;
 }
 
-/* Zero LEN bytes at tail (header last) and publish the new tail. */
+/* Zero LEN bytes at tail (header last); the new tail is ours until
+ * publish(). */
 static void release(struct ring_reader *rd, uint32_t len)
 {
 	uint32_t i;
@@ -146,6 +147,13 @@ static void release(struct ring_reader *rd, uint32_t len)
 		__atomic_store_n(word(rd, rd->tail + i), 0, __ATOMIC_RELAXED);
 	__atomic_store_n(word(rd, rd->tail), 0, __ATOMIC_RELAXED);
 	rd->tail += len;
+}
+
+/* The tail the producers see: once per batch, not per record (a
+ * seq_cst store on the line the producers read costs more than the
+ * rest of a small record's consumption). */
+static void publish(struct ring_reader *rd)
+{
 	/* seq_cst: pairs with the waiters count in ring_wait() */
 	__atomic_store_n(&rd->r->tail, rd->tail, __ATOMIC_SEQ_CST);
 }
@@ -196,8 +204,10 @@ int ring_consume(struct ring_reader *rd, ring_fn fn, void *ctx, unsigned max)
 		n++;
 		stop = fn(ctx, &rec);
 	}
-	if (n)
+	if (n) {
+		publish(rd);
 		wake_waiters(rd);
+	}
 	return n;
 }
 
@@ -235,6 +245,7 @@ int ring_skip(struct ring_reader *rd)
 					 __ATOMIC_ACQUIRE, __ATOMIC_ACQUIRE))
 		return 0;
 	release(rd, len);
+	publish(rd);
 	wake_waiters(rd);
 	return (int)len;
 }

@@ -55,6 +55,7 @@ static struct rec_objs *objs;
 static struct rec_thread threads[NTHREADS];
 static uint64_t stackset[64];
 static struct rec_pccache pccache[1024];
+static struct rec_scache scache[NTHREADS + 1];
 static volatile int sink;
 
 /* ---- where the stacks are ---- */
@@ -104,6 +105,7 @@ static inline struct rec_thread *add_thread(uint64_t lo, uint64_t hi)
 static inline void clear_threads(void)
 {
 	memset(threads, 0, sizeof(threads));
+	memset(scache, 0, sizeof(scache));
 }
 
 /* ---- call chains ---- */
@@ -220,7 +222,7 @@ static inline uint64_t hash_of(const uint64_t *pcs, unsigned n)
 	unsigned i;
 
 	for (i = 0; i < n; i++)
-		h = rec_stack_hash_add(h, pcs[i]);
+		h = rec_stack_hash_add(h, pcs[i], i);
 	return rec_stack_hash_end(h, n);
 }
 
@@ -351,6 +353,10 @@ static inline int setup(void **state)
 	if (!getenv("NO_PCCACHE")) {
 		conf.pccache = pccache;
 		conf.pccache_mask = ARRAY_LEN(pccache) - 1;
+	}
+	if (!getenv("NO_SCACHE")) {
+		conf.scache = scache;
+		conf.main_scache = &scache[NTHREADS];
 	}
 	for (i = 0; i < NFNS; i++)
 		fns[i].size = elf_func("/proc/self/exe", SHT_SYMTAB, fns[i].name,

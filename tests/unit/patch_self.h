@@ -26,7 +26,8 @@
 
 #define PAGE		4096ul
 #define PATCH_SLOT	(32 + ARCH_RELOC_MAX)	/* trampoline + relocated */
-#define PATCH_CODE_LEN	(3 * PAGE)	/* blob, then the slots from page 2 */
+#define PATCH_BLOB_LEN	(4 * PAGE)	/* room for the blob */
+#define PATCH_CODE_LEN	(PATCH_BLOB_LEN + PAGE)	/* blob, then the slots */
 
 struct fn {
 	void *addr;
@@ -156,8 +157,8 @@ static inline int patch_self(struct rec_conf *conf, struct fn *fns,
 	unsigned i;
 
 	c = *code = map_near((uint64_t)fns[0].addr, PATCH_CODE_LEN);
-	if (!c || n > REC_MAX_RANGES || 2 * PAGE + n * PATCH_SLOT > PATCH_CODE_LEN ||
-	    rec_blob_size > 2 * PAGE)
+	if (!c || n > REC_MAX_RANGES || PATCH_BLOB_LEN + n * PATCH_SLOT > PATCH_CODE_LEN ||
+	    rec_blob_size > PATCH_BLOB_LEN)
 		return -1;
 	conf->stub_lo = (uint64_t)c;
 	conf->stub_hi = (uint64_t)c + PATCH_CODE_LEN;
@@ -173,7 +174,7 @@ static inline int patch_self(struct rec_conf *conf, struct fn *fns,
 		conf->range[i].lo = (uint64_t)f->addr;
 		conf->range[i].hi = (uint64_t)f->addr + f->size;
 		conf->range[i].obj = 0;
-		slot = (uint64_t)c + 2 * PAGE + i * PATCH_SLOT;
+		slot = (uint64_t)c + PATCH_BLOB_LEN + i * PATCH_SLOT;
 		if (arch_relocate(&f->p, slot + 32, (uint8_t *)slot + 32, err,
 				  sizeof(err)) < 0 ||
 		    arch_trampoline_build(slot, REC_FN(f->kind, 0), slot + 32,
@@ -187,7 +188,7 @@ static inline int patch_self(struct rec_conf *conf, struct fn *fns,
 		struct fn *f = &fns[i];
 
 		memcpy(f->saved, (void *)f->p.at, f->p.len);
-		slot = (uint64_t)c + 2 * PAGE + i * PATCH_SLOT;
+		slot = (uint64_t)c + PATCH_BLOB_LEN + i * PATCH_SLOT;
 		if (arch_patch_jump(&f->p, slot, jmp, err, sizeof(err)) ||
 		    write_code(f->p.at, jmp, f->p.len))
 			return -1;

@@ -185,6 +185,9 @@ static void test_pccache(void **state)
 				   (k == 2 ? (uint64_t)(uintptr_t)&other : r);
 			conf.objs = k == 3 ? copy : objs;
 		}
+		/* the stack cache would take the frames of the last call
+		 * again without their rules: the planted ones unread */
+		memset(scache, 0, sizeof(scache));
 		n = one_call(3, MAXF, k == 1, conf.main_tid, 0, &s, &g);
 	}
 	assert_int_equal(n, s.nbt);
@@ -366,6 +369,106 @@ static void test_sigaltstack(void **state)
 	assert_int_equal(g.r[0].npcs, 8);
 }
 
+/* ---- the stack cache (rechook.h, struct rec_scache) ---- */
+
+/*
+ * The main thread (no entry: conf.main_scache): chains of changing depth
+ * after each other, each equal to libunwind's; a cache in use (gen odd,
+ * as a signal handler finds it in the middle of a walk) is neither used
+ * nor written; a cached frame whose words no longer hold is walked again.
+ */
+static void test_stack_cache(void **state)
+{
+	static const int depths[] = { 3, 3, 5, 2, 5, 0, 3 };
+	struct rec_scache *sc = conf.main_scache, copy;
+	struct seen s;
+	struct got g;
+	unsigned i, n;
+
+	if (!sc)
+		skip();
+	memset(sc, 0, sizeof(*sc));
+	for (i = 0; i < ARRAY_LEN(depths); i++) {
+		n = one_call(depths[i], MAXF, 0, conf.main_tid, 0, &s, &g);
+		assert_int_equal(n, s.nbt);
+		assert_int_equal(sc->gen % 2, 0);
+		assert_int_equal(sc->gen, 2 * (i + 1));
+		assert_true(sc->n >= (n < REC_SCACHE_FRAMES ? n : REC_SCACHE_FRAMES));
+	}
+	sc->gen++;
+	copy = *sc;
+	one_call(4, MAXF, 0, conf.main_tid, 0, &s, &g);
+	assert_memory_equal(sc, &copy, sizeof(copy));
+	sc->gen++;
+	one_call(4, MAXF, 0, conf.main_tid, 0, &s, &g);
+	/* a return address the cache holds, not the stack: frame 3 on
+	 * (chain, call_chain, ...) taken again from the stack */
+	assert_true(sc->n > 4);
+	sc->f[3].pc ^= 0x10;
+	n = one_call(4, MAXF, 0, conf.main_tid, 0, &s, &g);
+	assert_int_equal(n, s.nbt);
+	assert_int_equal(sc->gen % 2, 0);
+}
+
+/* ---- what the hooks leave in dead stack ---- */
+
+#define PAINT		8192
+#define PAINT_WORD	0xa5a5a5a5a5a5a5a5ull
+
+static NOINLINE uint64_t paint(void)
+{
+	volatile uint64_t area[PAINT / 8];
+	unsigned i;
+
+	for (i = 0; i < PAINT / 8; i++)
+		area[i] = PAINT_WORD;
+	return area[0];
+}
+
+/* The deepest word below this frame's sp that a t_malloc (its stack
+ * walked afresh) left neither zero nor as painted: its distance. */
+static NOINLINE uint64_t residue(void **p)
+{
+	uint64_t sp, a, deepest = 0, v;
+
+	if (paint() != PAINT_WORD)
+		return 0;
+	*p = t_malloc(24);
+	__asm__ volatile("mov %%rsp, %0" : "=r"(sp) : : "memory");
+	for (a = sp - PAINT + 256; a < sp; a += 8) {
+		v = *(volatile uint64_t *)(uintptr_t)a;
+		if (v && v != PAINT_WORD) {
+			deepest = sp - a;
+			break;
+		}
+	}
+	return deepest;
+}
+
+/*
+ * The hooks' frames, the walk's deepest included, lie within what the
+ * stub scrubs below its frame (REC_SCRUB): below the return address, the
+ * stub's saved rbp and struct rec_call, only zeros or what was there.
+ */
+static void test_scrubbed(void **state)
+{
+	struct got g;
+	uint64_t d;
+	void *p;
+
+	memset(scache, 0, sizeof(scache));
+	memset(stackset, 0, sizeof(stackset));
+	d = residue(&p);
+	drain(&g);
+	t_free(p);
+	drain(&g);
+	if (getenv("PTLEAK_BENCH"))
+		printf("# the hooks left words %u bytes below t_malloc's caller\n",
+		       (unsigned)d);
+	assert_true(d > 0);
+	assert_true(d <= 8 + 16 + 16 + REC_CALL_SIZE + REC_SCRUB);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -379,6 +482,8 @@ int main(void)
 		cmocka_unit_test(test_sigaltstack),
 		cmocka_unit_test(test_no_tls),
 		cmocka_unit_test(test_signal_through_stub),
+		cmocka_unit_test(test_stack_cache),
+		cmocka_unit_test(test_scrubbed),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);

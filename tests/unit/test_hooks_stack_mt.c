@@ -381,12 +381,30 @@ struct bw {
 	uint64_t cpu_ns;
 };
 
+static int bench_sites;	/* 1: malloc + free from two sites in turn */
+
+static NOINLINE void bench_site_a(unsigned i)
+{
+	t_free(t_malloc(16 + i % 64));
+}
+
+static NOINLINE void bench_site_b(unsigned i)
+{
+	t_free(t_malloc(32 + i % 64));
+}
+
 static NOINLINE void bench_loop(void)
 {
 	unsigned i;
 
-	for (i = 0; i < BENCH_ITER; i++)
-		t_free(t_malloc(16 + i % 64));
+	for (i = 0; i < BENCH_ITER; i++) {
+		if (!bench_sites)
+			t_free(t_malloc(16 + i % 64));
+		else if (i & 1)
+			bench_site_a(i);
+		else
+			bench_site_b(i);
+	}
 }
 
 /* 20 distinct frames above bench_loop (a recursion would repeat one
@@ -479,6 +497,9 @@ static void test_bench(void **state)
 	if (!getenv("PTLEAK_BENCH"))
 		return;
 	conf.depth = 16;
+	bench_sites = 1;
+	bench("16-frame stacks from two sites in turn, interned", &w1, &w4);
+	bench_sites = 0;
 	bench("16-frame stacks, interned", &w1, &w4);
 	conf.objs = NULL;
 	bench("no walk (the caller alone)", &n1, &n4);

@@ -117,7 +117,7 @@ static int has_stack(unsigned type)
 /* The hash of the one-pc stack RA. */
 static uint64_t hash1(uint64_t ra)
 {
-	return rec_stack_hash_end(rec_stack_hash_add(REC_STACK_HASH_SEED, ra), 1);
+	return rec_stack_hash_end(rec_stack_hash_add(REC_STACK_HASH_SEED, ra, 0), 1);
 }
 
 /* Record I of G is TYPE from function FN of this thread with the words
