@@ -70,11 +70,17 @@ enum {
 };
 
 struct scanner {
-	struct scan_block *b;
+	const struct scan_blocks *b;
 	size_t n;
-	uint8_t *mark;
-	size_t *stack;
+	uint8_t *mark;		/* [id] */
+	uint32_t *stack;	/* positions; pages touched as deep as it goes */
 	size_t top;
+	/* phase 2: the clique leader's indirect bytes so far; a former
+	 * leader's (M_LED) in ind, by position (sorted: leaders come in
+	 * address order; 0 bytes once taken) */
+	uint64_t acc;
+	struct scan_indirect *ind;
+	size_t nind, aind;
 	uint64_t *buf;		/* SCAN_CHUNK bytes */
 	uint64_t lo, span;	/* candidate words: w - lo < span */
 	/*
@@ -91,6 +97,29 @@ struct scanner {
 	void *ctx;
 	struct scan_stats *st;
 };
+
+static inline uint64_t addr_of(const struct scanner *s, size_t k)
+{
+	return scan_blocks_addr(s->b, k);
+}
+
+static inline uint64_t size_of(const struct scanner *s, size_t k)
+{
+	return scan_blocks_size(s->b, k);
+}
+
+static inline uint8_t *mark_of(const struct scanner *s, size_t k)
+{
+	return &s->mark[scan_blocks_id(s->b, k)];
+}
+
+static uint64_t born_of(const struct scanner *s, size_t k)
+{
+	const struct scan_blocks *b = s->b;
+
+	return b->order ? heap_entry_time(&b->e, heap_entry(&b->e, b->order[k])) :
+	       b->arr[k].born;
+}
 
 const char *scan_class_key(enum scan_class c)
 {
@@ -126,7 +155,7 @@ const char *scan_class_words(int c)
 static inline long find_block(const struct scanner *s, uint64_t w)
 {
 	size_t lo = 0, hi = s->n;
-	const struct scan_block *b;
+	uint64_t a, size;
 
 	if (w - s->lo >= s->span)
 		return -1;
@@ -140,19 +169,20 @@ static inline long find_block(const struct scanner *s, uint64_t w)
 	while (hi - lo > 1) {
 		size_t mid = lo + (hi - lo) / 2;
 
-		if (s->b[mid].addr <= w)
+		if (addr_of(s, mid) <= w)
 			lo = mid;
 		else
 			hi = mid;
 	}
-	b = &s->b[lo];
-	if (w == b->addr)
+	a = addr_of(s, lo);
+	if (w == a)
 		return (long)lo;
-	if (w > b->addr && w - b->addr < b->size) {
+	size = size_of(s, lo);
+	if (w > a && w - a < size) {
 		/* glibc: chunk = max(32, (size + 8 + 15) & ~15) bytes from
 		 * addr - 16; the next chunk's header is at addr - 16 + chunk */
-		if (s->glibc && w - b->addr ==
-		    (b->size + 23 < 32 ? 32 : (b->size + 23) & ~15ull) - 16)
+		if (s->glibc && w - a ==
+		    (size + 23 < 32 ? 32 : (size + 23) & ~15ull) - 16)
 			return -1;
 		return (long)lo;
 	}
@@ -161,15 +191,61 @@ static inline long find_block(const struct scanner *s, uint64_t w)
 
 static inline void push(struct scanner *s, size_t i)
 {
-	if (!(s->mark[i] & M_PENDING)) {
-		s->mark[i] |= M_PENDING;
-		s->stack[s->top++] = i;
+	uint8_t *m = mark_of(s, i);
+
+	if (!(*m & M_PENDING)) {
+		*m |= M_PENDING;
+		s->stack[s->top++] = (uint32_t)i;
 	}
 }
 
 static inline void set_state(struct scanner *s, size_t i, int state)
 {
-	s->mark[i] = (uint8_t)((s->mark[i] & ~M_STATE) | state);
+	uint8_t *m = mark_of(s, i);
+
+	*m = (uint8_t)((*m & ~M_STATE) | state);
+}
+
+/* ---- former leaders' indirect bytes ---- */
+
+/* Leader at position POS (leaders come in address order: the list stays
+ * sorted) has BYTES.  0, or -1 (no memory). */
+static int ind_put(struct scanner *s, size_t pos, uint64_t bytes)
+{
+	if (s->nind == s->aind) {
+		size_t n = s->aind ? s->aind * 2 : 1024;
+		struct scan_indirect *p = realloc(s->ind, n * sizeof(*p));
+
+		if (!p)
+			return -1;
+		s->ind = p;
+		s->aind = n;
+	}
+	s->ind[s->nind].id = pos;
+	s->ind[s->nind++].bytes = bytes;
+	return 0;
+}
+
+/* The bytes of the former leader at position POS, taken (0 from then
+ * on). */
+static uint64_t ind_take(struct scanner *s, size_t pos)
+{
+	size_t lo = 0, hi = s->nind;
+	uint64_t v;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (s->ind[mid].id < pos)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo == s->nind || s->ind[lo].id != pos)
+		return 0;
+	v = s->ind[lo].bytes;
+	s->ind[lo].bytes = 0;
+	return v;
 }
 
 /* Phase 1: lc_push_without_clique_if_a_chunk_ptr. */
@@ -178,12 +254,12 @@ static inline void reach(struct scanner *s, uint64_t w, int prior_definite)
 	long i = find_block(s, w);
 	int state;
 
-	if (i < 0 || (s->born_before && s->b[i].born >= s->born_before))
+	if (i < 0 || (s->born_before && born_of(s, (size_t)i) >= s->born_before))
 		return;
-	state = s->mark[i] & M_STATE;
+	state = *mark_of(s, (size_t)i) & M_STATE;
 	if (state == M_REACHABLE)
 		return;
-	if (w == s->b[i].addr && prior_definite) {
+	if (w == addr_of(s, (size_t)i) && prior_definite) {
 		set_state(s, (size_t)i, M_REACHABLE);
 		push(s, (size_t)i);
 	} else if (state == M_UNREACHED) {
@@ -196,17 +272,21 @@ static inline void reach(struct scanner *s, uint64_t w, int prior_definite)
 static inline void gather(struct scanner *s, uint64_t w, size_t leader)
 {
 	long i = find_block(s, w);
+	uint8_t m;
 
-	if (i < 0 || (size_t)i == leader ||
-	    (s->mark[i] & M_STATE) != M_UNREACHED)
+	if (i < 0 || (size_t)i == leader)
+		return;
+	m = *mark_of(s, (size_t)i);
+	if ((m & M_STATE) != M_UNREACHED)
 		return;
 	/* a former leader's clique is whole: what it points to is already
 	 * INDIRECT (taken with it, below) or never takeable, so it is not
 	 * read again (valgrind reads it again, to the same result) */
-	if (!(s->mark[i] & M_LED))
+	s->acc += size_of(s, (size_t)i);
+	if (!(m & M_LED))
 		push(s, (size_t)i);
-	s->b[leader].indirect += s->b[i].size + s->b[i].indirect;
-	s->b[i].indirect = 0;
+	else
+		s->acc += ind_take(s, (size_t)i);
 	set_state(s, (size_t)i, M_INDIRECT);
 }
 
@@ -214,8 +294,8 @@ static inline void gather(struct scanner *s, uint64_t w, size_t leader)
  * Warm the caches for a later lookup: a scan of a pointer-dense heap is
  * bound by cache misses on bucket[] and blocks[], which this overlaps
  * (speed only).  w[0 .. nw) holds only in-span words here.  Word
- * k + 2 * PF_DIST: its bucket; word k + PF_DIST: its first candidate
- * block (bucket already fetched) and mark.
+ * k + 3 * PF_DIST: its bucket; k + 2 * PF_DIST: its place in the order
+ * (bucket already fetched); k + PF_DIST: its first candidate block.
  */
 #define PF_DIST 16
 static inline void prefetch_ahead(const struct scanner *s, const uint64_t *w,
@@ -225,18 +305,25 @@ static inline void prefetch_ahead(const struct scanner *s, const uint64_t *w,
 
 	if (!s->bucket)
 		return;
-	if (k + 2 * PF_DIST < nw) {
-		v = w[k + 2 * PF_DIST];
+	if (k + 3 * PF_DIST < nw) {
+		v = w[k + 3 * PF_DIST];
 		if (v - s->lo < s->span)
 			__builtin_prefetch(&s->bucket[(v - s->lo) >> s->shift]);
+	}
+	if (s->b->order && k + 2 * PF_DIST < nw) {
+		v = w[k + 2 * PF_DIST];
+		if (v - s->lo < s->span)
+			__builtin_prefetch(&s->b->order[s->bucket[(v - s->lo) >> s->shift]]);
 	}
 	if (k + PF_DIST < nw) {
 		v = w[k + PF_DIST];
 		if (v - s->lo < s->span) {
 			size_t j = s->bucket[(v - s->lo) >> s->shift];
 
-			__builtin_prefetch(&s->b[j]);
-			__builtin_prefetch(&s->mark[j]);
+			if (s->b->order)
+				__builtin_prefetch(heap_entry(&s->b->e, s->b->order[j]));
+			else
+				__builtin_prefetch(&s->b->arr[j]);
 		}
 	}
 }
@@ -304,14 +391,15 @@ static uint64_t scan_range(struct scanner *s, uint64_t start, uint64_t end,
 	return 0;
 }
 
-/* Build s->bucket: about one bucket per block.  Optional (speed only). */
+/* Build s->bucket: a bucket per one or two blocks.  Optional (speed
+ * only). */
 static void build_buckets(struct scanner *s)
 {
 	size_t nb = 1, k, j = 0;
 
 	if (s->n > UINT32_MAX || s->n < 64)
 		return;
-	while (nb < s->n)
+	while (nb * 2 < s->n)
 		nb <<= 1;
 	while (s->shift < 63 && ((s->span - 1) >> s->shift) >= nb)
 		s->shift++;
@@ -322,7 +410,7 @@ static void build_buckets(struct scanner *s)
 	for (k = 0; k < nb; k++) {
 		uint64_t start = s->lo + ((uint64_t)k << s->shift);
 
-		while (j + 1 < s->n && s->b[j + 1].addr <= start)
+		while (j + 1 < s->n && addr_of(s, j + 1) <= start)
 			j++;
 		s->bucket[k] = (uint32_t)j;
 	}
@@ -333,22 +421,22 @@ static void process_stack(struct scanner *s, size_t leader)
 {
 	while (s->top) {
 		size_t i = s->stack[--s->top];
-		const struct scan_block *b = &s->b[i];
+		uint8_t *m = mark_of(s, i);
+		uint64_t a = addr_of(s, i), size = size_of(s, i);
 		int definite;
 
-		s->mark[i] &= (uint8_t)~M_PENDING;
-		definite = (s->mark[i] & M_STATE) != M_POSSIBLE;
-		if (b->size)
-			scan_range(s, b->addr,
-				   b->size > UINT64_MAX - b->addr ? UINT64_MAX
-				   : b->addr + b->size, definite, leader);
+		*m &= (uint8_t)~M_PENDING;
+		definite = (*m & M_STATE) != M_POSSIBLE;
+		if (size)
+			scan_range(s, a, size > UINT64_MAX - a ? UINT64_MAX
+				   : a + size, definite, leader);
 	}
 }
 
 static void scanner_free(struct scanner *s)
 {
-	free(s->mark);
 	free(s->stack);
+	free(s->ind);
 	free(s->buf);
 	free(s->bucket);
 }
@@ -360,166 +448,299 @@ static int cmp_addr(const void *x, const void *y)
 	return a->addr < b->addr ? -1 : a->addr > b->addr;
 }
 
-struct addr_idx {
-	uint64_t addr;
-	uint64_t idx;
+/* What a radix sort sorts: entry indices of E, or positions in ARR. */
+struct keys {
+	const struct heap_entries *e;
+	const struct scan_block *arr;
 };
 
-/*
- * LSD radix sort of (address, index) pairs, 11 bits a pass over the bits
- * the addresses use (47 on x86-64: 5 passes): 10^6 blocks in ~40 ms where
- * qsort of the blocks took ~260 ms.  Then the blocks are permuted in
- * place, cycle by cycle (no second copy of the blocks).
- */
-void scan_sort_blocks(struct scan_block *b, size_t n)
+static inline uint64_t key_of(const struct keys *k, uint32_t i)
 {
-	enum { BITS = 11, RADIX = 1 << BITS };
-	struct addr_idx *a, *t, *swap;
-	uint64_t max = 0;
-	size_t i, *count;
-	unsigned shift;
+	return k->e ? heap_entry(k->e, i)->addr : k->arr[i].addr;
+}
 
-	if (n < 2)
-		return;
-	a = malloc(n * sizeof(*a));
-	t = malloc(n * sizeof(*t));
-	count = malloc(RADIX * sizeof(*count));
-	if (!a || !t || !count) {
-		free(a);
-		free(t);
-		free(count);
-		qsort(b, n, sizeof(*b), cmp_addr);
-		return;
+/*
+ * [0, N) ordered by key (address), stable: an LSD radix sort, 16 bits a
+ * pass over the bits where the keys differ (3 passes for addresses in
+ * several arenas, 2 for one), the histograms of every pass counted in one
+ * sequential pass over the keys.  8 bytes a key while it runs (the order
+ * and its copy), 4 after.  NULL: out of memory.
+ */
+static uint32_t *radix_order(const struct keys *k, size_t n)
+{
+	enum { BITS = 16, RADIX = 1 << BITS, MAXP = 64 / BITS };
+	uint32_t *a, *t = NULL, *swap, (*count)[RADIX] = NULL;
+	uint64_t k0, diff = 0;
+	unsigned p, np = 0;
+	size_t i;
+
+	a = malloc((n ? n : 1) * sizeof(*a));
+	if (!a)
+		return NULL;
+	if (n)
+		k0 = key_of(k, 0);
+	for (i = 0; i < n; i++)
+		diff |= key_of(k, (uint32_t)i) ^ k0;
+	while (np < MAXP && diff >> (np * BITS))
+		np++;
+	if (np) {
+		t = malloc(n * sizeof(*t));
+		count = calloc(np, sizeof(*count));
+		if (!t || !count) {
+			free(a);
+			free(t);
+			free(count);
+			return NULL;
+		}
 	}
 	for (i = 0; i < n; i++) {
-		a[i].addr = b[i].addr;
-		a[i].idx = i;
-		if (b[i].addr > max)
-			max = b[i].addr;
+		uint64_t key = key_of(k, (uint32_t)i);
+
+		for (p = 0; p < np; p++)
+			count[p][(key >> (p * BITS)) & (RADIX - 1)]++;
 	}
-	for (shift = 0; shift < 64 && (max >> shift); shift += BITS) {
-		size_t sum = 0, k;
+	for (p = 0; p < np; p++) {
+		uint32_t sum = 0, c;
+		size_t d;
 
-		memset(count, 0, RADIX * sizeof(*count));
-		for (i = 0; i < n; i++)
-			count[(a[i].addr >> shift) & (RADIX - 1)]++;
-		for (k = 0; k < RADIX; k++) {
-			size_t c = count[k];
-
-			count[k] = sum;
+		for (d = 0; d < RADIX; d++) {
+			c = count[p][d];
+			count[p][d] = sum;
 			sum += c;
 		}
-		for (i = 0; i < n; i++)
-			t[count[(a[i].addr >> shift) & (RADIX - 1)]++] = a[i];
+	}
+	for (p = 0; p < np; p++) {
+		unsigned shift = p * BITS;
+
+		if (p == 0) {
+			for (i = 0; i < n; i++)
+				t[count[0][key_of(k, (uint32_t)i) & (RADIX - 1)]++] =
+					(uint32_t)i;
+		} else {
+			for (i = 0; i < n; i++) {
+				uint32_t x = a[i];
+
+				t[count[p][(key_of(k, x) >> shift) & (RADIX - 1)]++] = x;
+			}
+		}
 		swap = a;
 		a = t;
 		t = swap;
 	}
+	if (!np)
+		for (i = 0; i < n; i++)
+			a[i] = (uint32_t)i;
 	free(t);
 	free(count);
-	/* position i takes block a[i].idx; a[j].idx = j marks j done */
+	return a;
+}
+
+/*
+ * The blocks sorted through radix_order, then permuted in place, cycle by
+ * cycle (no second copy of the blocks).
+ */
+void scan_sort_blocks(struct scan_block *b, size_t n)
+{
+	struct keys k = { NULL, b };
+	uint32_t *a;
+	size_t i;
+
+	if (n < 2)
+		return;
+	a = n <= UINT32_MAX ? radix_order(&k, n) : NULL;
+	if (!a) {
+		qsort(b, n, sizeof(*b), cmp_addr);
+		return;
+	}
+	/* position i takes block a[i]; a[j] = j marks j done */
 	for (i = 0; i < n; i++) {
 		struct scan_block tmp;
 		size_t j = i;
 
-		if (a[i].idx == i)
+		if (a[i] == i)
 			continue;
 		tmp = b[i];
 		for (;;) {
-			size_t k = a[j].idx;
+			size_t x = a[j];
 
-			a[j].idx = j;
-			if (k == i) {
+			a[j] = (uint32_t)j;
+			if (x == i) {
 				b[j] = tmp;
 				break;
 			}
-			b[j] = b[k];
-			j = k;
+			b[j] = b[x];
+			j = x;
 		}
 	}
 	free(a);
 }
 
+int scan_blocks_of(struct scan_blocks *b, const struct heap *heap)
+{
+	struct keys k;
+
+	memset(b, 0, sizeof(*b));
+	heap_entries(heap, &b->e);
+	b->n = b->e.n;
+	if (b->n > UINT32_MAX)
+		return error("out of memory sorting %zu blocks", b->n);
+	k.e = &b->e;
+	k.arr = NULL;
+	b->order = radix_order(&k, b->n);
+	if (!b->order)
+		return error("out of memory sorting %zu blocks", b->n);
+	return 0;
+}
+
+void scan_blocks_free(struct scan_blocks *b)
+{
+	free(b->order);
+	b->order = NULL;
+}
+
+void scan_result_free(struct scan_result *r)
+{
+	free(r->cls);
+	free(r->ind);
+	memset(r, 0, sizeof(*r));
+}
+
+static int cmp_ind(const void *x, const void *y)
+{
+	const struct scan_indirect *a = x, *b = y;
+
+	return a->id < b->id ? -1 : a->id > b->id;
+}
+
+/* The marks (by id) made classes in place, the former leaders' bytes a
+ * sorted list: OUT. */
+static void verdicts(struct scanner *s, struct scan_result *out)
+{
+	size_t i, n = 0;
+
+	for (i = 0; i < s->n; i++) {
+		static const uint8_t cls[4] = {
+			[M_UNREACHED] = SCAN_DEFINITELY_LOST,
+			[M_POSSIBLE] = SCAN_POSSIBLY_LOST,
+			[M_REACHABLE] = SCAN_STILL_REACHABLE,
+			[M_INDIRECT] = SCAN_INDIRECTLY_LOST,
+		};
+
+		s->mark[i] = cls[s->mark[i] & M_STATE];
+	}
+	/* the leaders left with bytes (a taken one holds 0), by id */
+	for (i = 0; i < s->nind; i++)
+		if (s->ind[i].bytes) {
+			s->ind[n].id = scan_blocks_id(s->b, s->ind[i].id);
+			s->ind[n].bytes = s->ind[i].bytes;
+			n++;
+		}
+	if (n > 1 && s->b->order)
+		qsort(s->ind, n, sizeof(*s->ind), cmp_ind);
+	out->cls = s->mark;
+	out->n = s->n;
+	out->ind = s->ind;
+	out->nind = n;
+	s->mark = NULL;
+	s->ind = NULL;
+}
+
+static int classify(struct scanner *s, const struct scan_input *in,
+		    struct scan_stats *st, struct scan_result *out)
+{
+	uint64_t hi, a0, alast, slast;
+	size_t i;
+
+	s->mark = calloc(s->n, 1);
+	s->stack = malloc(s->n * sizeof(*s->stack));
+	s->buf = malloc(SCAN_CHUNK);
+	if (!s->mark || !s->stack || !s->buf || s->n > UINT32_MAX) {
+		free(s->mark);
+		scanner_free(s);
+		return error("out of memory scanning %zu blocks", s->n);
+	}
+
+	a0 = addr_of(s, 0);
+	alast = addr_of(s, s->n - 1);
+	slast = size_of(s, s->n - 1);
+	s->lo = a0;
+	hi = alast + (slast ? slast : 1);
+	if (hi < alast)	/* wraps: up to the top of the space */
+		hi = UINT64_MAX;
+	s->span = hi - s->lo;
+	build_buckets(s);
+
+	/* Phase 1: roots, registers, then everything they reach. */
+	for (i = 0; i < in->nroots; i++) {
+		s->born_before = in->roots[i].born_before;
+		st->unreadable_bytes += scan_range(s, in->roots[i].start,
+						   in->roots[i].end, 1,
+						   (size_t)-1);
+	}
+	s->born_before = 0;
+	for (i = 0; i < in->nvalues; i++)
+		reach(s, in->root_values[i], 1);
+	process_stack(s, (size_t)-1);
+
+	/* Phase 2: cliques of the unreached, leaders in address order. */
+	for (i = 0; i < s->n; i++) {
+		uint8_t *m = mark_of(s, i);
+
+		if ((*m & M_STATE) != M_UNREACHED)
+			continue;
+		*m |= M_LED;
+		s->acc = 0;
+		push(s, i);
+		process_stack(s, i);
+		if (s->acc && ind_put(s, i, s->acc)) {
+			free(s->mark);
+			scanner_free(s);
+			return error("out of memory scanning %zu blocks", s->n);
+		}
+	}
+	verdicts(s, out);
+	scanner_free(s);
+	return 0;
+}
+
 int scan_classify(struct scan_input *in, struct scan_stats *st)
 {
 	struct scan_stats dummy;
+	struct scan_blocks arr;
+	struct scan_result res;
 	struct scanner s;
-	const struct scan_block *last;
-	uint64_t hi;
-	size_t i;
+	size_t i, j;
 
 	if (!st)
 		st = &dummy;
 	memset(st, 0, sizeof(*st));
-	if (!in->nblocks)
-		return 0;
-
 	memset(&s, 0, sizeof(s));
-	s.b = in->blocks;
-	s.n = in->nblocks;
+	memset(&res, 0, sizeof(res));
+	if (!in->set) {
+		memset(&arr, 0, sizeof(arr));
+		arr.arr = in->blocks;
+		arr.n = in->nblocks;
+	}
+	s.b = in->set ? in->set : &arr;
+	s.n = s.b->n;
 	s.read = in->read;
 	s.skip = in->skip;
 	s.glibc = in->glibc_chunks;
 	s.ctx = in->ctx;
 	s.st = st;
-	s.mark = calloc(s.n, 1);
-	s.stack = malloc(s.n * sizeof(*s.stack));
-	s.buf = malloc(SCAN_CHUNK);
-	if (!s.mark || !s.stack || !s.buf) {
-		scanner_free(&s);
-		return error("out of memory scanning %zu blocks", s.n);
+	if (s.n && classify(&s, in, st, &res))
+		return -1;
+	if (in->set) {
+		*in->result = res;
+		return 0;
 	}
-
-	last = &s.b[s.n - 1];
-	s.lo = s.b[0].addr;
-	hi = last->addr + (last->size ? last->size : 1);
-	if (hi < last->addr)	/* wraps: up to the top of the space */
-		hi = UINT64_MAX;
-	s.span = hi - s.lo;
-	for (i = 0; i < s.n; i++)
-		s.b[i].indirect = 0;
-	build_buckets(&s);
-
-	/* Phase 1: roots, registers, then everything they reach. */
-	for (i = 0; i < in->nroots; i++) {
-		s.born_before = in->roots[i].born_before;
-		st->unreadable_bytes += scan_range(&s, in->roots[i].start,
-						   in->roots[i].end, 1,
-						   (size_t)-1);
+	/* the array: its verdicts in place */
+	for (i = j = 0; i < s.n; i++) {
+		in->blocks[i].cls = (enum scan_class)res.cls[i];
+		in->blocks[i].indirect = 0;
+		if (j < res.nind && res.ind[j].id == i)
+			in->blocks[i].indirect = res.ind[j++].bytes;
 	}
-	s.born_before = 0;
-	for (i = 0; i < in->nvalues; i++)
-		reach(&s, in->root_values[i], 1);
-	process_stack(&s, (size_t)-1);
-
-	/* Phase 2: cliques of the unreached, leaders in address order. */
-	for (i = 0; i < s.n; i++) {
-		if ((s.mark[i] & M_STATE) != M_UNREACHED)
-			continue;
-		s.mark[i] |= M_LED;
-		push(&s, i);
-		process_stack(&s, i);
-	}
-
-	for (i = 0; i < s.n; i++) {
-		switch (s.mark[i] & M_STATE) {
-		case M_UNREACHED:
-			s.b[i].cls = SCAN_DEFINITELY_LOST;
-			break;
-		case M_INDIRECT:
-			s.b[i].cls = SCAN_INDIRECTLY_LOST;
-			s.b[i].indirect = 0;
-			break;
-		case M_POSSIBLE:
-			s.b[i].cls = SCAN_POSSIBLY_LOST;
-			s.b[i].indirect = 0;
-			break;
-		default:
-			s.b[i].cls = SCAN_STILL_REACHABLE;
-			s.b[i].indirect = 0;
-			break;
-		}
-	}
-	scanner_free(&s);
+	scan_result_free(&res);
 	return 0;
 }
