@@ -94,12 +94,11 @@ int main(int argc, char **argv)
 	uint64_t *addrs = mmap(NULL, n * 8, PROT_READ | PROT_WRITE,
 			       MAP_SHARED | MAP_ANONYMOUS, -1, 0);
 	uint64_t cls[4] = { 0 }, t0, t1, c0, c1;
-	struct scan_block *out;
+	struct scan_result out;
 	struct scan_stats st;
 	struct arch_regs regs;
 	struct timespec ts;
 	struct heap *h;
-	size_t nout;
 	pid_t pid;
 	int status;
 
@@ -113,7 +112,8 @@ int main(int argc, char **argv)
 		return 1;
 	h = heap_new();
 	for (i = 0; i < n; i++) {
-		struct heap_block b = { addrs[i], size, 0, 0, pid, AF_MALLOC };
+		struct heap_block b = { .addr = addrs[i], .size = size, .tid = pid,
+					.fn = AF_MALLOC };
 
 		heap_alloc(h, &b);
 	}
@@ -121,18 +121,18 @@ int main(int argc, char **argv)
 	c0 = ts.tv_sec * 1000000000ull + ts.tv_nsec;
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	t0 = ts.tv_sec * 1000000000ull + ts.tv_nsec;
-	if (scan_process(pid, h, &regs, 1, 0, NULL, 0, 1, &out, &nout, &st))
+	if (scan_process(pid, h, &regs, 1, 0, NULL, 0, 1, &out, &st))
 		return 1;
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	t1 = ts.tv_sec * 1000000000ull + ts.tv_nsec;
 	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
 	c1 = ts.tv_sec * 1000000000ull + ts.tv_nsec;
-	for (i = 0; i < (long)nout; i++)
-		cls[out[i].cls]++;
+	for (i = 0; i < (long)out.n; i++)
+		cls[out.cls[i]]++;
 	printf("scan: %zu blocks, %llu bytes read in %.3f s (%.0f MB/s), "
 	       "CPU %.3f s (%.0f MB/s); "
 	       "definitely %llu indirectly %llu possibly %llu reachable %llu; "
-	       "peak RSS scanner %ld KB, target %ld KB\n", nout,
+	       "peak RSS scanner %ld KB, target %ld KB\n", out.n,
 	       (unsigned long long)st.bytes_scanned, (t1 - t0) / 1e9,
 	       st.bytes_scanned / ((t1 - t0) / 1e9) / 1e6, (c1 - c0) / 1e9,
 	       st.bytes_scanned / ((c1 - c0) / 1e9) / 1e6,

@@ -90,6 +90,10 @@ struct scanner {
 	 */
 	uint32_t *bucket;
 	unsigned shift;
+	/* with buckets of 2^31 bytes or less: key[k] = (uint32_t)(addr of
+	 * block k - lo), so the search in a bucket reads 4 contiguous
+	 * bytes a candidate, not the block (about 8 blocks a bucket) */
+	uint32_t *key;
 	int glibc;		/* see scan_input.glibc_chunks */
 	uint64_t born_before;	/* of the root range being scanned, 0: none */
 	scan_read_fn read;
@@ -152,6 +156,31 @@ const char *scan_class_words(int c)
 }
 
 /* Index of the block W points at or into, or -1. */
+/*
+ * The last block at or below W (in span, keys built): among those of
+ * W's bucket, by their keys.  The first candidate (bucket[k]) may start
+ * below the bucket and is never compared; the others start in (bucket
+ * start, bucket end], and so does W: their offsets from the bucket's
+ * start fit 32 bits.
+ */
+static inline size_t locate(const struct scanner *s, uint64_t w)
+{
+	size_t k = (size_t)((w - s->lo) >> s->shift);
+	size_t lo = s->bucket[k], hi = (size_t)s->bucket[k + 1] + 1;
+	uint32_t base = (uint32_t)((uint64_t)k << s->shift);
+	uint32_t wo = (uint32_t)(w - s->lo) - base;
+
+	while (hi - lo > 1) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if ((uint32_t)(s->key[mid] - base) <= wo)
+			lo = mid;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
 static inline long find_block(const struct scanner *s, uint64_t w)
 {
 	size_t lo = 0, hi = s->n;
@@ -159,7 +188,10 @@ static inline long find_block(const struct scanner *s, uint64_t w)
 
 	if (w - s->lo >= s->span)
 		return -1;
-	if (s->bucket) {
+	if (s->key) {
+		lo = locate(s, w);
+		hi = lo + 1;
+	} else if (s->bucket) {
 		size_t k = (size_t)((w - s->lo) >> s->shift);
 
 		lo = s->bucket[k];
@@ -294,8 +326,9 @@ static inline void gather(struct scanner *s, uint64_t w, size_t leader)
  * Warm the caches for a later lookup: a scan of a pointer-dense heap is
  * bound by cache misses on bucket[] and blocks[], which this overlaps
  * (speed only).  w[0 .. nw) holds only in-span words here.  Word
- * k + 3 * PF_DIST: its bucket; k + 2 * PF_DIST: its place in the order
- * (bucket already fetched); k + PF_DIST: its first candidate block.
+ * k + 3 * PF_DIST: its bucket; k + 2 * PF_DIST: its keys and place in
+ * the order (bucket already fetched); k + PF_DIST: its block (found by
+ * the keys) and mark.
  */
 #define PF_DIST 16
 static inline void prefetch_ahead(const struct scanner *s, const uint64_t *w,
@@ -310,20 +343,30 @@ static inline void prefetch_ahead(const struct scanner *s, const uint64_t *w,
 		if (v - s->lo < s->span)
 			__builtin_prefetch(&s->bucket[(v - s->lo) >> s->shift]);
 	}
-	if (s->b->order && k + 2 * PF_DIST < nw) {
+	if (k + 2 * PF_DIST < nw) {
 		v = w[k + 2 * PF_DIST];
-		if (v - s->lo < s->span)
-			__builtin_prefetch(&s->b->order[s->bucket[(v - s->lo) >> s->shift]]);
+		if (v - s->lo < s->span) {
+			size_t j = s->bucket[(v - s->lo) >> s->shift];
+
+			if (s->key)
+				__builtin_prefetch(&s->key[j]);
+			if (s->b->order)
+				__builtin_prefetch(&s->b->order[j]);
+		}
 	}
 	if (k + PF_DIST < nw) {
 		v = w[k + PF_DIST];
 		if (v - s->lo < s->span) {
-			size_t j = s->bucket[(v - s->lo) >> s->shift];
+			size_t j = s->key ? locate(s, v) :
+				   s->bucket[(v - s->lo) >> s->shift];
 
-			if (s->b->order)
+			if (s->b->order) {
 				__builtin_prefetch(heap_entry(&s->b->e, s->b->order[j]));
-			else
+				__builtin_prefetch(&s->mark[s->b->order[j]]);
+			} else {
 				__builtin_prefetch(&s->b->arr[j]);
+				__builtin_prefetch(&s->mark[j]);
+			}
 		}
 	}
 }
@@ -391,22 +434,37 @@ static uint64_t scan_range(struct scanner *s, uint64_t start, uint64_t end,
 	return 0;
 }
 
-/* Build s->bucket: a bucket per one or two blocks.  Optional (speed
- * only). */
+/* Build s->bucket: a bucket per about 8 blocks, with their keys; else
+ * (buckets over 2^31 bytes: a few blocks far apart) a bucket per one or
+ * two blocks.  Optional (speed only). */
 static void build_buckets(struct scanner *s)
 {
 	size_t nb = 1, k, j = 0;
 
 	if (s->n > UINT32_MAX || s->n < 64)
 		return;
-	while (nb * 2 < s->n)
+	while (nb * 8 < s->n)
 		nb <<= 1;
 	while (s->shift < 63 && ((s->span - 1) >> s->shift) >= nb)
 		s->shift++;
+	if (s->shift <= 31) {
+		s->key = malloc(s->n * sizeof(*s->key));
+		for (k = 0; s->key && k < s->n; k++)
+			s->key[k] = (uint32_t)(addr_of(s, k) - s->lo);
+	}
+	if (!s->key) {
+		for (nb = 1, s->shift = 0; nb * 2 < s->n; nb <<= 1)
+			;
+		while (s->shift < 63 && ((s->span - 1) >> s->shift) >= nb)
+			s->shift++;
+	}
 	nb = (size_t)((s->span - 1) >> s->shift) + 1;
 	s->bucket = malloc((nb + 1) * sizeof(*s->bucket));
-	if (!s->bucket)
+	if (!s->bucket) {
+		free(s->key);
+		s->key = NULL;
 		return;
+	}
 	for (k = 0; k < nb; k++) {
 		uint64_t start = s->lo + ((uint64_t)k << s->shift);
 
@@ -437,6 +495,7 @@ static void scanner_free(struct scanner *s)
 {
 	free(s->stack);
 	free(s->ind);
+	free(s->key);
 	free(s->buf);
 	free(s->bucket);
 }
