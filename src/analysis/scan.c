@@ -7,9 +7,13 @@
  * we cannot know that, so every readable aligned word is a candidate).
  *
  * Per-block state (one byte, 'mark'): UNREACHED, POSSIBLE, REACHABLE,
- * INDIRECT, plus a PENDING bit (block is on the work stack; valgrind's
- * 'pending').  A block is pushed at most once while pending, so the stack
- * never holds more than nblocks entries and never grows.
+ * INDIRECT, plus a PENDING bit (block is to be scanned; valgrind's
+ * 'pending') and a STACKED bit (it is on the work stack).  The stack is
+ * bounded (STACK_MIN + nblocks / 16 entries, 4 bytes each): a block made
+ * pending when it is full is only marked, and when the stack runs dry
+ * the marks are swept (from where the last sweep stopped, round the
+ * blocks in address order) onto it again.  The classes are a fixpoint:
+ * the order blocks are scanned in changes nothing.
  *
  * Candidate pointers: every 8-byte-aligned word of a root range or of a
  * scanned block ([roundup(start, 8), rounddown(end, 8)), as in
@@ -67,14 +71,19 @@ enum {
 	M_STATE = 3,
 	M_PENDING = 4,
 	M_LED = 8,		/* phase 2: was a clique leader, its clique done */
+	M_STACKED = 16,
 };
+
+#define STACK_MIN	4096
 
 struct scanner {
 	const struct scan_blocks *b;
 	size_t n;
 	uint8_t *mark;		/* [id] */
-	uint32_t *stack;	/* positions; pages touched as deep as it goes */
-	size_t top;
+	uint32_t *stack;	/* positions, cap of them */
+	size_t top, cap;
+	size_t spilled;		/* pending blocks not on the stack */
+	size_t sweep;		/* where the next sweep starts */
 	/* phase 2: the clique leader's indirect bytes so far; a former
 	 * leader's (M_LED) in ind, by position (sorted: leaders come in
 	 * address order; 0 bytes once taken) */
@@ -227,7 +236,12 @@ static inline void push(struct scanner *s, size_t i)
 
 	if (!(*m & M_PENDING)) {
 		*m |= M_PENDING;
-		s->stack[s->top++] = (uint32_t)i;
+		if (s->top < s->cap) {
+			*m |= M_STACKED;
+			s->stack[s->top++] = (uint32_t)i;
+		} else {
+			s->spilled++;
+		}
 	}
 }
 
@@ -475,15 +489,39 @@ static void build_buckets(struct scanner *s)
 	s->bucket[nb] = (uint32_t)(s->n - 1);
 }
 
+/* The stack refilled with spilled blocks (see the top), as many as fit. */
+static void refill(struct scanner *s)
+{
+	while (s->spilled && s->top < s->cap) {
+		uint8_t *m = mark_of(s, s->sweep);
+
+		if ((*m & (M_PENDING | M_STACKED)) == M_PENDING) {
+			*m |= M_STACKED;
+			s->stack[s->top++] = (uint32_t)s->sweep;
+			s->spilled--;
+		}
+		if (++s->sweep == s->n)
+			s->sweep = 0;
+	}
+}
+
 static void process_stack(struct scanner *s, size_t leader)
 {
-	while (s->top) {
-		size_t i = s->stack[--s->top];
-		uint8_t *m = mark_of(s, i);
-		uint64_t a = addr_of(s, i), size = size_of(s, i);
+	for (;;) {
+		size_t i;
+		uint8_t *m;
+		uint64_t a, size;
 		int definite;
 
-		*m &= (uint8_t)~M_PENDING;
+		if (!s->top && s->spilled)
+			refill(s);
+		if (!s->top)
+			break;
+		i = s->stack[--s->top];
+		m = mark_of(s, i);
+		a = addr_of(s, i);
+		size = size_of(s, i);
+		*m &= (uint8_t)~(M_PENDING | M_STACKED);
 		definite = (*m & M_STATE) != M_POSSIBLE;
 		if (size)
 			scan_range(s, a, size > UINT64_MAX - a ? UINT64_MAX
@@ -711,7 +749,10 @@ static int classify(struct scanner *s, const struct scan_input *in,
 	size_t i;
 
 	s->mark = calloc(s->n, 1);
-	s->stack = malloc(s->n * sizeof(*s->stack));
+	s->cap = s->n / 16 + STACK_MIN;
+	if (s->cap > s->n)
+		s->cap = s->n;
+	s->stack = malloc(s->cap * sizeof(*s->stack));
 	s->buf = malloc(SCAN_CHUNK);
 	if (!s->mark || !s->stack || !s->buf || s->n > UINT32_MAX) {
 		free(s->mark);

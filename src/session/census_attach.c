@@ -281,7 +281,10 @@ void census_attach_take(struct session *S)
 	census_types(&cs.in, c);
 	debug_time("census: heap read");
 	heap_reserve(P->heap, c->nblocks);
-	for (i = 0; i < c->nblocks; i++) {
+	/* from the last, the census's array shrunk as its blocks go into the
+	 * table (the two are not held whole at once: ptleak's memory stays
+	 * under 48 bytes a block) */
+	for (i = c->nblocks; i-- > 0;) {
 		struct heap_block b;
 
 		memset(&b, 0, sizeof(b));
@@ -291,6 +294,8 @@ void census_attach_take(struct session *S)
 		b.before = 1;
 		b.type = c->blocks[i].type;
 		heap_census(P->heap, &b);
+		if (i && i % 65536 == 0)
+			c->blocks = xrealloc(c->blocks, i * sizeof(*c->blocks));
 	}
 	debug_time("census: blocks in the table");
 	census_free(c);

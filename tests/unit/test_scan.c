@@ -926,6 +926,53 @@ static void test_million_lost_blocks(void **state)
 	run_free(&r);
 }
 
+/*
+ * More pending blocks than the work stack holds (scan.c: STACK_MIN +
+ * n / 16): a reachable array of pointers to 50,000 of 100,000 blocks,
+ * each of which points to one of the others (phase 1 spills), and a lost array of
+ * 50,000 pointers (phase 2 spills): the same classes as ever.
+ */
+static void test_stack_spills(void **state)
+{
+	enum { M = 100000, K = 50000 };
+	uint64_t arr = HEAP, small = HEAP + 8 * M, lost = small + 32 * (uint64_t)M;
+	uint64_t lsmall = lost + 8 * K, end = lsmall + 32 * (uint64_t)K;
+	struct run r;
+	size_t i, nb = 2 + M + K;
+
+	(void)state;
+	run_init(&r, nb, BASE, (size_t)(end - BASE));
+	r.b[0].addr = arr;
+	r.b[0].size = 8 * M;
+	for (i = 0; i < M; i++) {
+		r.b[1 + i].addr = small + 32 * i;
+		r.b[1 + i].size = 32;
+		if (i % 2) {
+			put(r.f, arr + 8 * i, small + 32 * i);
+			put(r.f, small + 32 * i, small + 32 * (i - 1));
+		}
+	}
+	r.b[1 + M].addr = lost;
+	r.b[1 + M].size = 8 * K;
+	for (i = 0; i < K; i++) {
+		r.b[2 + M + i].addr = lsmall + 32 * i;
+		r.b[2 + M + i].size = 32;
+		put(r.f, lost + 8 * i, lsmall + 32 * i);
+	}
+	put(r.f, ROOT, arr);
+	add_root(&r, ROOT, ROOT + 8);
+	classify(&r);
+	for (i = 0; i <= M; i++)
+		if (r.b[i].cls != SCAN_STILL_REACHABLE || r.b[i].indirect)
+			fail_msg("block %zu: class %d", i, (int)r.b[i].cls);
+	assert_int_equal(r.b[1 + M].cls, SCAN_DEFINITELY_LOST);
+	assert_int_equal(r.b[1 + M].indirect, 32ull * K);
+	for (i = 2 + M; i < nb; i++)
+		if (r.b[i].cls != SCAN_INDIRECTLY_LOST || r.b[i].indirect)
+			fail_msg("block %zu: class %d", i, (int)r.b[i].cls);
+	run_free(&r);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -960,6 +1007,7 @@ int main(void)
 		cmocka_unit_test(test_sort_blocks),
 		cmocka_unit_test(test_random_against_reference),
 		cmocka_unit_test(test_million_lost_blocks),
+		cmocka_unit_test(test_stack_spills),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
