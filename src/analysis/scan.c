@@ -103,6 +103,7 @@ struct scanner {
 	 * block k - lo), so the search in a bucket reads 4 contiguous
 	 * bytes a candidate, not the block (about 8 blocks a bucket) */
 	uint32_t *key;
+	uint32_t *pos;		/* with keys: a chunk's words' candidates */
 	int glibc;		/* see scan_input.glibc_chunks */
 	uint64_t born_before;	/* of the root range being scanned, 0: none */
 	scan_read_fn read;
@@ -190,10 +191,11 @@ static inline size_t locate(const struct scanner *s, uint64_t w)
 	return lo;
 }
 
+static inline long holder(const struct scanner *s, uint64_t w, size_t lo);
+
 static inline long find_block(const struct scanner *s, uint64_t w)
 {
 	size_t lo = 0, hi = s->n;
-	uint64_t a, size;
 
 	if (w - s->lo >= s->span)
 		return -1;
@@ -215,6 +217,14 @@ static inline long find_block(const struct scanner *s, uint64_t w)
 		else
 			hi = mid;
 	}
+	return holder(s, w, lo);
+}
+
+/* Block LO (the last at or below W) if W points at or into it, else -1. */
+static inline long holder(const struct scanner *s, uint64_t w, size_t lo)
+{
+	uint64_t a, size;
+
 	a = addr_of(s, lo);
 	if (w == a)
 		return (long)lo;
@@ -294,10 +304,11 @@ static uint64_t ind_take(struct scanner *s, size_t pos)
 	return v;
 }
 
-/* Phase 1: lc_push_without_clique_if_a_chunk_ptr. */
-static inline void reach(struct scanner *s, uint64_t w, int prior_definite)
+/* Phase 1 (lc_push_without_clique_if_a_chunk_ptr) for word W, pointing
+ * at or into block I (-1: none). */
+static inline void reach_at(struct scanner *s, uint64_t w, long i,
+			    int prior_definite)
 {
-	long i = find_block(s, w);
 	int state;
 
 	if (i < 0 || (s->born_before && born_of(s, (size_t)i) >= s->born_before))
@@ -314,10 +325,10 @@ static inline void reach(struct scanner *s, uint64_t w, int prior_definite)
 	}
 }
 
-/* Phase 2: lc_push_with_clique_if_a_chunk_ptr. */
-static inline void gather(struct scanner *s, uint64_t w, size_t leader)
+/* Phase 2 (lc_push_with_clique_if_a_chunk_ptr) for a word pointing at
+ * or into block I (-1: none). */
+static inline void gather_at(struct scanner *s, long i, size_t leader)
 {
-	long i = find_block(s, w);
 	uint8_t m;
 
 	if (i < 0 || (size_t)i == leader)
@@ -337,51 +348,62 @@ static inline void gather(struct scanner *s, uint64_t w, size_t leader)
 }
 
 /*
- * Warm the caches for a later lookup: a scan of a pointer-dense heap is
- * bound by cache misses on bucket[] and blocks[], which this overlaps
- * (speed only).  w[0 .. nw) holds only in-span words here.  Word
- * k + 3 * PF_DIST: its bucket; k + 2 * PF_DIST: its keys and place in
- * the order (bucket already fetched); k + PF_DIST: its block (found by
- * the keys) and mark.
+ * The words of a chunk are looked up in two passes, each warming the
+ * caches ahead of it (a scan of a pointer-dense heap is bound by cache
+ * misses, which this overlaps; speed only): the first finds each word's
+ * candidate block by the buckets and keys (word k + 2 * PF_DIST: its
+ * bucket; k + PF_DIST: its keys), the second takes it (k + 2 * PF_DIST:
+ * its place in the order; k + PF_DIST: its block and mark).  Without keys
+ * (few blocks far apart) one pass warms the first candidate only.
  */
 #define PF_DIST 16
-static inline void prefetch_ahead(const struct scanner *s, const uint64_t *w,
-				  size_t k, size_t nw)
+
+static inline void warm_block(const struct scanner *s, size_t j)
 {
-	uint64_t v;
-
-	if (!s->bucket)
-		return;
-	if (k + 3 * PF_DIST < nw) {
-		v = w[k + 3 * PF_DIST];
-		if (v - s->lo < s->span)
-			__builtin_prefetch(&s->bucket[(v - s->lo) >> s->shift]);
+	if (s->b->order) {
+		__builtin_prefetch(heap_entry(&s->b->e, s->b->order[j]));
+		__builtin_prefetch(&s->mark[s->b->order[j]]);
+	} else {
+		__builtin_prefetch(&s->b->arr[j]);
+		__builtin_prefetch(&s->mark[j]);
 	}
-	if (k + 2 * PF_DIST < nw) {
-		v = w[k + 2 * PF_DIST];
-		if (v - s->lo < s->span) {
-			size_t j = s->bucket[(v - s->lo) >> s->shift];
+}
 
-			if (s->key)
-				__builtin_prefetch(&s->key[j]);
-			if (s->b->order)
-				__builtin_prefetch(&s->b->order[j]);
-		}
+static inline size_t bucket_of(const struct scanner *s, uint64_t w)
+{
+	return (size_t)((w - s->lo) >> s->shift);
+}
+
+/* Phase 1 (LEADER (size_t)-1) or 2 for word W in block I (-1: none). */
+static inline void take_word(struct scanner *s, uint64_t w, long i,
+			     int prior_definite, size_t leader)
+{
+	if (leader == (size_t)-1)
+		reach_at(s, w, i, prior_definite);
+	else
+		gather_at(s, i, leader);
+}
+
+/* The M in-span words W, with keys: the two passes (POS: SCAN_CHUNK / 8). */
+static void take_keyed(struct scanner *s, const uint64_t *w, size_t m,
+		       int prior_definite, size_t leader)
+{
+	uint32_t *pos = s->pos;
+	size_t k;
+
+	for (k = 0; k < m; k++) {
+		if (k + 2 * PF_DIST < m)
+			__builtin_prefetch(&s->bucket[bucket_of(s, w[k + 2 * PF_DIST])]);
+		if (k + PF_DIST < m)
+			__builtin_prefetch(&s->key[s->bucket[bucket_of(s, w[k + PF_DIST])]]);
+		pos[k] = (uint32_t)locate(s, w[k]);
 	}
-	if (k + PF_DIST < nw) {
-		v = w[k + PF_DIST];
-		if (v - s->lo < s->span) {
-			size_t j = s->key ? locate(s, v) :
-				   s->bucket[(v - s->lo) >> s->shift];
-
-			if (s->b->order) {
-				__builtin_prefetch(heap_entry(&s->b->e, s->b->order[j]));
-				__builtin_prefetch(&s->mark[s->b->order[j]]);
-			} else {
-				__builtin_prefetch(&s->b->arr[j]);
-				__builtin_prefetch(&s->mark[j]);
-			}
-		}
+	for (k = 0; k < m; k++) {
+		if (s->b->order && k + 2 * PF_DIST < m)
+			__builtin_prefetch(&s->b->order[pos[k + 2 * PF_DIST]]);
+		if (k + PF_DIST < m)
+			warm_block(s, pos[k + PF_DIST]);
+		take_word(s, w[k], holder(s, w[k], pos[k]), prior_definite, leader);
 	}
 }
 
@@ -398,16 +420,16 @@ static void scan_words(struct scanner *s, uint64_t *w, size_t nw,
 	for (k = m = 0; k < nw; k++)
 		if (w[k] - s->lo < s->span)
 			w[m++] = w[k];
-	if (leader == (size_t)-1) {
-		for (k = 0; k < m; k++) {
-			prefetch_ahead(s, w, k, m);
-			reach(s, w[k], prior_definite);
-		}
-	} else {
-		for (k = 0; k < m; k++) {
-			prefetch_ahead(s, w, k, m);
-			gather(s, w[k], leader);
-		}
+	if (s->key) {
+		take_keyed(s, w, m, prior_definite, leader);
+		return;
+	}
+	for (k = 0; k < m; k++) {
+		if (s->bucket && k + 2 * PF_DIST < m)
+			__builtin_prefetch(&s->bucket[bucket_of(s, w[k + 2 * PF_DIST])]);
+		if (s->bucket && k + PF_DIST < m)
+			warm_block(s, s->bucket[bucket_of(s, w[k + PF_DIST])]);
+		take_word(s, w[k], find_block(s, w[k]), prior_definite, leader);
 	}
 }
 
@@ -463,6 +485,11 @@ static void build_buckets(struct scanner *s)
 		s->shift++;
 	if (s->shift <= 31) {
 		s->key = malloc(s->n * sizeof(*s->key));
+		s->pos = malloc(SCAN_CHUNK / 8 * sizeof(*s->pos));
+		if (!s->pos) {
+			free(s->key);
+			s->key = NULL;
+		}
 		for (k = 0; s->key && k < s->n; k++)
 			s->key[k] = (uint32_t)(addr_of(s, k) - s->lo);
 	}
@@ -476,6 +503,7 @@ static void build_buckets(struct scanner *s)
 	s->bucket = malloc((nb + 1) * sizeof(*s->bucket));
 	if (!s->bucket) {
 		free(s->key);
+	free(s->pos);
 		s->key = NULL;
 		return;
 	}
@@ -534,6 +562,7 @@ static void scanner_free(struct scanner *s)
 	free(s->stack);
 	free(s->ind);
 	free(s->key);
+	free(s->pos);
 	free(s->buf);
 	free(s->bucket);
 }
@@ -622,7 +651,7 @@ static int classify(struct scanner *s, const struct scan_input *in,
 	}
 	s->born_before = 0;
 	for (i = 0; i < in->nvalues; i++)
-		reach(s, in->root_values[i], 1);
+		reach_at(s, in->root_values[i], find_block(s, in->root_values[i]), 1);
 	process_stack(s, (size_t)-1);
 
 	/* Phase 2: cliques of the unreached, leaders in address order. */
