@@ -241,7 +241,7 @@ def section_pauses(a):
             while time.time() < end:
                 try:
                     with open(js) as f:
-                        if '"number": 1' in f.read(200000):
+                        if re.search(r'"number": *1\b', f.read(4096)):
                             break
                 except OSError:
                     pass
