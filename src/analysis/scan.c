@@ -76,6 +76,24 @@ enum {
 
 #define STACK_MIN	4096
 
+/*
+ * With keys, the buckets are per region: 4 GiB of the span from lo (the
+ * brk heap, each thread arena's heaps, the mmapped chunks are far apart,
+ * and buckets over the whole span put a heap in one bucket).  A region
+ * with blocks: its first block's address and position, its NB buckets
+ * of 2^SHIFT bytes from there (bucket[BOFF + k]: the last of its blocks
+ * at or below the bucket's start; bucket[BOFF + NB]: its last block).
+ * An empty one: NB 0, FIRST the position of the first block after it.
+ */
+#define REGION_BITS	32
+#define MAX_REGIONS	65536
+
+struct region {
+	uint64_t base;
+	uint32_t first, boff, nb;
+	uint8_t shift;
+};
+
 struct scanner {
 	const struct scan_blocks *b;
 	size_t n;
@@ -103,6 +121,7 @@ struct scanner {
 	 * block k - lo), so the search in a bucket reads 4 contiguous
 	 * bytes a candidate, not the block (about 8 blocks a bucket) */
 	uint32_t *key;
+	struct region *reg;
 	uint32_t *pos;		/* with keys: a chunk's words' candidates */
 	int glibc;		/* see scan_input.glibc_chunks */
 	uint64_t born_before;	/* of the root range being scanned, 0: none */
@@ -135,50 +154,31 @@ static uint64_t born_of(const struct scanner *s, size_t k)
 	       b->arr[k].born;
 }
 
-const char *scan_class_key(enum scan_class c)
-{
-	switch (c) {
-	case SCAN_DEFINITELY_LOST:
-		return "definitely_lost";
-	case SCAN_INDIRECTLY_LOST:
-		return "indirectly_lost";
-	case SCAN_POSSIBLY_LOST:
-		return "possibly_lost";
-	case SCAN_STILL_REACHABLE:
-		return "still_reachable";
-	}
-	return "unknown";
-}
-
-const char *scan_class_words(int c)
-{
-	switch (c) {
-	case SCAN_DEFINITELY_LOST:
-		return "definitely lost";
-	case SCAN_INDIRECTLY_LOST:
-		return "indirectly lost";
-	case SCAN_POSSIBLY_LOST:
-		return "possibly lost";
-	case SCAN_STILL_REACHABLE:
-		return "still reachable";
-	}
-	return NULL;
-}
-
-/* Index of the block W points at or into, or -1. */
 /*
- * The last block at or below W (in span, keys built): among those of
- * W's bucket, by their keys.  The first candidate (bucket[k]) may start
- * below the bucket and is never compared; the others start in (bucket
- * start, bucket end], and so does W: their offsets from the bucket's
- * start fit 32 bits.
+ * The last block at or below W (in span, keys built): W's region (4 GiB
+ * from lo), then among the blocks of its bucket there, by their keys.  A
+ * word before a region's first block is in the last block before it, if
+ * anywhere.  The first candidate (bucket[k]) may start below the bucket
+ * and is never compared; the others start in (bucket start, bucket end],
+ * and so does W: their offsets from the bucket's start fit 32 bits.
  */
 static inline size_t locate(const struct scanner *s, uint64_t w)
 {
-	size_t k = (size_t)((w - s->lo) >> s->shift);
-	size_t lo = s->bucket[k], hi = (size_t)s->bucket[k + 1] + 1;
-	uint32_t base = (uint32_t)((uint64_t)k << s->shift);
-	uint32_t wo = (uint32_t)(w - s->lo) - base;
+	const struct region *r = &s->reg[(w - s->lo) >> REGION_BITS];
+	uint64_t off;
+	size_t k, lo, hi;
+	uint32_t base, wo;
+
+	if (!r->nb || w < r->base)
+		return (size_t)r->first - 1;
+	off = w - r->base;
+	k = (size_t)(off >> r->shift);
+	if (k >= r->nb)
+		return s->bucket[r->boff + r->nb];
+	lo = s->bucket[r->boff + k];
+	hi = (size_t)s->bucket[r->boff + k + 1] + 1;
+	base = (uint32_t)(r->base - s->lo + ((uint64_t)k << r->shift));
+	wo = (uint32_t)(off - ((uint64_t)k << r->shift));
 
 	while (hi - lo > 1) {
 		size_t mid = lo + (hi - lo) / 2;
@@ -193,6 +193,7 @@ static inline size_t locate(const struct scanner *s, uint64_t w)
 
 static inline long holder(const struct scanner *s, uint64_t w, size_t lo);
 
+/* Index of the block W points at or into, or -1. */
 static inline long find_block(const struct scanner *s, uint64_t w)
 {
 	size_t lo = 0, hi = s->n;
@@ -374,6 +375,19 @@ static inline size_t bucket_of(const struct scanner *s, uint64_t w)
 	return (size_t)((w - s->lo) >> s->shift);
 }
 
+/* With regions: the index of W's bucket (a nearby one when W is outside
+ * every bucket: warming the caches only). */
+static inline size_t region_bucket(const struct scanner *s, uint64_t w)
+{
+	const struct region *r = &s->reg[(w - s->lo) >> REGION_BITS];
+	uint64_t k;
+
+	if (!r->nb || w < r->base)
+		return r->boff;
+	k = (w - r->base) >> r->shift;
+	return r->boff + (size_t)(k < r->nb ? k : r->nb);
+}
+
 /* Phase 1 (LEADER (size_t)-1) or 2 for word W in block I (-1: none). */
 static inline void take_word(struct scanner *s, uint64_t w, long i,
 			     int prior_definite, size_t leader)
@@ -393,9 +407,9 @@ static void take_keyed(struct scanner *s, const uint64_t *w, size_t m,
 
 	for (k = 0; k < m; k++) {
 		if (k + 2 * PF_DIST < m)
-			__builtin_prefetch(&s->bucket[bucket_of(s, w[k + 2 * PF_DIST])]);
+			__builtin_prefetch(&s->bucket[region_bucket(s, w[k + 2 * PF_DIST])]);
 		if (k + PF_DIST < m)
-			__builtin_prefetch(&s->key[s->bucket[bucket_of(s, w[k + PF_DIST])]]);
+			__builtin_prefetch(&s->key[s->bucket[region_bucket(s, w[k + PF_DIST])]]);
 		pos[k] = (uint32_t)locate(s, w[k]);
 	}
 	for (k = 0; k < m; k++) {
@@ -470,43 +484,101 @@ static uint64_t scan_range(struct scanner *s, uint64_t start, uint64_t end,
 	return 0;
 }
 
-/* Build s->bucket: a bucket per about 8 blocks, with their keys; else
- * (buckets over 2^31 bytes: a few blocks far apart) a bucket per one or
- * two blocks.  Optional (speed only). */
+/* The regions and their buckets, with the keys (see struct region):
+ * about a bucket per 8 blocks.  0, or -1 (no memory, or too many
+ * regions: the single-level buckets then). */
+static int build_regions(struct scanner *s)
+{
+	size_t nr = (size_t)((s->span - 1) >> REGION_BITS) + 1, i, k, j, nbt = 0;
+	struct region *r;
+
+	if (nr > MAX_REGIONS)
+		return -1;
+	s->reg = calloc(nr, sizeof(*s->reg));
+	s->key = malloc(s->n * sizeof(*s->key));
+	s->pos = malloc(SCAN_CHUNK / 8 * sizeof(*s->pos));
+	if (!s->reg || !s->key || !s->pos)
+		return -1;
+	/* each region's blocks: its bucket count and size (2 buckets at
+	 * least: 2^31 bytes at most each) */
+	for (i = 0; i < s->n;) {
+		uint64_t a = addr_of(s, i), ext;
+		size_t first = i, c, nb = 2;
+
+		k = (size_t)((a - s->lo) >> REGION_BITS);
+		while (i < s->n && (addr_of(s, i) - s->lo) >> REGION_BITS == k)
+			i++;
+		c = i - first;
+		while (nb * 8 < c)
+			nb <<= 1;
+		ext = addr_of(s, i - 1) - a + 1;
+		r = &s->reg[k];
+		r->base = a;
+		r->first = (uint32_t)first;
+		while (((ext - 1) >> r->shift) >= nb)
+			r->shift++;
+		r->nb = (uint32_t)(((ext - 1) >> r->shift) + 1);
+		r->boff = (uint32_t)nbt;
+		nbt += r->nb + 1;
+		/* the bucket after the last: the region's last block */
+	}
+	/* empty regions: the first block after them */
+	for (k = nr, j = s->n; k-- > 0;) {
+		if (s->reg[k].nb)
+			j = s->reg[k].first;
+		else
+			s->reg[k].first = (uint32_t)j;
+	}
+	s->bucket = malloc(nbt * sizeof(*s->bucket));
+	if (!s->bucket)
+		return -1;
+	for (k = 0; k < nr; k++) {
+		r = &s->reg[k];
+		if (!r->nb)
+			continue;
+		for (i = 0, j = r->first; i < r->nb; i++) {
+			uint64_t start = r->base + ((uint64_t)i << r->shift);
+
+			while (j + 1 < s->n && addr_of(s, j + 1) <= start)
+				j++;
+			s->bucket[r->boff + i] = (uint32_t)j;
+		}
+		while (j + 1 < s->n && (addr_of(s, j + 1) - s->lo) >> REGION_BITS == k)
+			j++;
+		s->bucket[r->boff + r->nb] = (uint32_t)j;
+	}
+	for (k = 0; k < s->n; k++)
+		s->key[k] = (uint32_t)(addr_of(s, k) - s->lo);
+	return 0;
+}
+
+/* Build the regions, buckets and keys; else (too many regions, no
+ * memory) single-level buckets, one per one or two blocks, no keys.
+ * Optional (speed only). */
 static void build_buckets(struct scanner *s)
 {
 	size_t nb = 1, k, j = 0;
 
 	if (s->n > UINT32_MAX || s->n < 64)
 		return;
-	while (nb * 8 < s->n)
+	if (!build_regions(s))
+		return;
+	free(s->reg);
+	free(s->key);
+	free(s->pos);
+	free(s->bucket);
+	s->reg = NULL;
+	s->key = NULL;
+	s->pos = NULL;
+	s->bucket = NULL;
+	while (nb * 2 < s->n)
 		nb <<= 1;
 	while (s->shift < 63 && ((s->span - 1) >> s->shift) >= nb)
 		s->shift++;
-	if (s->shift <= 31) {
-		s->key = malloc(s->n * sizeof(*s->key));
-		s->pos = malloc(SCAN_CHUNK / 8 * sizeof(*s->pos));
-		if (!s->pos) {
-			free(s->key);
-			s->key = NULL;
-		}
-		for (k = 0; s->key && k < s->n; k++)
-			s->key[k] = (uint32_t)(addr_of(s, k) - s->lo);
-	}
-	if (!s->key) {
-		for (nb = 1, s->shift = 0; nb * 2 < s->n; nb <<= 1)
-			;
-		while (s->shift < 63 && ((s->span - 1) >> s->shift) >= nb)
-			s->shift++;
-	}
 	nb = (size_t)((s->span - 1) >> s->shift) + 1;
 	s->bucket = malloc((nb + 1) * sizeof(*s->bucket));
-	if (!s->bucket) {
-		free(s->key);
-	free(s->pos);
-		s->key = NULL;
+	if (!s->bucket)
 		return;
-	}
 	for (k = 0; k < nb; k++) {
 		uint64_t start = s->lo + ((uint64_t)k << s->shift);
 
@@ -562,6 +634,7 @@ static void scanner_free(struct scanner *s)
 	free(s->stack);
 	free(s->ind);
 	free(s->key);
+	free(s->reg);
 	free(s->pos);
 	free(s->buf);
 	free(s->bucket);

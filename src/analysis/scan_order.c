@@ -2,7 +2,7 @@
  * scan_order.c - the blocks in address order for the scan (scan.h):
  * entry indices of the heap table sorted by address (scan_blocks_of), or
  * an array of scan_block sorted in place (scan_sort_blocks), both by one
- * radix sort.
+ * radix sort; the classes' names.
  */
 #include <stdint.h>
 #include <stdlib.h>
@@ -166,4 +166,34 @@ void scan_blocks_free(struct scan_blocks *b)
 {
 	free(b->order);
 	b->order = NULL;
+}
+
+const char *scan_class_key(enum scan_class c)
+{
+	switch (c) {
+	case SCAN_DEFINITELY_LOST:
+		return "definitely_lost";
+	case SCAN_INDIRECTLY_LOST:
+		return "indirectly_lost";
+	case SCAN_POSSIBLY_LOST:
+		return "possibly_lost";
+	case SCAN_STILL_REACHABLE:
+		return "still_reachable";
+	}
+	return "unknown";
+}
+
+const char *scan_class_words(int c)
+{
+	switch (c) {
+	case SCAN_DEFINITELY_LOST:
+		return "definitely lost";
+	case SCAN_INDIRECTLY_LOST:
+		return "indirectly lost";
+	case SCAN_POSSIBLY_LOST:
+		return "possibly lost";
+	case SCAN_STILL_REACHABLE:
+		return "still reachable";
+	}
+	return NULL;
 }
