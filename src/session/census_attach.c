@@ -293,6 +293,8 @@ void census_attach_take(struct session *S)
 		b.fn = AF_MALLOC;
 		b.before = 1;
 		b.type = c->blocks[i].type;
+		if (i >= 16)	/* its index slot, 16 blocks ahead */
+			heap_prefetch(P->heap, c->blocks[i - 16].addr);
 		heap_census(P->heap, &b);
 		if (i && i % 65536 == 0)
 			c->blocks = xrealloc(c->blocks, i * sizeof(*c->blocks));
