@@ -10,6 +10,7 @@
 #   make bench    side by side: native, each engine, valgrind, heaptrack (never part of check)
 #   make bench-deps     install what the benchmarks run (sqlite3, heaptrack, valgrind; root)
 #   make bench-detail   exact counts at 1-8 threads, start-up table, 1 GiB scan
+#   make bench-bigheap  issue 26: reports, memory per block, stalls on 10^5-10^7 blocks
 #   make bench-unwtab   unwind tables: compile time, ns per 16-frame walk
 #   make bench-pause    a running program's longest stall at an attach and a live report
 #   make fuzz     each fuzzer of tests/fuzz/ for FUZZ_TIME seconds (never part of check)
@@ -90,7 +91,7 @@ TARGET_CFLAGS := -O0 -g -fno-omit-frame-pointer -pthread
 TARGET_LIB := $(patsubst tests/targets/lib/%.c,$(B)/targets/%.so,$(wildcard tests/targets/lib/*.c))
 TARGET_BIN += $(TARGET_LIB)
 
-.PHONY: all deps demo check check-valgrind unit integration bench bench-deps bench-detail \
+.PHONY: all deps demo check check-valgrind unit integration bench bench-deps bench-detail bench-bigheap \
 	bench-unwtab bench-pause clean install uninstall fuzz fuzz-deps fuzz-build
 all: $(B)/ptleak
 
@@ -271,8 +272,12 @@ bench-pause: $(B)/ptleak $(B)/targets/r_snapwatch
 bench-detail: $(B)/ptleak
 	@$(MAKE) -s -C bench detail B=$(BENCH_B)
 
+# issue 26's section of make bench alone (bench/big_heap.py)
+bench-bigheap: $(B)/ptleak $(B)/libptleak.a
+	@$(MAKE) -s -C bench bigheap B=$(BENCH_B)
+
 # what the benchmarks run besides ptleak (not part of deps: check needs none)
-BENCH_DEB := sqlite3 heaptrack valgrind perl python3
+BENCH_DEB := sqlite3 heaptrack valgrind perl python3 gawk
 bench-deps:
 	apt-get update -qq
 	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $(BENCH_DEB)

@@ -1,5 +1,5 @@
 /*
- * scan_direct N SIZE: the reachability scan alone, without tracing the
+ * scan_direct N SIZE [array]: the reachability scan alone, without tracing the
  * allocations (which take ~50 s for 10^6 blocks under breakpoints).
  * A forked child builds scan_heap's heap (N blocks of SIZE bytes, even
  * ones in a list held by a global, odd ones in a dropped list), hands
@@ -7,7 +7,9 @@
  * to a heap table and runs ptleak's scan_process() on the stopped child,
  * (the stack from its stack pointer, as at exit), then prints the classes and the scan's time, bytes read and peak RSS
  * of both processes.  CPU: the scanner's CPU time (user + system) during
- * the scan, the figure to compare on a loaded machine.  Linked with build/libptleak.a.
+ * the scan, the figure to compare on a loaded machine.  "array": the
+ * blocks are all held by one array (a block too) instead of the two
+ * lists, as bench/big_heap's are.  Linked with build/libptleak.a.
  */
 #include <signal.h>
 #include <stdio.h>
@@ -26,11 +28,26 @@
 void **volatile scan_direct_kept;	/* a root: the global holding the kept list */
 
 static __attribute__((noinline)) void build(long n, size_t size,
-					    uint64_t *addrs)
+					    uint64_t *addrs, int array)
 {
 	void **prev_even = NULL, **prev_odd = NULL;
+	void **arr = array ? malloc((size_t)n * sizeof(*arr)) : NULL;
 	long i;
 
+	if (array) {
+		if (!arr)
+			_exit(1);
+		for (i = 0; i < n; i++) {
+			arr[i] = malloc(size);
+			if (!arr[i])
+				_exit(1);
+			memset(arr[i], 0, size);
+			addrs[i] = (uint64_t)(uintptr_t)arr[i];
+		}
+		addrs[n] = (uint64_t)(uintptr_t)arr;
+		scan_direct_kept = arr;
+		return;
+	}
 	for (i = 0; i < n; i++) {
 		void **b = malloc(size);
 
@@ -60,12 +77,12 @@ static __attribute__((noinline)) void wipe(void)
 		junk[i] = 0;
 }
 
-static void child(long n, size_t size, uint64_t *addrs)
+static void child(long n, size_t size, uint64_t *addrs, int array)
 {
 	ptrace(PTRACE_TRACEME, 0, 0, 0);
-	build(n, size, addrs);
+	build(n, size, addrs, array);
 	wipe();
-	munmap(addrs, (size_t)n * 8);
+	munmap(addrs, (size_t)(n + 1) * 8);
 	raise(SIGSTOP);
 	_exit(0);
 }
@@ -91,15 +108,15 @@ int main(int argc, char **argv)
 {
 	long n = argc > 1 ? atol(argv[1]) : 1000000, i;
 	size_t size = argc > 2 ? (size_t)atol(argv[2]) : 1024;
-	uint64_t *addrs = mmap(NULL, n * 8, PROT_READ | PROT_WRITE,
+	int array = argc > 3 && !strcmp(argv[3], "array");
+	uint64_t *addrs = mmap(NULL, (n + 1) * 8, PROT_READ | PROT_WRITE,
 			       MAP_SHARED | MAP_ANONYMOUS, -1, 0);
 	uint64_t cls[4] = { 0 }, t0, t1, c0, c1;
-	struct scan_block *out;
+	struct scan_result out;
 	struct scan_stats st;
 	struct arch_regs regs;
 	struct timespec ts;
 	struct heap *h;
-	size_t nout;
 	pid_t pid;
 	int status;
 
@@ -107,13 +124,20 @@ int main(int argc, char **argv)
 		return 1;
 	pid = fork();
 	if (!pid)
-		child(n, size, addrs);
+		child(n, size, addrs, array);
 	if (waitpid(pid, &status, WUNTRACED) != pid || !WIFSTOPPED(status) ||
 	    arch_get_regs(pid, &regs))
 		return 1;
 	h = heap_new();
 	for (i = 0; i < n; i++) {
-		struct heap_block b = { addrs[i], size, 0, 0, pid, AF_MALLOC };
+		struct heap_block b = { .addr = addrs[i], .size = size, .tid = pid,
+					.fn = AF_MALLOC };
+
+		heap_alloc(h, &b);
+	}
+	if (array) {
+		struct heap_block b = { .addr = addrs[n], .size = (uint64_t)n * 8,
+					.tid = pid, .fn = AF_MALLOC };
 
 		heap_alloc(h, &b);
 	}
@@ -121,18 +145,18 @@ int main(int argc, char **argv)
 	c0 = ts.tv_sec * 1000000000ull + ts.tv_nsec;
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	t0 = ts.tv_sec * 1000000000ull + ts.tv_nsec;
-	if (scan_process(pid, h, &regs, 1, 0, NULL, 0, 1, &out, &nout, &st))
+	if (scan_process(pid, h, &regs, 1, 0, NULL, 0, 1, &out, &st))
 		return 1;
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	t1 = ts.tv_sec * 1000000000ull + ts.tv_nsec;
 	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
 	c1 = ts.tv_sec * 1000000000ull + ts.tv_nsec;
-	for (i = 0; i < (long)nout; i++)
-		cls[out[i].cls]++;
+	for (i = 0; i < (long)out.n; i++)
+		cls[out.cls[i]]++;
 	printf("scan: %zu blocks, %llu bytes read in %.3f s (%.0f MB/s), "
 	       "CPU %.3f s (%.0f MB/s); "
 	       "definitely %llu indirectly %llu possibly %llu reachable %llu; "
-	       "peak RSS scanner %ld KB, target %ld KB\n", nout,
+	       "peak RSS scanner %ld KB, target %ld KB\n", out.n,
 	       (unsigned long long)st.bytes_scanned, (t1 - t0) / 1e9,
 	       st.bytes_scanned / ((t1 - t0) / 1e9) / 1e6, (c1 - c0) / 1e9,
 	       st.bytes_scanned / ((c1 - c0) / 1e9) / 1e6,

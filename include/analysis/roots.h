@@ -37,8 +37,8 @@
  * allocator held before tracing started are not in HEAP (an attach whose
  * census is not exact): only HEAP's blocks are heap, every other byte of
  * a writable mapping is a root, so that nothing is lost through an older
- * block.  *OUT (sorted by address, NOUT entries) is the
- * caller's to free.  0, or -1 with a message.
+ * block.  *OUT: the verdicts by heap entry (heap_entries; the caller's to
+ * free, scan_result_free).  0, or -1 with a message.
  */
 /* A thread that exited alone: its stack stays mapped (glibc's cache). */
 struct scan_dead {
@@ -52,6 +52,6 @@ struct scan_dead {
 int scan_process(pid_t pid, const struct heap *heap,
 		 const struct arch_regs *regs, unsigned nregs, int reg_roots,
 		 const struct scan_dead *dead, size_t ndead, int alloc,
-		 struct scan_block **out, size_t *nout, struct scan_stats *st);
+		 struct scan_result *out, struct scan_stats *st);
 
 #endif

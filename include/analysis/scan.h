@@ -26,6 +26,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "tables/heap.h"
+
 enum scan_class {
 	SCAN_DEFINITELY_LOST,
 	SCAN_INDIRECTLY_LOST,
@@ -75,9 +77,65 @@ typedef long (*scan_read_fn)(void *ctx, uint64_t addr, void *buf, size_t len);
  */
 typedef uint64_t (*scan_skip_fn)(void *ctx, uint64_t addr, uint64_t len);
 
+/*
+ * The blocks to classify in address order, 4 bytes a block: the heap
+ * table's entries (heap_entries) read in place through ORDER, entry
+ * indices sorted by address (scan_blocks_of); or, with ORDER NULL, an
+ * array of scan_block sorted by address (ARR).  A block's id is its entry
+ * index (its position in ARR): scan_result is by id.
+ */
+struct scan_blocks {
+	struct heap_entries e;
+	uint32_t *order;
+	struct scan_block *arr;
+	size_t n;
+};
+
+static inline uint32_t scan_blocks_id(const struct scan_blocks *b, size_t k)
+{
+	return b->order ? b->order[k] : (uint32_t)k;
+}
+
+static inline uint64_t scan_blocks_addr(const struct scan_blocks *b, size_t k)
+{
+	return b->order ? heap_entry(&b->e, b->order[k])->addr : b->arr[k].addr;
+}
+
+static inline uint64_t scan_blocks_size(const struct scan_blocks *b, size_t k)
+{
+	return b->order ? heap_entry_size(&b->e, heap_entry(&b->e, b->order[k])) :
+	       b->arr[k].size;
+}
+
+/* The live blocks of HEAP (valid while it does not change) in address
+ * order into *B: a radix sort of their entry indices, by address.  0, or
+ * -1 (out of memory, or more than 2^32 - 1 blocks: message). */
+int scan_blocks_of(struct scan_blocks *b, const struct heap *heap);
+void scan_blocks_free(struct scan_blocks *b);
+
+/* Bytes indirectly lost through definitely lost block ID. */
+struct scan_indirect {
+	uint64_t id;
+	uint64_t bytes;
+};
+
+/* What the scan found, by block id. */
+struct scan_result {
+	uint8_t *cls;			/* [id]: enum scan_class */
+	size_t n;
+	struct scan_indirect *ind;	/* sorted by id; the others: 0 */
+	size_t nind;
+};
+
+void scan_result_free(struct scan_result *r);
+
 struct scan_input {
-	struct scan_block *blocks;	/* sorted by addr, non-overlapping */
+	/* the blocks: SET, or BLOCKS[0..NBLOCKS) sorted by addr,
+	 * non-overlapping (then classified in place: cls, indirect) */
+	const struct scan_blocks *set;
+	struct scan_block *blocks;
 	size_t nblocks;
+	struct scan_result *result;	/* with SET: the verdicts */
 	const struct scan_range *roots;	/* root memory ranges */
 	size_t nroots;
 	const uint64_t *root_values;	/* register values */
@@ -102,7 +160,8 @@ struct scan_stats {
 /* Sort BLOCKS[0..N) by address (stable; radix, qsort if out of memory). */
 void scan_sort_blocks(struct scan_block *blocks, size_t n);
 
-/* Classify IN->blocks in place.  0, or -1 (out of memory: message). */
+/* Classify IN's blocks (IN->set into IN->result, or IN->blocks in
+ * place).  0, or -1 (out of memory: message). */
 int scan_classify(struct scan_input *in, struct scan_stats *st);
 
 #endif

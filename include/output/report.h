@@ -71,8 +71,10 @@ struct report_input {
 	report_namer namer;
 	void *namer_ctx;
 	const char *unclassified_why;	/* why no reachability scan was made */
-	/* the scan's verdict on every live block, sorted by addr (the blocks
-	 * of heap_foreach); NULL: no scan, every record "unclassified" */
+	/* the scan's verdicts by heap entry (scan_process); else CLASSES,
+	 * the verdict on every live block, sorted by addr; both NULL: no
+	 * scan, every record "unclassified" */
+	const struct scan_result *scan;
 	const struct scan_block *classes;
 	size_t nclasses;
 	int show_reachable;		/* list still reachable records too */

@@ -50,6 +50,70 @@ struct heap_block {
 				 * type index + 1, 0 unknown */
 };
 
+/*
+ * How the table stores a live block: 24 bytes (heap_store.h), read in
+ * place by the scan (analysis/scan.h) through heap_entries.
+ *  - size: the size, or HEAP_SIZE_BIG for 2^32 - 1 bytes or more (then
+ *    kept aside: heap_entry_size);
+ *  - stack: the stack id, or a census block's (before) type: such a
+ *    block has no stack;
+ *  - meta: the time in microseconds (HEAP_TIME_BITS, from an epoch set by
+ *    the first time seen: 0 is time 0, times are exact to the
+ *    microsecond, within 101 days before the first and 305 after), the
+ *    index of the allocating thread in heap_threads (the threads past
+ *    HEAP_MAX_THREADS share tid 0's entry: such a block reads back with
+ *    tid 0), fn, HB_REPLACEMENT, before.
+ */
+struct heap_entry {
+	uint64_t addr;
+	uint32_t size;
+	uint32_t stack;
+	uint64_t meta;
+};
+
+#define HEAP_SIZE_BIG		UINT32_MAX
+#define HEAP_TIME_BITS		45
+#define HEAP_META_THREAD(m)	((uint32_t)((m) >> 45) & 0x1fff)
+#define HEAP_META_FN(m)		((uint8_t)(((m) >> 58) & 0xf))
+#define HEAP_META_REPL		(1ull << 62)
+#define HEAP_META_BEFORE	(1ull << 63)
+
+/* Entries are kept in chunks of HEAP_CHUNK. */
+#define HEAP_CHUNK_BITS		16
+#define HEAP_CHUNK		(1u << HEAP_CHUNK_BITS)
+
+/* The live blocks as stored: entry I (0 <= I < N) in place.  Valid until
+ * the table changes. */
+struct heap_entries {
+	struct heap_entry *const *chunk;
+	size_t n;
+	const struct heap *heap;
+};
+
+void heap_entries(const struct heap *h, struct heap_entries *out);
+
+static inline const struct heap_entry *heap_entry(const struct heap_entries *e,
+						  size_t i)
+{
+	return &e->chunk[i >> HEAP_CHUNK_BITS][i & (HEAP_CHUNK - 1)];
+}
+
+/* An entry's size (HEAP_SIZE_BIG: looked up aside). */
+uint64_t heap_big_size(const struct heap *h, uint64_t addr);
+static inline uint64_t heap_entry_size(const struct heap_entries *e,
+				       const struct heap_entry *x)
+{
+	return x->size != HEAP_SIZE_BIG ? x->size : heap_big_size(e->heap, x->addr);
+}
+
+/* An entry as a block (all its fields). */
+void heap_entry_block(const struct heap_entries *e, const struct heap_entry *x,
+		      struct heap_block *out);
+/* An entry's time (heap_block.time_ns). */
+uint64_t heap_entry_time(const struct heap_entries *e, const struct heap_entry *x);
+/* The entry index of the live block at ADDR, or -1. */
+long heap_index_of(const struct heap *h, uint64_t addr);
+
 /* The block replaces one its thread freed just before (since its
  * previous allocation): a block of the same size, or one from before
  * tracing (unknown to the table, or a census block: heap_thread.pre_frees,
@@ -149,11 +213,12 @@ struct heap_stack_total {
 const struct heap_stack_total *heap_stack_totals(const struct heap *h,
 						 size_t *n);
 
-/* Live block at ADDR or NULL. */
+/* Live block at ADDR or NULL: a copy, valid until the next call. */
 const struct heap_block *heap_lookup(const struct heap *h, uint64_t addr);
 
-/* Call FN for every live block, in no particular order; stops early and
- * returns FN's value if non-zero. */
+/* Call FN for every live block, in entry order (heap_entries: B is a
+ * copy of entry 0, 1, ...); stops early and returns FN's value if
+ * non-zero. */
 int heap_foreach(const struct heap *h,
 		 int (*fn)(const struct heap_block *b, void *ctx), void *ctx);
 

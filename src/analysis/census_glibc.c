@@ -263,7 +263,13 @@ static int word_at(struct walk *w, uint64_t a, uint64_t lim, uint64_t *v)
 static void add_chunk(struct walk *w, uint64_t addr, uint64_t size,
 		      uint64_t word0, unsigned st)
 {
-	grow_array((void **)&w->ch, &w->alloc, w->n + 1, sizeof(*w->ch));
+	/* doubled without zeroing (grow_array's memset would make the
+	 * capacity resident: 268 MB for 5*10^6 chunks) */
+	if (w->n == w->alloc) {
+		w->alloc = w->alloc ? w->alloc * 2 : 1024;
+		w->ch = xrealloc(w->ch, w->alloc * sizeof(*w->ch));
+	}
+	memset(&w->ch[w->n], 0, sizeof(*w->ch));
 	w->ch[w->n].addr = addr;
 	w->ch[w->n].size = size;
 	w->ch[w->n].word0 = word0;
@@ -547,13 +553,23 @@ int census_glibc(const struct census_input *in, struct census *c)
 			    (int)n_mmaps, (unsigned long long)mem);
 	}
 	c->nmmapped = nmm;
-	c->blocks = xcalloc(w.n + nmm + 1, sizeof(*c->blocks));
+	/* the blocks written over the chunks they come from (a block is no
+	 * bigger than a chunk, and block k comes from chunk i >= k): the
+	 * two arrays are never held whole at once (10^7 blocks: 320 MB) */
+	_Static_assert(sizeof(struct census_block) <= sizeof(struct chunk),
+		       "a census block fits in a chunk's place");
 	for (i = k = 0; i < w.n; i++)
 		if (w.ch[i].state == USED) {
-			c->blocks[k].addr = w.ch[i].addr + 16;
-			c->blocks[k].word0 = w.ch[i].word0;
-			c->blocks[k++].size = w.ch[i].size - 8;
+			struct census_block cb;
+
+			memset(&cb, 0, sizeof(cb));
+			cb.addr = w.ch[i].addr + 16;
+			cb.word0 = w.ch[i].word0;
+			cb.size = w.ch[i].size - 8;
+			memcpy((char *)w.ch + k++ * sizeof(cb), &cb, sizeof(cb));
 		}
+	c->blocks = xrealloc(w.ch, (k + nmm + 1) * sizeof(*c->blocks));
+	w.ch = NULL;
 	for (i = 0; i < nmm; i++)
 		c->blocks[k++] = mm[i];
 	c->nblocks = k;

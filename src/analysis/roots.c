@@ -62,31 +62,15 @@ struct proc_mem {
 	size_t dst_len;
 };
 
-struct collect {
-	struct scan_block *b;
-	size_t n;
-};
-
-static int add_block(const struct heap_block *hb, void *ctx)
+/* Position of the first block at or above START. */
+static size_t first_block(const struct scan_blocks *b, uint64_t start)
 {
-	struct collect *c = ctx;
-
-	c->b[c->n].addr = hb->addr;
-	c->b[c->n].size = hb->size;
-	c->b[c->n].born = hb->time_ns;
-	c->n++;
-	return 0;
-}
-
-/* Index of the first block at or above START. */
-static size_t first_block(const struct scan_block *b, size_t n, uint64_t start)
-{
-	size_t lo = 0, hi = n;
+	size_t lo = 0, hi = b->n;
 
 	while (lo < hi) {
 		size_t mid = (lo + hi) / 2;
 
-		if (b[mid].addr < start)
+		if (scan_blocks_addr(b, mid) < start)
 			lo = mid + 1;
 		else
 			hi = mid;
@@ -275,11 +259,11 @@ static int read_maps(struct proc_mem *m)
 /*
  * glibc's memory in MAP: the brk heap (but a static executable's TLS at
  * its start: REGS' thread pointers), else the mmapped chunks and
- * arena heaps of its blocks B[0..N-1].  -1: some block is not glibc's (the
- * mapping is then heap whole, the old rule).
+ * arena heaps of its blocks B[FIRST..LAST).  -1: some block is not
+ * glibc's (the mapping is then heap whole, the old rule).
  */
 static int find_owned(struct proc_mem *m, const struct mapping *map,
-		      const struct scan_block *b, size_t n,
+		      const struct scan_blocks *b, size_t first, size_t last,
 		      const struct arch_regs *regs, unsigned nregs)
 {
 	uint64_t end = 0;
@@ -298,12 +282,12 @@ static int find_owned(struct proc_mem *m, const struct mapping *map,
 			  end > map->start ? end : map->start, map->end, 0);
 		return 0;
 	}
-	for (i = 0; i < n; i++) {
-		uint64_t s, e;
+	for (i = first; i < last; i++) {
+		uint64_t s, e, a = scan_blocks_addr(b, i);
 
-		if (b[i].addr < end)
+		if (a < end)
 			continue;	/* in the last chunk or heap found */
-		if (glibc_owner(read_words, m, b[i].addr, map->start, map->end,
+		if (glibc_owner(read_words, m, a, map->start, map->end,
 				&s, &e))
 			return -1;
 		add_range(&m->owned, &m->nowned, &m->aowned, s, e, 0);
@@ -346,7 +330,7 @@ static uint64_t stack_from(const struct mapping *map, uint64_t sp)
 	return sp < ARCH_STACK_REDZONE || from < map->start ? map->start : from;
 }
 
-static int find_roots(struct proc_mem *m, const struct scan_block *b, size_t n,
+static int find_roots(struct proc_mem *m, const struct scan_blocks *b,
 		      const struct arch_regs *regs, unsigned nregs,
 		      const struct scan_dead *dead, size_t ndead, int alloc)
 {
@@ -356,7 +340,7 @@ static int find_roots(struct proc_mem *m, const struct scan_block *b, size_t n,
 
 	for (i = 0; i < m->nmaps; i++) {
 		const struct mapping *map = &m->maps[i];
-		size_t first = first_block(b, n, map->start), last = first;
+		size_t first = first_block(b, map->start), last = first;
 		size_t owned0 = m->nowned;
 		uint64_t from = map->start, born_before = 0;
 
@@ -365,7 +349,7 @@ static int find_roots(struct proc_mem *m, const struct scan_block *b, size_t n,
 					 add_root, m);
 			continue;
 		}
-		while (last < n && b[last].addr < map->end)
+		while (last < b->n && scan_blocks_addr(b, last) < map->end)
 			last++;
 		for (k = 0; k < nregs; k++)
 			if (arch_sp(&regs[k]) >= map->start &&
@@ -374,7 +358,7 @@ static int find_roots(struct proc_mem *m, const struct scan_block *b, size_t n,
 		if (k < nregs) {
 			from = stack_from(map, arch_sp(&regs[k]));
 		} else if (last > first &&
-			   (!glibc || find_owned(m, map, b + first, last - first,
+			   (!glibc || find_owned(m, map, b, first, last,
 						regs, nregs))) {
 			if (!map->object && !(alloc & ROOTS_OLDER_UNKNOWN))
 				continue;	/* heap: from reachable blocks */
@@ -384,7 +368,8 @@ static int find_roots(struct proc_mem *m, const struct scan_block *b, size_t n,
 			m->nowned = owned0;
 			for (k = first; k < last; k++)
 				add_range(&m->owned, &m->nowned, &m->aowned,
-					  b[k].addr, b[k].addr + b[k].size, 0);
+					  scan_blocks_addr(b, k), scan_blocks_addr(b, k) +
+					  scan_blocks_size(b, k), 0);
 		} else {
 			for (k = 0; k < ndead; k++)
 				if (dead[k].sp >= map->start && dead[k].sp < map->end)
@@ -400,8 +385,7 @@ static int find_roots(struct proc_mem *m, const struct scan_block *b, size_t n,
 }
 
 /* PTLEAK_DEBUG=scan: the roots and where they point into blocks. */
-static void debug_roots(const struct proc_mem *m, const struct scan_block *b,
-			size_t n)
+static void debug_roots(const struct proc_mem *m, const struct scan_blocks *b)
 {
 	size_t r;
 
@@ -416,20 +400,22 @@ static void debug_roots(const struct proc_mem *m, const struct scan_block *b,
 			(unsigned long long)m->roots[r].start,
 			(unsigned long long)m->roots[r].end);
 		for (a = (m->roots[r].start + 7) & ~7ull; a + 8 <= m->roots[r].end; a += 8) {
-			uint64_t w;
+			uint64_t w, ba, bs;
 			size_t i;
 
 			if (mem_read(m->pid, a, &w, 8) != 8)
 				break;
-			i = first_block(b, n, w + 1);
+			i = first_block(b, w + 1);
 			if (i-- == 0)
 				continue;
-			if (w < b[i].addr + (b[i].size ? b[i].size : 1))
+			ba = scan_blocks_addr(b, i);
+			bs = scan_blocks_size(b, i);
+			if (w < ba + (bs ? bs : 1))
 				fprintf(stderr, "ptleak-debug:   [%#llx] -> block %#llx+%llu "
 					"(%llu bytes)\n",
-					(unsigned long long)a, (unsigned long long)b[i].addr,
-					(unsigned long long)(w - b[i].addr),
-					(unsigned long long)b[i].size);
+					(unsigned long long)a, (unsigned long long)ba,
+					(unsigned long long)(w - ba),
+					(unsigned long long)bs);
 		}
 	}
 }
@@ -437,10 +423,9 @@ static void debug_roots(const struct proc_mem *m, const struct scan_block *b,
 int scan_process(pid_t pid, const struct heap *heap,
 		 const struct arch_regs *regs, unsigned nregs, int reg_roots,
 		 const struct scan_dead *dead, size_t ndead, int alloc,
-		 struct scan_block **out, size_t *nout, struct scan_stats *st)
+		 struct scan_result *out, struct scan_stats *st)
 {
-	const struct heap_stats *hs = heap_stats(heap);
-	struct collect c = { xcalloc(hs->in_use_blocks + 1, sizeof(*c.b)), 0 };
+	struct scan_blocks b;
 	struct proc_mem m;
 	uint64_t *values = NULL;
 	struct scan_input in;
@@ -448,19 +433,21 @@ int scan_process(pid_t pid, const struct heap *heap,
 	unsigned i;
 	int ret = -1;
 
-	heap_foreach(heap, add_block, &c);
-	scan_sort_blocks(c.b, c.n);
 	memset(&in, 0, sizeof(in));
 	memset(&m, 0, sizeof(m));
+	memset(out, 0, sizeof(*out));
+	m.pagemap = -1;
+	if (scan_blocks_of(&b, heap))
+		return -1;
 	m.pid = pid;
 	snprintf(path, sizeof(path), "/proc/%d/pagemap", (int)pid);
 	m.pagemap = open(path, O_RDONLY | O_CLOEXEC);
 	if (read_maps(&m) ||
-	    find_roots(&m, c.b, c.n, regs, nregs, dead, ndead, alloc))
+	    find_roots(&m, &b, regs, nregs, dead, ndead, alloc))
 		goto out;
 
-	in.blocks = c.b;
-	in.nblocks = c.n;
+	in.set = &b;
+	in.result = out;
 	in.roots = m.roots;
 	in.nroots = m.nroots;
 	if (reg_roots && nregs) {
@@ -475,7 +462,7 @@ int scan_process(pid_t pid, const struct heap *heap,
 	in.glibc_chunks = alloc & ROOTS_GLIBC;
 	in.ctx = &m;
 	if (getenv("PTLEAK_DEBUG") && strstr(getenv("PTLEAK_DEBUG"), "scan"))
-		debug_roots(&m, c.b, c.n);
+		debug_roots(&m, &b);
 	ret = scan_classify(&in, st);
 out:
 	if (m.pagemap >= 0)
@@ -486,11 +473,6 @@ out:
 	for (i = 0; i < WIN_SLOTS; i++)
 		free(m.win[i].data);
 	free(values);
-	if (ret) {
-		free(c.b);
-		return -1;
-	}
-	*out = c.b;
-	*nout = c.n;
-	return 0;
+	scan_blocks_free(&b);
+	return ret ? -1 : 0;
 }

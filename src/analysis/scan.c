@@ -7,9 +7,13 @@
  * we cannot know that, so every readable aligned word is a candidate).
  *
  * Per-block state (one byte, 'mark'): UNREACHED, POSSIBLE, REACHABLE,
- * INDIRECT, plus a PENDING bit (block is on the work stack; valgrind's
- * 'pending').  A block is pushed at most once while pending, so the stack
- * never holds more than nblocks entries and never grows.
+ * INDIRECT, plus a PENDING bit (block is to be scanned; valgrind's
+ * 'pending') and a STACKED bit (it is on the work stack).  The stack is
+ * bounded (STACK_MIN + nblocks / 16 entries, 4 bytes each): a block made
+ * pending when it is full is only marked, and when the stack runs dry
+ * the marks are swept (from where the last sweep stopped, round the
+ * blocks in address order) onto it again.  The classes are a fixpoint:
+ * the order blocks are scanned in changes nothing.
  *
  * Candidate pointers: every 8-byte-aligned word of a root range or of a
  * scanned block ([roundup(start, 8), rounddown(end, 8)), as in
@@ -67,14 +71,43 @@ enum {
 	M_STATE = 3,
 	M_PENDING = 4,
 	M_LED = 8,		/* phase 2: was a clique leader, its clique done */
+	M_STACKED = 16,
+};
+
+#define STACK_MIN	4096
+
+/*
+ * With keys, the buckets are per region: 4 GiB of the span from lo (the
+ * brk heap, each thread arena's heaps, the mmapped chunks are far apart,
+ * and buckets over the whole span put a heap in one bucket).  A region
+ * with blocks: its first block's address and position, its NB buckets
+ * of 2^SHIFT bytes from there (bucket[BOFF + k]: the last of its blocks
+ * at or below the bucket's start; bucket[BOFF + NB]: its last block).
+ * An empty one: NB 0, FIRST the position of the first block after it.
+ */
+#define REGION_BITS	32
+#define MAX_REGIONS	65536
+
+struct region {
+	uint64_t base;
+	uint32_t first, boff, nb;
+	uint8_t shift;
 };
 
 struct scanner {
-	struct scan_block *b;
+	const struct scan_blocks *b;
 	size_t n;
-	uint8_t *mark;
-	size_t *stack;
-	size_t top;
+	uint8_t *mark;		/* [id] */
+	uint32_t *stack;	/* positions, cap of them */
+	size_t top, cap;
+	size_t spilled;		/* pending blocks not on the stack */
+	size_t sweep;		/* where the next sweep starts */
+	/* phase 2: the clique leader's indirect bytes so far; a former
+	 * leader's (M_LED) in ind, by position (sorted: leaders come in
+	 * address order; 0 bytes once taken) */
+	uint64_t acc;
+	struct scan_indirect *ind;
+	size_t nind, aind;
 	uint64_t *buf;		/* SCAN_CHUNK bytes */
 	uint64_t lo, span;	/* candidate words: w - lo < span */
 	/*
@@ -84,6 +117,12 @@ struct scanner {
 	 */
 	uint32_t *bucket;
 	unsigned shift;
+	/* with buckets of 2^31 bytes or less: key[k] = (uint32_t)(addr of
+	 * block k - lo), so the search in a bucket reads 4 contiguous
+	 * bytes a candidate, not the block (about 8 blocks a bucket) */
+	uint32_t *key;
+	struct region *reg;
+	uint32_t *pos;		/* with keys: a chunk's words' candidates */
 	int glibc;		/* see scan_input.glibc_chunks */
 	uint64_t born_before;	/* of the root range being scanned, 0: none */
 	scan_read_fn read;
@@ -92,45 +131,79 @@ struct scanner {
 	struct scan_stats *st;
 };
 
-const char *scan_class_key(enum scan_class c)
+static inline uint64_t addr_of(const struct scanner *s, size_t k)
 {
-	switch (c) {
-	case SCAN_DEFINITELY_LOST:
-		return "definitely_lost";
-	case SCAN_INDIRECTLY_LOST:
-		return "indirectly_lost";
-	case SCAN_POSSIBLY_LOST:
-		return "possibly_lost";
-	case SCAN_STILL_REACHABLE:
-		return "still_reachable";
-	}
-	return "unknown";
+	return scan_blocks_addr(s->b, k);
 }
 
-const char *scan_class_words(int c)
+static inline uint64_t size_of(const struct scanner *s, size_t k)
 {
-	switch (c) {
-	case SCAN_DEFINITELY_LOST:
-		return "definitely lost";
-	case SCAN_INDIRECTLY_LOST:
-		return "indirectly lost";
-	case SCAN_POSSIBLY_LOST:
-		return "possibly lost";
-	case SCAN_STILL_REACHABLE:
-		return "still reachable";
-	}
-	return NULL;
+	return scan_blocks_size(s->b, k);
 }
+
+static inline uint8_t *mark_of(const struct scanner *s, size_t k)
+{
+	return &s->mark[scan_blocks_id(s->b, k)];
+}
+
+static uint64_t born_of(const struct scanner *s, size_t k)
+{
+	const struct scan_blocks *b = s->b;
+
+	return b->order ? heap_entry_time(&b->e, heap_entry(&b->e, b->order[k])) :
+	       b->arr[k].born;
+}
+
+/*
+ * The last block at or below W (in span, keys built): W's region (4 GiB
+ * from lo), then among the blocks of its bucket there, by their keys.  A
+ * word before a region's first block is in the last block before it, if
+ * anywhere.  The first candidate (bucket[k]) may start below the bucket
+ * and is never compared; the others start in (bucket start, bucket end],
+ * and so does W: their offsets from the bucket's start fit 32 bits.
+ */
+static inline size_t locate(const struct scanner *s, uint64_t w)
+{
+	const struct region *r = &s->reg[(w - s->lo) >> REGION_BITS];
+	uint64_t off;
+	size_t k, lo, hi;
+	uint32_t base, wo;
+
+	if (!r->nb || w < r->base)
+		return (size_t)r->first - 1;
+	off = w - r->base;
+	k = (size_t)(off >> r->shift);
+	if (k >= r->nb)
+		return s->bucket[r->boff + r->nb];
+	lo = s->bucket[r->boff + k];
+	hi = (size_t)s->bucket[r->boff + k + 1] + 1;
+	base = (uint32_t)(r->base - s->lo + ((uint64_t)k << r->shift));
+	wo = (uint32_t)(off - ((uint64_t)k << r->shift));
+
+	while (hi - lo > 1) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if ((uint32_t)(s->key[mid] - base) <= wo)
+			lo = mid;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+static inline long holder(const struct scanner *s, uint64_t w, size_t lo);
 
 /* Index of the block W points at or into, or -1. */
 static inline long find_block(const struct scanner *s, uint64_t w)
 {
 	size_t lo = 0, hi = s->n;
-	const struct scan_block *b;
 
 	if (w - s->lo >= s->span)
 		return -1;
-	if (s->bucket) {
+	if (s->key) {
+		lo = locate(s, w);
+		hi = lo + 1;
+	} else if (s->bucket) {
 		size_t k = (size_t)((w - s->lo) >> s->shift);
 
 		lo = s->bucket[k];
@@ -140,19 +213,28 @@ static inline long find_block(const struct scanner *s, uint64_t w)
 	while (hi - lo > 1) {
 		size_t mid = lo + (hi - lo) / 2;
 
-		if (s->b[mid].addr <= w)
+		if (addr_of(s, mid) <= w)
 			lo = mid;
 		else
 			hi = mid;
 	}
-	b = &s->b[lo];
-	if (w == b->addr)
+	return holder(s, w, lo);
+}
+
+/* Block LO (the last at or below W) if W points at or into it, else -1. */
+static inline long holder(const struct scanner *s, uint64_t w, size_t lo)
+{
+	uint64_t a, size;
+
+	a = addr_of(s, lo);
+	if (w == a)
 		return (long)lo;
-	if (w > b->addr && w - b->addr < b->size) {
+	size = size_of(s, lo);
+	if (w > a && w - a < size) {
 		/* glibc: chunk = max(32, (size + 8 + 15) & ~15) bytes from
 		 * addr - 16; the next chunk's header is at addr - 16 + chunk */
-		if (s->glibc && w - b->addr ==
-		    (b->size + 23 < 32 ? 32 : (b->size + 23) & ~15ull) - 16)
+		if (s->glibc && w - a ==
+		    (size + 23 < 32 ? 32 : (size + 23) & ~15ull) - 16)
 			return -1;
 		return (long)lo;
 	}
@@ -161,29 +243,81 @@ static inline long find_block(const struct scanner *s, uint64_t w)
 
 static inline void push(struct scanner *s, size_t i)
 {
-	if (!(s->mark[i] & M_PENDING)) {
-		s->mark[i] |= M_PENDING;
-		s->stack[s->top++] = i;
+	uint8_t *m = mark_of(s, i);
+
+	if (!(*m & M_PENDING)) {
+		*m |= M_PENDING;
+		if (s->top < s->cap) {
+			*m |= M_STACKED;
+			s->stack[s->top++] = (uint32_t)i;
+		} else {
+			s->spilled++;
+		}
 	}
 }
 
 static inline void set_state(struct scanner *s, size_t i, int state)
 {
-	s->mark[i] = (uint8_t)((s->mark[i] & ~M_STATE) | state);
+	uint8_t *m = mark_of(s, i);
+
+	*m = (uint8_t)((*m & ~M_STATE) | state);
 }
 
-/* Phase 1: lc_push_without_clique_if_a_chunk_ptr. */
-static inline void reach(struct scanner *s, uint64_t w, int prior_definite)
+/* ---- former leaders' indirect bytes ---- */
+
+/* Leader at position POS (leaders come in address order: the list stays
+ * sorted) has BYTES.  0, or -1 (no memory). */
+static int ind_put(struct scanner *s, size_t pos, uint64_t bytes)
 {
-	long i = find_block(s, w);
+	if (s->nind == s->aind) {
+		size_t n = s->aind ? s->aind * 2 : 1024;
+		struct scan_indirect *p = realloc(s->ind, n * sizeof(*p));
+
+		if (!p)
+			return -1;
+		s->ind = p;
+		s->aind = n;
+	}
+	s->ind[s->nind].id = pos;
+	s->ind[s->nind++].bytes = bytes;
+	return 0;
+}
+
+/* The bytes of the former leader at position POS, taken (0 from then
+ * on). */
+static uint64_t ind_take(struct scanner *s, size_t pos)
+{
+	size_t lo = 0, hi = s->nind;
+	uint64_t v;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (s->ind[mid].id < pos)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo == s->nind || s->ind[lo].id != pos)
+		return 0;
+	v = s->ind[lo].bytes;
+	s->ind[lo].bytes = 0;
+	return v;
+}
+
+/* Phase 1 (lc_push_without_clique_if_a_chunk_ptr) for word W, pointing
+ * at or into block I (-1: none). */
+static inline void reach_at(struct scanner *s, uint64_t w, long i,
+			    int prior_definite)
+{
 	int state;
 
-	if (i < 0 || (s->born_before && s->b[i].born >= s->born_before))
+	if (i < 0 || (s->born_before && born_of(s, (size_t)i) >= s->born_before))
 		return;
-	state = s->mark[i] & M_STATE;
+	state = *mark_of(s, (size_t)i) & M_STATE;
 	if (state == M_REACHABLE)
 		return;
-	if (w == s->b[i].addr && prior_definite) {
+	if (w == addr_of(s, (size_t)i) && prior_definite) {
 		set_state(s, (size_t)i, M_REACHABLE);
 		push(s, (size_t)i);
 	} else if (state == M_UNREACHED) {
@@ -192,52 +326,98 @@ static inline void reach(struct scanner *s, uint64_t w, int prior_definite)
 	}
 }
 
-/* Phase 2: lc_push_with_clique_if_a_chunk_ptr. */
-static inline void gather(struct scanner *s, uint64_t w, size_t leader)
+/* Phase 2 (lc_push_with_clique_if_a_chunk_ptr) for a word pointing at
+ * or into block I (-1: none). */
+static inline void gather_at(struct scanner *s, long i, size_t leader)
 {
-	long i = find_block(s, w);
+	uint8_t m;
 
-	if (i < 0 || (size_t)i == leader ||
-	    (s->mark[i] & M_STATE) != M_UNREACHED)
+	if (i < 0 || (size_t)i == leader)
+		return;
+	m = *mark_of(s, (size_t)i);
+	if ((m & M_STATE) != M_UNREACHED)
 		return;
 	/* a former leader's clique is whole: what it points to is already
 	 * INDIRECT (taken with it, below) or never takeable, so it is not
 	 * read again (valgrind reads it again, to the same result) */
-	if (!(s->mark[i] & M_LED))
+	s->acc += size_of(s, (size_t)i);
+	if (!(m & M_LED))
 		push(s, (size_t)i);
-	s->b[leader].indirect += s->b[i].size + s->b[i].indirect;
-	s->b[i].indirect = 0;
+	else
+		s->acc += ind_take(s, (size_t)i);
 	set_state(s, (size_t)i, M_INDIRECT);
 }
 
 /*
- * Warm the caches for a later lookup: a scan of a pointer-dense heap is
- * bound by cache misses on bucket[] and blocks[], which this overlaps
- * (speed only).  w[0 .. nw) holds only in-span words here.  Word
- * k + 2 * PF_DIST: its bucket; word k + PF_DIST: its first candidate
- * block (bucket already fetched) and mark.
+ * The words of a chunk are looked up in two passes, each warming the
+ * caches ahead of it (a scan of a pointer-dense heap is bound by cache
+ * misses, which this overlaps; speed only): the first finds each word's
+ * candidate block by the buckets and keys (word k + 2 * PF_DIST: its
+ * bucket; k + PF_DIST: its keys), the second takes it (k + 2 * PF_DIST:
+ * its place in the order; k + PF_DIST: its block and mark).  Without keys
+ * (few blocks far apart) one pass warms the first candidate only.
  */
 #define PF_DIST 16
-static inline void prefetch_ahead(const struct scanner *s, const uint64_t *w,
-				  size_t k, size_t nw)
+
+static inline void warm_block(const struct scanner *s, size_t j)
 {
-	uint64_t v;
-
-	if (!s->bucket)
-		return;
-	if (k + 2 * PF_DIST < nw) {
-		v = w[k + 2 * PF_DIST];
-		if (v - s->lo < s->span)
-			__builtin_prefetch(&s->bucket[(v - s->lo) >> s->shift]);
+	if (s->b->order) {
+		__builtin_prefetch(heap_entry(&s->b->e, s->b->order[j]));
+		__builtin_prefetch(&s->mark[s->b->order[j]]);
+	} else {
+		__builtin_prefetch(&s->b->arr[j]);
+		__builtin_prefetch(&s->mark[j]);
 	}
-	if (k + PF_DIST < nw) {
-		v = w[k + PF_DIST];
-		if (v - s->lo < s->span) {
-			size_t j = s->bucket[(v - s->lo) >> s->shift];
+}
 
-			__builtin_prefetch(&s->b[j]);
-			__builtin_prefetch(&s->mark[j]);
-		}
+static inline size_t bucket_of(const struct scanner *s, uint64_t w)
+{
+	return (size_t)((w - s->lo) >> s->shift);
+}
+
+/* With regions: the index of W's bucket (a nearby one when W is outside
+ * every bucket: warming the caches only). */
+static inline size_t region_bucket(const struct scanner *s, uint64_t w)
+{
+	const struct region *r = &s->reg[(w - s->lo) >> REGION_BITS];
+	uint64_t k;
+
+	if (!r->nb || w < r->base)
+		return r->boff;
+	k = (w - r->base) >> r->shift;
+	return r->boff + (size_t)(k < r->nb ? k : r->nb);
+}
+
+/* Phase 1 (LEADER (size_t)-1) or 2 for word W in block I (-1: none). */
+static inline void take_word(struct scanner *s, uint64_t w, long i,
+			     int prior_definite, size_t leader)
+{
+	if (leader == (size_t)-1)
+		reach_at(s, w, i, prior_definite);
+	else
+		gather_at(s, i, leader);
+}
+
+/* The M in-span words W, with keys: the two passes (POS: SCAN_CHUNK / 8). */
+static void take_keyed(struct scanner *s, const uint64_t *w, size_t m,
+		       int prior_definite, size_t leader)
+{
+	uint32_t *pos = s->pos;
+	size_t k;
+
+	for (k = 0; k < m; k++) {
+		if (k + 2 * PF_DIST < m)
+			__builtin_prefetch(&s->bucket[region_bucket(s, w[k + 2 * PF_DIST])]);
+		if (k + PF_DIST < m)
+			__builtin_prefetch(&s->key[s->bucket[region_bucket(s, w[k + PF_DIST])]]);
+		pos[k] = (uint32_t)locate(s, w[k]);
+	}
+	for (k = 0; k < m; k++) {
+		if (s->b->order && k + 2 * PF_DIST < m)
+			__builtin_prefetch(&s->b->order[pos[k + 2 * PF_DIST]]);
+		if (k + PF_DIST < m)
+			warm_block(s, pos[k + PF_DIST]);
+		take_word(s, w[k], holder(s, w[k], pos[k]), prior_definite, leader);
 	}
 }
 
@@ -254,16 +434,16 @@ static void scan_words(struct scanner *s, uint64_t *w, size_t nw,
 	for (k = m = 0; k < nw; k++)
 		if (w[k] - s->lo < s->span)
 			w[m++] = w[k];
-	if (leader == (size_t)-1) {
-		for (k = 0; k < m; k++) {
-			prefetch_ahead(s, w, k, m);
-			reach(s, w[k], prior_definite);
-		}
-	} else {
-		for (k = 0; k < m; k++) {
-			prefetch_ahead(s, w, k, m);
-			gather(s, w[k], leader);
-		}
+	if (s->key) {
+		take_keyed(s, w, m, prior_definite, leader);
+		return;
+	}
+	for (k = 0; k < m; k++) {
+		if (s->bucket && k + 2 * PF_DIST < m)
+			__builtin_prefetch(&s->bucket[bucket_of(s, w[k + 2 * PF_DIST])]);
+		if (s->bucket && k + PF_DIST < m)
+			warm_block(s, s->bucket[bucket_of(s, w[k + PF_DIST])]);
+		take_word(s, w[k], find_block(s, w[k]), prior_definite, leader);
 	}
 }
 
@@ -304,14 +484,94 @@ static uint64_t scan_range(struct scanner *s, uint64_t start, uint64_t end,
 	return 0;
 }
 
-/* Build s->bucket: about one bucket per block.  Optional (speed only). */
+/* The regions and their buckets, with the keys (see struct region):
+ * about a bucket per 8 blocks.  0, or -1 (no memory, or too many
+ * regions: the single-level buckets then). */
+static int build_regions(struct scanner *s)
+{
+	size_t nr = (size_t)((s->span - 1) >> REGION_BITS) + 1, i, k, j, nbt = 0;
+	struct region *r;
+
+	if (nr > MAX_REGIONS)
+		return -1;
+	s->reg = calloc(nr, sizeof(*s->reg));
+	s->key = malloc(s->n * sizeof(*s->key));
+	s->pos = malloc(SCAN_CHUNK / 8 * sizeof(*s->pos));
+	if (!s->reg || !s->key || !s->pos)
+		return -1;
+	/* each region's blocks: its bucket count and size (2 buckets at
+	 * least: 2^31 bytes at most each) */
+	for (i = 0; i < s->n;) {
+		uint64_t a = addr_of(s, i), ext;
+		size_t first = i, c, nb = 2;
+
+		k = (size_t)((a - s->lo) >> REGION_BITS);
+		while (i < s->n && (addr_of(s, i) - s->lo) >> REGION_BITS == k)
+			i++;
+		c = i - first;
+		while (nb * 8 < c)
+			nb <<= 1;
+		ext = addr_of(s, i - 1) - a + 1;
+		r = &s->reg[k];
+		r->base = a;
+		r->first = (uint32_t)first;
+		while (((ext - 1) >> r->shift) >= nb)
+			r->shift++;
+		r->nb = (uint32_t)(((ext - 1) >> r->shift) + 1);
+		r->boff = (uint32_t)nbt;
+		nbt += r->nb + 1;
+		/* the bucket after the last: the region's last block */
+	}
+	/* empty regions: the first block after them */
+	for (k = nr, j = s->n; k-- > 0;) {
+		if (s->reg[k].nb)
+			j = s->reg[k].first;
+		else
+			s->reg[k].first = (uint32_t)j;
+	}
+	s->bucket = malloc(nbt * sizeof(*s->bucket));
+	if (!s->bucket)
+		return -1;
+	for (k = 0; k < nr; k++) {
+		r = &s->reg[k];
+		if (!r->nb)
+			continue;
+		for (i = 0, j = r->first; i < r->nb; i++) {
+			uint64_t start = r->base + ((uint64_t)i << r->shift);
+
+			while (j + 1 < s->n && addr_of(s, j + 1) <= start)
+				j++;
+			s->bucket[r->boff + i] = (uint32_t)j;
+		}
+		while (j + 1 < s->n && (addr_of(s, j + 1) - s->lo) >> REGION_BITS == k)
+			j++;
+		s->bucket[r->boff + r->nb] = (uint32_t)j;
+	}
+	for (k = 0; k < s->n; k++)
+		s->key[k] = (uint32_t)(addr_of(s, k) - s->lo);
+	return 0;
+}
+
+/* Build the regions, buckets and keys; else (too many regions, no
+ * memory) single-level buckets, one per one or two blocks, no keys.
+ * Optional (speed only). */
 static void build_buckets(struct scanner *s)
 {
 	size_t nb = 1, k, j = 0;
 
 	if (s->n > UINT32_MAX || s->n < 64)
 		return;
-	while (nb < s->n)
+	if (!build_regions(s))
+		return;
+	free(s->reg);
+	free(s->key);
+	free(s->pos);
+	free(s->bucket);
+	s->reg = NULL;
+	s->key = NULL;
+	s->pos = NULL;
+	s->bucket = NULL;
+	while (nb * 2 < s->n)
 		nb <<= 1;
 	while (s->shift < 63 && ((s->span - 1) >> s->shift) >= nb)
 		s->shift++;
@@ -322,204 +582,210 @@ static void build_buckets(struct scanner *s)
 	for (k = 0; k < nb; k++) {
 		uint64_t start = s->lo + ((uint64_t)k << s->shift);
 
-		while (j + 1 < s->n && s->b[j + 1].addr <= start)
+		while (j + 1 < s->n && addr_of(s, j + 1) <= start)
 			j++;
 		s->bucket[k] = (uint32_t)j;
 	}
 	s->bucket[nb] = (uint32_t)(s->n - 1);
 }
 
+/* The stack refilled with spilled blocks (see the top), as many as fit. */
+static void refill(struct scanner *s)
+{
+	while (s->spilled && s->top < s->cap) {
+		uint8_t *m = mark_of(s, s->sweep);
+
+		if ((*m & (M_PENDING | M_STACKED)) == M_PENDING) {
+			*m |= M_STACKED;
+			s->stack[s->top++] = (uint32_t)s->sweep;
+			s->spilled--;
+		}
+		if (++s->sweep == s->n)
+			s->sweep = 0;
+	}
+}
+
 static void process_stack(struct scanner *s, size_t leader)
 {
-	while (s->top) {
-		size_t i = s->stack[--s->top];
-		const struct scan_block *b = &s->b[i];
+	for (;;) {
+		size_t i;
+		uint8_t *m;
+		uint64_t a, size;
 		int definite;
 
-		s->mark[i] &= (uint8_t)~M_PENDING;
-		definite = (s->mark[i] & M_STATE) != M_POSSIBLE;
-		if (b->size)
-			scan_range(s, b->addr,
-				   b->size > UINT64_MAX - b->addr ? UINT64_MAX
-				   : b->addr + b->size, definite, leader);
+		if (!s->top && s->spilled)
+			refill(s);
+		if (!s->top)
+			break;
+		i = s->stack[--s->top];
+		m = mark_of(s, i);
+		a = addr_of(s, i);
+		size = size_of(s, i);
+		*m &= (uint8_t)~(M_PENDING | M_STACKED);
+		definite = (*m & M_STATE) != M_POSSIBLE;
+		if (size)
+			scan_range(s, a, size > UINT64_MAX - a ? UINT64_MAX
+				   : a + size, definite, leader);
 	}
 }
 
 static void scanner_free(struct scanner *s)
 {
-	free(s->mark);
 	free(s->stack);
+	free(s->ind);
+	free(s->key);
+	free(s->reg);
+	free(s->pos);
 	free(s->buf);
 	free(s->bucket);
 }
 
-static int cmp_addr(const void *x, const void *y)
+void scan_result_free(struct scan_result *r)
 {
-	const struct scan_block *a = x, *b = y;
-
-	return a->addr < b->addr ? -1 : a->addr > b->addr;
+	free(r->cls);
+	free(r->ind);
+	memset(r, 0, sizeof(*r));
 }
 
-struct addr_idx {
-	uint64_t addr;
-	uint64_t idx;
-};
-
-/*
- * LSD radix sort of (address, index) pairs, 11 bits a pass over the bits
- * the addresses use (47 on x86-64: 5 passes): 10^6 blocks in ~40 ms where
- * qsort of the blocks took ~260 ms.  Then the blocks are permuted in
- * place, cycle by cycle (no second copy of the blocks).
- */
-void scan_sort_blocks(struct scan_block *b, size_t n)
+static int cmp_ind(const void *x, const void *y)
 {
-	enum { BITS = 11, RADIX = 1 << BITS };
-	struct addr_idx *a, *t, *swap;
-	uint64_t max = 0;
-	size_t i, *count;
-	unsigned shift;
+	const struct scan_indirect *a = x, *b = y;
 
-	if (n < 2)
-		return;
-	a = malloc(n * sizeof(*a));
-	t = malloc(n * sizeof(*t));
-	count = malloc(RADIX * sizeof(*count));
-	if (!a || !t || !count) {
-		free(a);
-		free(t);
-		free(count);
-		qsort(b, n, sizeof(*b), cmp_addr);
-		return;
+	return a->id < b->id ? -1 : a->id > b->id;
+}
+
+/* The marks (by id) made classes in place, the former leaders' bytes a
+ * sorted list: OUT. */
+static void verdicts(struct scanner *s, struct scan_result *out)
+{
+	size_t i, n = 0;
+
+	for (i = 0; i < s->n; i++) {
+		static const uint8_t cls[4] = {
+			[M_UNREACHED] = SCAN_DEFINITELY_LOST,
+			[M_POSSIBLE] = SCAN_POSSIBLY_LOST,
+			[M_REACHABLE] = SCAN_STILL_REACHABLE,
+			[M_INDIRECT] = SCAN_INDIRECTLY_LOST,
+		};
+
+		s->mark[i] = cls[s->mark[i] & M_STATE];
 	}
-	for (i = 0; i < n; i++) {
-		a[i].addr = b[i].addr;
-		a[i].idx = i;
-		if (b[i].addr > max)
-			max = b[i].addr;
-	}
-	for (shift = 0; shift < 64 && (max >> shift); shift += BITS) {
-		size_t sum = 0, k;
-
-		memset(count, 0, RADIX * sizeof(*count));
-		for (i = 0; i < n; i++)
-			count[(a[i].addr >> shift) & (RADIX - 1)]++;
-		for (k = 0; k < RADIX; k++) {
-			size_t c = count[k];
-
-			count[k] = sum;
-			sum += c;
+	/* the leaders left with bytes (a taken one holds 0), by id */
+	for (i = 0; i < s->nind; i++)
+		if (s->ind[i].bytes) {
+			s->ind[n].id = scan_blocks_id(s->b, s->ind[i].id);
+			s->ind[n].bytes = s->ind[i].bytes;
+			n++;
 		}
-		for (i = 0; i < n; i++)
-			t[count[(a[i].addr >> shift) & (RADIX - 1)]++] = a[i];
-		swap = a;
-		a = t;
-		t = swap;
-	}
-	free(t);
-	free(count);
-	/* position i takes block a[i].idx; a[j].idx = j marks j done */
-	for (i = 0; i < n; i++) {
-		struct scan_block tmp;
-		size_t j = i;
+	if (n > 1 && s->b->order)
+		qsort(s->ind, n, sizeof(*s->ind), cmp_ind);
+	out->cls = s->mark;
+	out->n = s->n;
+	out->ind = s->ind;
+	out->nind = n;
+	s->mark = NULL;
+	s->ind = NULL;
+}
 
-		if (a[i].idx == i)
+static int classify(struct scanner *s, const struct scan_input *in,
+		    struct scan_stats *st, struct scan_result *out)
+{
+	uint64_t hi, a0, alast, slast;
+	size_t i;
+
+	s->mark = calloc(s->n, 1);
+	s->cap = s->n / 16 + STACK_MIN;
+	if (s->cap > s->n)
+		s->cap = s->n;
+	s->stack = malloc(s->cap * sizeof(*s->stack));
+	s->buf = malloc(SCAN_CHUNK);
+	if (!s->mark || !s->stack || !s->buf || s->n > UINT32_MAX) {
+		free(s->mark);
+		scanner_free(s);
+		return error("out of memory scanning %zu blocks", s->n);
+	}
+
+	a0 = addr_of(s, 0);
+	alast = addr_of(s, s->n - 1);
+	slast = size_of(s, s->n - 1);
+	s->lo = a0;
+	hi = alast + (slast ? slast : 1);
+	if (hi < alast)	/* wraps: up to the top of the space */
+		hi = UINT64_MAX;
+	s->span = hi - s->lo;
+	build_buckets(s);
+
+	/* Phase 1: roots, registers, then everything they reach. */
+	for (i = 0; i < in->nroots; i++) {
+		s->born_before = in->roots[i].born_before;
+		st->unreadable_bytes += scan_range(s, in->roots[i].start,
+						   in->roots[i].end, 1,
+						   (size_t)-1);
+	}
+	s->born_before = 0;
+	for (i = 0; i < in->nvalues; i++)
+		reach_at(s, in->root_values[i], find_block(s, in->root_values[i]), 1);
+	process_stack(s, (size_t)-1);
+
+	/* Phase 2: cliques of the unreached, leaders in address order. */
+	for (i = 0; i < s->n; i++) {
+		uint8_t *m = mark_of(s, i);
+
+		if ((*m & M_STATE) != M_UNREACHED)
 			continue;
-		tmp = b[i];
-		for (;;) {
-			size_t k = a[j].idx;
-
-			a[j].idx = j;
-			if (k == i) {
-				b[j] = tmp;
-				break;
-			}
-			b[j] = b[k];
-			j = k;
+		*m |= M_LED;
+		s->acc = 0;
+		push(s, i);
+		process_stack(s, i);
+		if (s->acc && ind_put(s, i, s->acc)) {
+			free(s->mark);
+			scanner_free(s);
+			return error("out of memory scanning %zu blocks", s->n);
 		}
 	}
-	free(a);
+	verdicts(s, out);
+	scanner_free(s);
+	return 0;
 }
 
 int scan_classify(struct scan_input *in, struct scan_stats *st)
 {
 	struct scan_stats dummy;
+	struct scan_blocks arr;
+	struct scan_result res;
 	struct scanner s;
-	const struct scan_block *last;
-	uint64_t hi;
-	size_t i;
+	size_t i, j;
 
 	if (!st)
 		st = &dummy;
 	memset(st, 0, sizeof(*st));
-	if (!in->nblocks)
-		return 0;
-
 	memset(&s, 0, sizeof(s));
-	s.b = in->blocks;
-	s.n = in->nblocks;
+	memset(&res, 0, sizeof(res));
+	if (!in->set) {
+		memset(&arr, 0, sizeof(arr));
+		arr.arr = in->blocks;
+		arr.n = in->nblocks;
+	}
+	s.b = in->set ? in->set : &arr;
+	s.n = s.b->n;
 	s.read = in->read;
 	s.skip = in->skip;
 	s.glibc = in->glibc_chunks;
 	s.ctx = in->ctx;
 	s.st = st;
-	s.mark = calloc(s.n, 1);
-	s.stack = malloc(s.n * sizeof(*s.stack));
-	s.buf = malloc(SCAN_CHUNK);
-	if (!s.mark || !s.stack || !s.buf) {
-		scanner_free(&s);
-		return error("out of memory scanning %zu blocks", s.n);
+	if (s.n && classify(&s, in, st, &res))
+		return -1;
+	if (in->set) {
+		*in->result = res;
+		return 0;
 	}
-
-	last = &s.b[s.n - 1];
-	s.lo = s.b[0].addr;
-	hi = last->addr + (last->size ? last->size : 1);
-	if (hi < last->addr)	/* wraps: up to the top of the space */
-		hi = UINT64_MAX;
-	s.span = hi - s.lo;
-	for (i = 0; i < s.n; i++)
-		s.b[i].indirect = 0;
-	build_buckets(&s);
-
-	/* Phase 1: roots, registers, then everything they reach. */
-	for (i = 0; i < in->nroots; i++) {
-		s.born_before = in->roots[i].born_before;
-		st->unreadable_bytes += scan_range(&s, in->roots[i].start,
-						   in->roots[i].end, 1,
-						   (size_t)-1);
+	/* the array: its verdicts in place */
+	for (i = j = 0; i < s.n; i++) {
+		in->blocks[i].cls = (enum scan_class)res.cls[i];
+		in->blocks[i].indirect = 0;
+		if (j < res.nind && res.ind[j].id == i)
+			in->blocks[i].indirect = res.ind[j++].bytes;
 	}
-	s.born_before = 0;
-	for (i = 0; i < in->nvalues; i++)
-		reach(&s, in->root_values[i], 1);
-	process_stack(&s, (size_t)-1);
-
-	/* Phase 2: cliques of the unreached, leaders in address order. */
-	for (i = 0; i < s.n; i++) {
-		if ((s.mark[i] & M_STATE) != M_UNREACHED)
-			continue;
-		s.mark[i] |= M_LED;
-		push(&s, i);
-		process_stack(&s, i);
-	}
-
-	for (i = 0; i < s.n; i++) {
-		switch (s.mark[i] & M_STATE) {
-		case M_UNREACHED:
-			s.b[i].cls = SCAN_DEFINITELY_LOST;
-			break;
-		case M_INDIRECT:
-			s.b[i].cls = SCAN_INDIRECTLY_LOST;
-			s.b[i].indirect = 0;
-			break;
-		case M_POSSIBLE:
-			s.b[i].cls = SCAN_POSSIBLY_LOST;
-			s.b[i].indirect = 0;
-			break;
-		default:
-			s.b[i].cls = SCAN_STILL_REACHABLE;
-			s.b[i].indirect = 0;
-			break;
-		}
-	}
-	scanner_free(&s);
+	scan_result_free(&res);
 	return 0;
 }

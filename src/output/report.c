@@ -5,7 +5,9 @@
  * Live blocks are grouped into records by (allocation stack, allocator,
  * class) with an open-addressing table, sorted largest first and numbered
  * 1..M (all records, listed or not).  A block's class and indirect bytes
- * come from the scan's verdicts (in->classes, sorted by addr); without a
+ * come from the scan's verdicts (in->scan, by heap entry: the table is
+ * walked in entry order, its verdicts beside it, no lookup per block; or
+ * in->classes, sorted by addr, made verdicts by entry first); without a
  * scan every block is "unclassified".
  *
  * With suppressions, every record's stack is named once first to decide
@@ -63,24 +65,43 @@ static size_t group_home(const struct grouping *g, uint32_t stack, uint8_t fn,
 			      (each * 0x9e3779b97f4a7c15ull)) & g->mask;
 }
 
-/* The scan's verdict on the block at ADDR, or NULL. */
-static const struct scan_block *find_class(const struct report_input *in,
-					   uint64_t addr)
+static int cmp_indirect(const void *x, const void *y)
 {
-	size_t lo = 0, hi = in->nclasses;
+	const struct scan_indirect *a = x, *b = y;
 
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		const struct scan_block *sb = &in->classes[mid];
+	return a->id < b->id ? -1 : a->id > b->id;
+}
 
-		if (sb->addr == addr)
-			return sb;
-		if (sb->addr < addr)
-			lo = mid + 1;
-		else
-			hi = mid;
+/*
+ * in->classes (an array by address) as verdicts by heap entry into *OUT
+ * (an entry missing from it, which should not happen: definitely lost,
+ * 0 indirect).  0, or -1 (no memory).
+ */
+static int classes_by_entry(const struct report_input *in,
+			    struct scan_result *out)
+{
+	struct heap_entries e;
+	size_t i;
+
+	heap_entries(in->heap, &e);
+	memset(out, 0, sizeof(*out));
+	out->n = e.n;
+	out->cls = xcalloc(e.n + 1, 1);	/* SCAN_DEFINITELY_LOST is 0 */
+	out->ind = xcalloc(in->nclasses + 1, sizeof(*out->ind));
+	for (i = 0; i < in->nclasses; i++) {
+		long k = heap_index_of(in->heap, in->classes[i].addr);
+
+		if (k < 0)
+			continue;
+		out->cls[k] = (uint8_t)in->classes[i].cls;
+		if (in->classes[i].indirect) {
+			out->ind[out->nind].id = (uint64_t)k;
+			out->ind[out->nind++].bytes = in->classes[i].indirect;
+		}
 	}
-	return NULL;
+	if (out->nind > 1)
+		qsort(out->ind, out->nind, sizeof(*out->ind), cmp_indirect);
+	return 0;
 }
 
 static void group_grow(struct grouping *g)
@@ -103,24 +124,16 @@ static void group_grow(struct grouping *g)
 	}
 }
 
-static int group_block(const struct heap_block *b, void *ctx)
+/* Block B (CLS, INDIRECT bytes through it) into its record. */
+static void group_block(struct grouping *g, const struct heap_block *b,
+			uint8_t cls, uint64_t indirect)
 {
-	struct grouping *g = ctx;
 	struct record *r;
-	uint64_t indirect = 0;
-	uint8_t cls = CLS_UNCLASSIFIED;
 	uint64_t each;
 	size_t k;
 
 	if (g->in->min_age_ns && g->in->now_ns - b->time_ns < g->in->min_age_ns)
-		return 0;	/* too young to be reported */
-	if (g->in->classes) {
-		const struct scan_block *sb = find_class(g->in, b->addr);
-
-		/* not found should not happen: definitely lost, 0 indirect */
-		cls = sb ? (uint8_t)sb->cls : SCAN_DEFINITELY_LOST;
-		indirect = sb ? sb->indirect : 0;
-	}
+		return;	/* too young to be reported */
 	each = b->before && !b->type ? b->size : 0;
 	k = group_home(g, b->stack, b->fn, cls, each, b->type);
 	for (;;) {
@@ -139,7 +152,7 @@ static int group_block(const struct heap_block *b, void *ctx)
 			r->bytes += b->size;
 			r->indirect += indirect;
 			r->blocks++;
-			return 0;
+			return;
 		}
 		k = (k + 1) & g->mask;
 	}
@@ -162,7 +175,33 @@ static int group_block(const struct heap_block *b, void *ctx)
 		group_grow(g);	/* re-inserts every record, the new one too */
 	else
 		g->slots[k] = (uint32_t)g->nrecs;
-	return 0;
+}
+
+/* Every live block into its record, in the table's entry order, with
+ * the verdicts by entry (SCAN, NULL: unclassified). */
+static void group_all(struct grouping *g, const struct scan_result *scan)
+{
+	struct heap_entries e;
+	struct heap_block b;
+	size_t i, j = 0;
+
+	heap_entries(g->in->heap, &e);
+	for (i = 0; i < e.n; i++) {
+		uint8_t cls = CLS_UNCLASSIFIED;
+		uint64_t indirect = 0;
+
+		if (i + 8 < e.n)
+			__builtin_prefetch(heap_entry(&e, i + 8));
+		heap_entry_block(&e, heap_entry(&e, i), &b);
+		if (scan) {
+			cls = i < scan->n ? scan->cls[i] : SCAN_DEFINITELY_LOST;
+			while (j < scan->nind && scan->ind[j].id < i)
+				j++;
+			if (j < scan->nind && scan->ind[j].id == i)
+				indirect = scan->ind[j].bytes;
+		}
+		group_block(g, &b, cls, indirect);
+	}
 }
 
 static int cmp_u64_desc(uint64_t a, uint64_t b)
@@ -233,12 +272,21 @@ static int cmp_memcheck(const void *pa, const void *pb, void *recs)
 
 static void collect_records(struct rep *r)
 {
+	struct scan_result byent;
 	struct grouping g;
 
 	memset(&g, 0, sizeof(g));
 	g.in = r->in;
 	group_grow(&g);
-	heap_foreach(r->in->heap, group_block, &g);
+	if (r->in->scan) {
+		group_all(&g, r->in->scan);
+	} else if (r->in->classes) {
+		classes_by_entry(r->in, &byent);
+		group_all(&g, &byent);
+		scan_result_free(&byent);
+	} else {
+		group_all(&g, NULL);
+	}
 	free(g.slots);
 	if (g.nrecs > 1)
 		qsort(g.recs, g.nrecs, sizeof(*g.recs), cmp_record);
@@ -516,10 +564,10 @@ static void text_tail(struct rep *r)
 	for (c = SCAN_DEFINITELY_LOST; c <= SCAN_STILL_REACHABLE; c++)
 		text_count(r, kind_words((uint8_t)c), r->cls_bytes[c],
 			   r->cls_blocks[c], NULL);
-	if (r->in->classes || supp)
+	if (r->in->scan || r->in->classes || supp)
 		text_count(r, "suppressed", r->supp_bytes, r->supp_blocks,
 			   NULL);
-	if (!r->in->classes)
+	if (!r->in->scan && !r->in->classes)
 		text_count(r, "unclassified", r->cls_bytes[CLS_UNCLASSIFIED],
 			   r->cls_blocks[CLS_UNCLASSIFIED],
 			   nonempty(r->in->unclassified_why));

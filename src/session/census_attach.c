@@ -252,12 +252,17 @@ int census_attach_quiesce(struct session *S)
 	return 0;
 }
 
-/* Census blocks FROM..TO-1 of C into P's table. */
-static void merge(struct proc *P, const struct census *c, size_t from, size_t to)
+/*
+ * N of C's blocks into P's table, those before LEFT, from the last: the
+ * census's array shrinks as its blocks go into the table (the two are
+ * not held whole at once: ptleak's memory stays under 48 bytes a
+ * block).  Returns how many are left.
+ */
+static size_t merge(struct proc *P, struct census *c, size_t left, size_t n)
 {
-	size_t i;
+	size_t i = left, end = n < left ? left - n : 0;
 
-	for (i = from; i < to; i++) {
+	while (i-- > end) {
 		struct heap_block b;
 
 		memset(&b, 0, sizeof(b));
@@ -266,8 +271,13 @@ static void merge(struct proc *P, const struct census *c, size_t from, size_t to
 		b.fn = AF_MALLOC;
 		b.before = 1;
 		b.type = c->blocks[i].type;
+		if (i >= 16)	/* its index slot, 16 blocks ahead */
+			heap_prefetch(P->heap, c->blocks[i - 16].addr);
 		heap_census(P->heap, &b);
+		if (i && i % 65536 == 0)
+			c->blocks = xrealloc(c->blocks, i * sizeof(*c->blocks));
 	}
+	return end;
 }
 
 /* Read glibc's heap through CS into C; an inexact census adds nothing
@@ -291,7 +301,7 @@ struct census_job {
 	struct census *c;
 	atomic_int done;
 	int joined;
-	size_t next;		/* blocks in the table so far */
+	size_t left;		/* blocks not in the table yet (the first ones) */
 };
 
 static void *census_thread(void *arg)
@@ -355,7 +365,7 @@ void census_attach_take(struct session *S)
 	census_read(&cs, c);
 	debug_time("census: heap read");
 	heap_reserve(P->heap, c->nblocks);
-	merge(P, c, 0, c->nblocks);
+	merge(P, c, c->nblocks, c->nblocks);
 	debug_time("census: blocks in the table");
 	census_free(c);
 	cstate_close(&cs);
@@ -368,7 +378,6 @@ void census_attach_step(struct session *S, struct proc *P, int block, int reap)
 {
 	struct census_job *j = P->cjob;
 	struct census *c;
-	size_t end;
 	int stopped = 0;
 
 	if (!j)
@@ -386,13 +395,10 @@ void census_attach_step(struct session *S, struct proc *P, int block, int reap)
 		snap_kill(P);
 		debug_time("census: heap read");
 		heap_reserve(P->heap, c->nblocks);
+		j->left = c->nblocks;
 	}
-	end = c->nblocks;
-	if (!block && end - j->next > CENSUS_BATCH)
-		end = j->next + CENSUS_BATCH;
-	merge(P, c, j->next, end);
-	j->next = end;
-	if (j->next < c->nblocks)
+	j->left = merge(P, c, j->left, block ? j->left : CENSUS_BATCH);
+	if (j->left)
 		return;
 	heap_census_pending(P->heap, 0);
 	census_free(c);

@@ -212,7 +212,7 @@ int report_make(struct session *S, enum report_reason reason, pid_t via,
 {
 	struct proc *P = S->proc;
 	struct symbolizer *s = sym_open(via);
-	struct scan_block *classes = NULL;
+	struct scan_result scan = { 0 };
 	struct report_result res = { 0 };
 	struct report_input in;
 	struct proc_resources rsc;
@@ -224,7 +224,6 @@ int report_make(struct session *S, enum report_reason reason, pid_t via,
 	struct html_input html;
 	struct cov_view cv;
 	struct growth_entry growth[GROWTH_MAX];
-	size_t nclasses = 0;
 	int ret, fd_err = 0;
 
 	if (s)
@@ -293,16 +292,16 @@ int report_make(struct session *S, enum report_reason reason, pid_t via,
 		if (scan_process(via, P->heap, regs, nregs, reg_roots, dead,
 				 P->ndead, (P->glibc ? ROOTS_GLIBC : 0) |
 				 (P->census && !P->census->exact ? ROOTS_OLDER_UNKNOWN : 0),
-				 &classes, &nclasses, &st))
+				 &scan, &st))
 			in.unclassified_why = "the reachability scan failed";
-		in.classes = classes;
-		in.nclasses = nclasses;
+		else
+			in.scan = &scan;
 		free(dead);
 		if (debug_stats) {
 			double secs = (double)(now_ns() - t0) / 1e9;
 
 			fprintf(stderr, "ptleak-debug: scan: %zu blocks, %llu bytes read "
-				"in %.3f s (%.0f MB/s)\n", nclasses,
+				"in %.3f s (%.0f MB/s)\n", scan.n,
 				(unsigned long long)st.bytes_scanned, secs,
 				secs > 0 ? (double)st.bytes_scanned / secs / 1e6 : 0.0);
 		}
@@ -345,7 +344,7 @@ int report_make(struct session *S, enum report_reason reason, pid_t via,
 	free(html_path);
 	S->last_result = res;
 	report_result_take(S, P, reason, &res, ret);
-	free(classes);
+	scan_result_free(&scan);
 	sym_close(s);
 	return ret;
 }

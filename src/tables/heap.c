@@ -1,11 +1,9 @@
 /*
  * heap.c - the table of live heap blocks, totals and peak.
  *
- * Open addressing with linear probing, keyed by block address (addr 0
- * marks an empty slot: a live block never has address 0).  Deletion uses
- * backward shifting, so there are no tombstones and lookups stay short
- * however many blocks come and go.  The table doubles when it gets 3/4
- * full; it never shrinks (except on heap_reset).
+ * The blocks are stored packed, 24 bytes each, with an index by address
+ * (heap_store.c); this file counts.  The index doubles when it gets 3/4
+ * full; nothing shrinks (except on heap_reset).
  *
  * Invariant: stats.in_use_bytes / in_use_blocks are always the sum / count
  * of the blocks in the table.  A block held by heap_realloc_begin is out of
@@ -21,16 +19,12 @@
 #include "tables/growth.h"
 #include "tables/addrset.h"
 #include "tables/heap.h"
+#include "heap_store.h"
 #include "base/util.h"
 
-#define HEAP_MIN_CAP 1024	/* power of two */
-
 struct heap {
-	struct heap_block *slots;
-	size_t cap;		/* power of two */
-	size_t mask;
-	size_t count;
-	size_t grow_at;		/* grow when count reaches this */
+	struct heap_store s;
+	struct heap_block look;	/* heap_lookup's copy */
 	struct heap_stats st;
 	/* allocations and their bytes by stack id, freed ones included
 	 * (pprof's alloc_space): 16 bytes per stack, as the stack table */
@@ -74,110 +68,6 @@ const char *alloc_fn_name(enum alloc_fn fn)
 	if ((unsigned)fn >= AF_COUNT)
 		return NULL;
 	return fn_names[fn];
-}
-
-/*
- * A table of CAP zeroed slots.  A big one (a program with 10^5-10^7 live
- * blocks) is its own mapping with transparent huge pages asked for: its
- * slots are hit at random, one TLB entry per 2 MiB instead of per 4 KiB,
- * and a 2 MiB fault instead of 512 (measured: a quarter of the recorder's
- * consumer time on perl's 800,000 live blocks went to page faults).
- */
-#define BIG_TABLE	(4ul << 20)
-
-static void *slots_alloc(size_t cap)
-{
-	size_t len = cap * sizeof(struct heap_block);
-	void *p;
-
-	if (len < BIG_TABLE)
-		return xcalloc(cap, sizeof(struct heap_block));
-	p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
-		 -1, 0);
-	if (p == MAP_FAILED)
-		die("out of memory (a table of %zu live blocks)", cap);
-	madvise(p, len, MADV_HUGEPAGE);
-	return p;
-}
-
-static void slots_free(struct heap_block *slots, size_t cap)
-{
-	size_t len = cap * sizeof(struct heap_block);
-
-	if (len < BIG_TABLE)
-		free(slots);
-	else if (slots)
-		munmap(slots, len);
-}
-
-static void table_init(struct heap *h, size_t cap)
-{
-	h->slots = slots_alloc(cap);
-	h->cap = cap;
-	h->mask = cap - 1;
-	h->count = 0;
-	h->grow_at = cap / 4 * 3;
-}
-
-static inline size_t slot_of(const struct heap *h, uint64_t addr)
-{
-	return (size_t)hash64(addr) & h->mask;
-}
-
-/* Index of ADDR's slot, or of the empty slot where it would go. */
-static inline size_t find_slot(const struct heap *h, uint64_t addr)
-{
-	size_t i = slot_of(h, addr);
-
-	while (h->slots[i].addr && h->slots[i].addr != addr)
-		i = (i + 1) & h->mask;
-	return i;
-}
-
-/* The table rehashed into CAP slots. */
-static void table_resize(struct heap *h, size_t cap)
-{
-	struct heap_block *old = h->slots;
-	size_t old_cap = h->cap, i;
-
-	table_init(h, cap);
-	for (i = 0; i < old_cap; i++) {
-		if (old[i].addr) {
-			size_t j = find_slot(h, old[i].addr);
-
-			h->slots[j] = old[i];
-			h->count++;
-		}
-	}
-	slots_free(old, old_cap);
-}
-
-static void table_grow(struct heap *h)
-{
-	table_resize(h, h->cap * 2);
-}
-
-/* Empty slot I and shift the following cluster back over it. */
-static void table_remove_at(struct heap *h, size_t i)
-{
-	size_t j = i;
-
-	for (;;) {
-		size_t home;
-
-		j = (j + 1) & h->mask;
-		if (!h->slots[j].addr)
-			break;
-		home = slot_of(h, h->slots[j].addr);
-		/* Entry J may move to I unless its home lies cyclically in
-		 * (I, J]: then it would be placed before its home. */
-		if (((j - home) & h->mask) >= ((j - i) & h->mask)) {
-			h->slots[i] = h->slots[j];
-			i = j;
-		}
-	}
-	h->slots[i].addr = 0;
-	h->count--;
 }
 
 /* The slot of thread TID (> 0) in thread_slots, or the empty one where
@@ -296,47 +186,70 @@ static inline void tell(struct heap *h, uint8_t type, uint8_t fn, int32_t tid,
 		h->observer(h->observer_ctx, &e);
 }
 
+/* Entry E as a block. */
+static void decode(const struct heap *h, const struct heap_entry *e,
+		   struct heap_block *b)
+{
+	uint32_t t = HEAP_META_THREAD(e->meta);
+	int before = !!(e->meta & HEAP_META_BEFORE);
+
+	b->addr = e->addr;
+	b->size = hs_size(&h->s, e);
+	b->time_ns = hs_time(&h->s, e);
+	b->stack = before ? 0 : e->stack;
+	b->type = before ? (uint16_t)e->stack : 0;
+	b->tid = h->threads && t < h->nthreads ? h->threads[t].tid : 0;
+	b->fn = HEAP_META_FN(e->meta);
+	b->flags = e->meta & HEAP_META_REPL ? HB_REPLACEMENT : 0;
+	b->before = (uint8_t)before;
+}
+
 /*
  * Make B live.  A live block already at B->addr (a missed free) is
  * replaced and counted freed.  Counts no allocation.
  */
 static void put_live(struct heap *h, const struct heap_block *b, int fresh)
 {
+	struct heap_block nb = *b;
+	struct heap_entry *e;
 	struct heap_thread *t;
 	size_t i;
 
-	if (h->count + 1 > h->grow_at)
-		table_grow(h);
-	i = find_slot(h, b->addr);
-	if (h->slots[i].addr) {
-		in_use_sub(h, &h->slots[i]);
+	hs_reserve(&h->s, 1);
+	i = hs_find(&h->s, b->addr);
+	if (hs_at(&h->s, i)) {
+		struct heap_block old;
+
+		decode(h, hs_entry(&h->s, hs_at(&h->s, i) - 1), &old);
+		in_use_sub(h, &old);
 		count_free(h, b->tid);
-	} else {
-		h->count++;
+		hs_remove(&h->s, i);
+		i = hs_find(&h->s, b->addr);
 	}
-	h->slots[i] = *b;
 	/* a fresh block that follows its thread's free of a block from
 	 * before tracing, or of a block of the same size, replaces it
 	 * (growth.h) */
+	t = thread_of(h, b->tid);
 	if (fresh) {
 		growth_alloc(h->growth);
-		t = thread_of(h, b->tid);
 		if (t->pre_frees) {
 			t->pre_frees--;
-			h->slots[i].flags |= HB_REPLACEMENT;
+			nb.flags |= HB_REPLACEMENT;
 		} else if (t->freed_size && t->freed_size == b->size) {
-			h->slots[i].flags |= HB_REPLACEMENT;
+			nb.flags |= HB_REPLACEMENT;
 		}
 		t->freed_size = 0;
 	}
-	in_use_add(h, &h->slots[i]);
+	e = hs_add(&h->s, i, b->addr);
+	hs_encode(&h->s, e, &nb, (uint32_t)(t - h->threads));
+	in_use_add(h, &nb);
 }
 
 struct heap *heap_new(void)
 {
 	struct heap *h = xcalloc(1, sizeof(*h));
 
-	table_init(h, HEAP_MIN_CAP);
+	hs_init(&h->s);
 	h->growth = growth_new();
 	return h;
 }
@@ -350,7 +263,7 @@ void heap_delete(struct heap *h)
 {
 	if (!h)
 		return;
-	slots_free(h->slots, h->cap);
+	hs_free(&h->s);
 	free(h->per_stack);
 	free(h->stack_bytes);
 	free(h->threads);
@@ -362,8 +275,8 @@ void heap_delete(struct heap *h)
 
 void heap_reset(struct heap *h)
 {
-	slots_free(h->slots, h->cap);
-	table_init(h, HEAP_MIN_CAP);
+	hs_free(&h->s);
+	hs_init(&h->s);
 	memset(&h->st, 0, sizeof(h->st));
 	if (h->per_stack)
 		memset(h->per_stack, 0, h->nper_stack * sizeof(*h->per_stack));
@@ -383,7 +296,7 @@ void heap_reset(struct heap *h)
 
 void heap_prefetch(const struct heap *h, uint64_t addr)
 {
-	__builtin_prefetch(&h->slots[slot_of(h, addr)], 1);
+	__builtin_prefetch(&h->s.slot[(size_t)hash64(addr) & h->s.mask], 1);
 }
 
 /* STACK's totals grown to be there (a new id is the next one, mostly) */
@@ -429,12 +342,15 @@ void heap_inherit(struct heap *dst, const struct heap *src,
 {
 	size_t i;
 
-	heap_reserve(dst, src->count);
-	for (i = 0; i < src->cap; i++) {
-		struct heap_block b = src->slots[i];
+	heap_reserve(dst, src->s.n);
+	if (!dst->s.epoch_set) {
+		dst->s.epoch_us = src->s.epoch_us;
+		dst->s.epoch_set = src->s.epoch_set;
+	}
+	for (i = 0; i < src->s.n; i++) {
+		struct heap_block b;
 
-		if (!b.addr)
-			continue;
+		decode(src, hs_entry(&src->s, i), &b);
 		b.stack = b.stack ? stack(ctx, b.stack) : 0;
 		put_live(dst, &b, 0);
 	}
@@ -442,12 +358,7 @@ void heap_inherit(struct heap *dst, const struct heap *src,
 
 void heap_reserve(struct heap *h, size_t n)
 {
-	size_t cap = h->cap;
-
-	while (h->count + n > cap / 4 * 3 && cap < ((size_t)1 << 40))
-		cap *= 2;
-	if (cap != h->cap)
-		table_resize(h, cap);
+	hs_reserve(&h->s, n);
 }
 
 void heap_census(struct heap *h, const struct heap_block *b)
@@ -482,13 +393,13 @@ const struct heap_stack_total *heap_stack_totals(const struct heap *h,
 
 int heap_free_by(struct heap *h, uint64_t addr, int32_t tid, uint64_t time_ns)
 {
-	uint64_t size;
+	struct heap_block b;
 	size_t i;
 
 	if (!addr)
 		return -1;
-	i = find_slot(h, addr);
-	if (!h->slots[i].addr) {
+	i = hs_find(&h->s, addr);
+	if (!hs_at(&h->s, i)) {
 		h->st.unknown_frees++;
 		if (h->late)
 			addrset_add(h->late, addr);
@@ -497,16 +408,16 @@ int heap_free_by(struct heap *h, uint64_t addr, int32_t tid, uint64_t time_ns)
 		return 0;
 	}
 	count_free(h, tid);
-	size = h->slots[i].size;
-	if (h->slots[i].before)
+	decode(h, hs_entry(&h->s, hs_at(&h->s, i) - 1), &b);
+	if (b.before)
 		pre_free(h, tid);	/* a census block: its usable size */
 	else
-		thread_of(h, tid)->freed_size = size;
+		thread_of(h, tid)->freed_size = b.size;
 	if (time_ns > h->clock)
 		h->clock = time_ns;
-	in_use_sub(h, &h->slots[i]);
-	table_remove_at(h, i);
-	tell(h, HEV_FREE, AF_FREE, tid, 0, time_ns, size, addr, 0);
+	in_use_sub(h, &b);
+	hs_remove(&h->s, i);
+	tell(h, HEV_FREE, AF_FREE, tid, 0, time_ns, b.size, addr, 0);
 	return 1;
 }
 
@@ -522,12 +433,12 @@ int heap_realloc_begin(struct heap *h, uint64_t old, struct heap_block *held)
 	memset(held, 0, sizeof(*held));
 	if (!old)
 		return 0;
-	i = find_slot(h, old);
-	if (!h->slots[i].addr)
+	i = hs_find(&h->s, old);
+	if (!hs_at(&h->s, i))
 		return 0;
-	*held = h->slots[i];
+	decode(h, hs_entry(&h->s, hs_at(&h->s, i) - 1), held);
 	in_use_sub(h, held);
-	table_remove_at(h, i);
+	hs_remove(&h->s, i);
 	return 1;
 }
 
@@ -578,22 +489,60 @@ const struct heap_stats *heap_stats(const struct heap *h)
 
 const struct heap_block *heap_lookup(const struct heap *h, uint64_t addr)
 {
+	struct heap *m = (struct heap *)h;	/* the copy only */
+	long i = heap_index_of(h, addr);
+
+	if (i < 0)
+		return NULL;
+	decode(h, hs_entry(&h->s, (size_t)i), &m->look);
+	return &m->look;
+}
+
+long heap_index_of(const struct heap *h, uint64_t addr)
+{
 	size_t i;
 
 	if (!addr)
-		return NULL;
-	i = find_slot(h, addr);
-	return h->slots[i].addr ? &h->slots[i] : NULL;
+		return -1;
+	i = hs_find(&h->s, addr);
+	return hs_at(&h->s, i) ? (long)hs_at(&h->s, i) - 1 : -1;
+}
+
+void heap_entries(const struct heap *h, struct heap_entries *out)
+{
+	out->chunk = h->s.chunk;
+	out->n = h->s.n;
+	out->heap = h;
+}
+
+uint64_t heap_big_size(const struct heap *h, uint64_t addr)
+{
+	struct heap_entry e = { addr, HEAP_SIZE_BIG, 0, 0 };
+
+	return hs_size(&h->s, &e);
+}
+
+void heap_entry_block(const struct heap_entries *e, const struct heap_entry *x,
+		      struct heap_block *out)
+{
+	decode(e->heap, x, out);
+}
+
+uint64_t heap_entry_time(const struct heap_entries *e, const struct heap_entry *x)
+{
+	return hs_time(&e->heap->s, x);
 }
 
 int heap_foreach(const struct heap *h,
 		 int (*fn)(const struct heap_block *b, void *ctx), void *ctx)
 {
+	struct heap_block b;
 	size_t i;
 	int r;
 
-	for (i = 0; i < h->cap; i++) {
-		if (h->slots[i].addr && (r = fn(&h->slots[i], ctx)) != 0)
+	for (i = 0; i < h->s.n; i++) {
+		decode(h, hs_entry(&h->s, i), &b);
+		if ((r = fn(&b, ctx)) != 0)
 			return r;
 	}
 	return 0;

@@ -54,7 +54,8 @@ static void assert_block_equal(const struct heap_block *a,
 	assert_non_null(b);
 	assert_int_equal(a->addr, b->addr);
 	assert_int_equal(a->size, b->size);
-	assert_int_equal(a->time_ns, b->time_ns);
+	/* the table keeps times to the microsecond (heap_entry) */
+	assert_int_equal(a->time_ns / 1000, b->time_ns / 1000);
 	assert_int_equal(a->stack, b->stack);
 	assert_int_equal(a->tid, b->tid);
 	assert_int_equal(a->fn, b->fn);
@@ -575,6 +576,82 @@ static void test_census_pending(void **state)
 	heap_delete(h);
 }
 
+/* The packed entries (heap_entry): every field back, sizes of 4 GiB and
+ * more kept aside, times to the microsecond, the entries dense. */
+static void test_packed_entries(void **state)
+{
+	struct heap *h = heap_new();
+	struct heap_block b = mk(0x5000, 5ull << 30, 77, 4242, AF_MEMALIGN,
+				 20000000000123456ull), c, t;
+	const struct heap_block *l;
+	struct heap_entries e;
+	uint64_t a;
+
+	(void)state;
+	heap_alloc(h, &b);
+	c = mk(0x6000, HEAP_SIZE_BIG, 0, 0, AF_MALLOC, 0);
+	c.before = 1;
+	c.type = 513;
+	heap_census(h, &c);
+	l = heap_lookup(h, 0x5000);
+	assert_int_equal(l->size, 5ull << 30);
+	assert_int_equal(l->time_ns, 20000000000123000ull);
+	assert_int_equal(l->stack, 77);
+	assert_int_equal(l->tid, 4242);
+	assert_int_equal(l->fn, AF_MEMALIGN);
+	assert_int_equal(l->before, 0);
+	l = heap_lookup(h, 0x6000);
+	assert_int_equal(l->size, HEAP_SIZE_BIG);
+	assert_int_equal(l->time_ns, 0);
+	assert_int_equal(l->stack, 0);
+	assert_int_equal(l->type, 513);
+	assert_int_equal(l->before, 1);
+	/* a time 100 days before the first and 300 days after */
+	t = mk(0x7000, 1, 1, 1, AF_MALLOC, 20000000000123456ull - 8640000000000000ull);
+	heap_alloc(h, &t);
+	assert_int_equal(heap_lookup(h, 0x7000)->time_ns, t.time_ns / 1000 * 1000);
+	t = mk(0x7010, 1, 1, 1, AF_MALLOC, 20000000000123456ull + 25920000000000000ull);
+	heap_alloc(h, &t);
+	assert_int_equal(heap_lookup(h, 0x7010)->time_ns, t.time_ns / 1000 * 1000);
+	check_stats(h, 3, 0, (5ull << 30) + 2, (5ull << 30) + HEAP_SIZE_BIG + 2, 4,
+		    (5ull << 30) + HEAP_SIZE_BIG + 2, 0);
+	heap_entries(h, &e);
+	assert_int_equal(e.n, 4);
+	assert_int_equal(heap_entry(&e, 0)->addr, 0x5000);
+	assert_int_equal(heap_entry_size(&e, heap_entry(&e, 0)), 5ull << 30);
+	assert_int_equal(heap_entry_size(&e, heap_entry(&e, 1)), HEAP_SIZE_BIG);
+	assert_int_equal(heap_entry_time(&e, heap_entry(&e, 0)), 20000000000123000ull);
+	/* a removal moves the last entry into the hole */
+	assert_int_equal(heap_free(h, 0x5000), 1);
+	heap_entries(h, &e);
+	assert_int_equal(e.n, 3);
+	assert_int_equal(heap_entry(&e, 0)->addr, 0x7010);
+	assert_int_equal(heap_index_of(h, 0x7010), 0);
+	assert_int_equal(heap_index_of(h, 0x5000), -1);
+	assert_int_equal(heap_lookup(h, 0x6000)->size, HEAP_SIZE_BIG);
+	/* 200,000 more across chunks, then every other one freed */
+	for (a = 0; a < 200000; a++) {
+		struct heap_block x = mk(0x10000000 + a * 48, a % 4 ? 40 : 5ull << 32,
+					 1, 1, AF_MALLOC, 1000);
+
+		heap_alloc(h, &x);
+	}
+	for (a = 0; a < 200000; a += 2)
+		assert_int_equal(heap_free(h, 0x10000000 + a * 48), 1);
+	heap_entries(h, &e);
+	assert_int_equal(e.n, 100003);
+	for (a = 1; a < 200000; a += 2) {
+		long i = heap_index_of(h, 0x10000000 + a * 48);
+
+		assert_true(i >= 0);
+		assert_int_equal(heap_entry(&e, (size_t)i)->addr, 0x10000000 + a * 48);
+		assert_int_equal(heap_entry_size(&e, heap_entry(&e, (size_t)i)),
+				 a % 4 ? 40 : 5ull << 32);
+	}
+	check_consistent(h);
+	heap_delete(h);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -598,6 +675,7 @@ int main(void)
 		cmocka_unit_test(test_fn_names),
 		cmocka_unit_test(test_census_blocks),
 		cmocka_unit_test(test_census_pending),
+		cmocka_unit_test(test_packed_entries),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -926,6 +926,157 @@ static void test_million_lost_blocks(void **state)
 	run_free(&r);
 }
 
+/*
+ * More pending blocks than the work stack holds (scan.c: STACK_MIN +
+ * n / 16): a reachable array of pointers to 50,000 of 100,000 blocks,
+ * each of which points to one of the others (phase 1 spills), and a lost array of
+ * 50,000 pointers (phase 2 spills): the same classes as ever.
+ */
+static void test_stack_spills(void **state)
+{
+	enum { M = 100000, K = 50000 };
+	uint64_t arr = HEAP, small = HEAP + 8 * M, lost = small + 32 * (uint64_t)M;
+	uint64_t lsmall = lost + 8 * K, end = lsmall + 32 * (uint64_t)K;
+	struct run r;
+	size_t i, nb = 2 + M + K;
+
+	(void)state;
+	run_init(&r, nb, BASE, (size_t)(end - BASE));
+	r.b[0].addr = arr;
+	r.b[0].size = 8 * M;
+	for (i = 0; i < M; i++) {
+		r.b[1 + i].addr = small + 32 * i;
+		r.b[1 + i].size = 32;
+		if (i % 2) {
+			put(r.f, arr + 8 * i, small + 32 * i);
+			put(r.f, small + 32 * i, small + 32 * (i - 1));
+		}
+	}
+	r.b[1 + M].addr = lost;
+	r.b[1 + M].size = 8 * K;
+	for (i = 0; i < K; i++) {
+		r.b[2 + M + i].addr = lsmall + 32 * i;
+		r.b[2 + M + i].size = 32;
+		put(r.f, lost + 8 * i, lsmall + 32 * i);
+	}
+	put(r.f, ROOT, arr);
+	add_root(&r, ROOT, ROOT + 8);
+	classify(&r);
+	for (i = 0; i <= M; i++)
+		if (r.b[i].cls != SCAN_STILL_REACHABLE || r.b[i].indirect)
+			fail_msg("block %zu: class %d", i, (int)r.b[i].cls);
+	assert_int_equal(r.b[1 + M].cls, SCAN_DEFINITELY_LOST);
+	assert_int_equal(r.b[1 + M].indirect, 32ull * K);
+	for (i = 2 + M; i < nb; i++)
+		if (r.b[i].cls != SCAN_INDIRECTLY_LOST || r.b[i].indirect)
+			fail_msg("block %zu: class %d", i, (int)r.b[i].cls);
+	run_free(&r);
+}
+
+/* Memory in far-apart segments (the scan's regions: 4 GiB each). */
+struct seg {
+	uint64_t base;
+	size_t size;
+	uint8_t *mem;
+};
+
+static long segs_read(void *ctx, uint64_t addr, void *buf, size_t len)
+{
+	struct seg *sg = ctx;
+	int i;
+
+	for (i = 0; i < 3; i++)
+		if (addr >= sg[i].base && addr < sg[i].base + sg[i].size) {
+			size_t n = len;
+
+			if (addr + n > sg[i].base + sg[i].size)
+				n = (size_t)(sg[i].base + sg[i].size - addr);
+			memcpy(buf, sg[i].mem + (addr - sg[i].base), n);
+			return (long)n;
+		}
+	return -1;
+}
+
+static void seg_put(struct seg *sg, uint64_t addr, uint64_t v)
+{
+	int i;
+
+	for (i = 0; i < 3; i++)
+		if (addr >= sg[i].base && addr + 8 <= sg[i].base + sg[i].size) {
+			memcpy(sg[i].mem + (addr - sg[i].base), &v, 8);
+			return;
+		}
+	fail_msg("no segment at %#llx", (unsigned long long)addr);
+}
+
+/*
+ * Blocks in three regions of the scan: 100 at 0x20000 (a rooted chain),
+ * one (X) across the boundary of the first 4 GiB, reached only by a
+ * pointer past that boundary into it (its region holds no block start),
+ * 100 at 0x7f0000000000 (a chain from the first chain's end, and a lost
+ * chain of 10).  A root word in the empty region after X points nowhere.
+ */
+static void test_regions(void **state)
+{
+	enum { NA = 100, NB = 110 };
+	uint64_t a0 = 0x20000, x = 0x20000 + (1ull << 32) - 0x80;
+	uint64_t b0 = 0x7f0000000000ull;
+	struct seg sg[3] = {
+		{ 0x10000, 0x20000, NULL },
+		{ x, 0x100, NULL },
+		{ b0, NB * 64, NULL },
+	};
+	struct scan_block b[NA + 1 + NB];
+	struct scan_range root = { 0x10000, 0x10018, 0 };
+	struct scan_input in;
+	size_t i;
+	int k;
+
+	(void)state;
+	for (k = 0; k < 3; k++) {
+		sg[k].mem = calloc(1, sg[k].size);
+		assert_non_null(sg[k].mem);
+	}
+	memset(b, 0, sizeof(b));
+	for (i = 0; i < NA; i++) {
+		b[i].addr = a0 + 64 * i;
+		b[i].size = 48;
+		if (i + 1 < NA)
+			seg_put(sg, b[i].addr, b[i].addr + 64);
+	}
+	seg_put(sg, b[NA - 1].addr, b0);	/* the first chain's end -> B */
+	b[NA].addr = x;
+	b[NA].size = 0x100;
+	for (i = 0; i < NB; i++) {
+		b[NA + 1 + i].addr = b0 + 64 * i;
+		b[NA + 1 + i].size = 64;
+		if (i + 1 < NB && i != 99)
+			seg_put(sg, b0 + 64 * i, b0 + 64 * (i + 1));
+	}
+	seg_put(sg, 0x10000, a0);
+	seg_put(sg, 0x10008, x + 0x90);		/* past the 4 GiB boundary */
+	seg_put(sg, 0x10010, x + 0x100 + 0x1000);	/* after X: nothing */
+	memset(&in, 0, sizeof(in));
+	in.blocks = b;
+	in.nblocks = NA + 1 + NB;
+	in.roots = &root;
+	in.nroots = 1;
+	in.read = segs_read;
+	in.ctx = sg;
+	assert_int_equal(scan_classify(&in, NULL), 0);
+	for (i = 0; i < NA; i++)
+		assert_int_equal(b[i].cls, SCAN_STILL_REACHABLE);
+	assert_int_equal(b[NA].cls, SCAN_POSSIBLY_LOST);
+	for (i = 0; i < 100; i++)
+		assert_int_equal(b[NA + 1 + i].cls, SCAN_STILL_REACHABLE);
+	assert_int_equal(b[NA + 101].cls, SCAN_DEFINITELY_LOST);
+	assert_int_equal(b[NA + 101].indirect, 9 * 64);
+	for (i = 102; i < NB + 1; i++)
+		assert_int_equal(b[NA + i].cls, SCAN_INDIRECTLY_LOST);
+	for (k = 0; k < 3; k++)
+		free(sg[k].mem);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -960,6 +1111,8 @@ int main(void)
 		cmocka_unit_test(test_sort_blocks),
 		cmocka_unit_test(test_random_against_reference),
 		cmocka_unit_test(test_million_lost_blocks),
+		cmocka_unit_test(test_stack_spills),
+		cmocka_unit_test(test_regions),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
