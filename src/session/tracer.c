@@ -394,6 +394,11 @@ int tracer_run(const struct options *o)
 		if (!getrusage(RUSAGE_SELF, &ru))
 			fprintf(stderr, "ptleak-debug: ptleak's peak RSS: %ld KiB\n",
 				ru.ru_maxrss);
+		/* the largest of its children: report children (snapshot.c)
+		 * share its tables' pages, the guardian is small */
+		if (!getrusage(RUSAGE_CHILDREN, &ru))
+			fprintf(stderr, "ptleak-debug: its children's peak RSS: %ld KiB\n",
+				ru.ru_maxrss);
 	}
 	return ret;
 }
