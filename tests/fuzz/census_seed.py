@@ -8,7 +8,9 @@ arena) in MODE, its maps and memory read from /proc while it waits.
 
 BUILD is the build directory (build/tests/test_census is run), OUT the
 file written; MODE one of the child's (plain, fastbin-cycle,
-tcache-cycle, corrupt-size; default plain).  Only what the census reads
+tcache-cycle, corrupt-size; default plain), or types: plain, its first
+live block made a C++ object (its first word a vtable of shop::Gadget in
+an object's read-only data, a map added at 0x10000000).  Only what the census reads
 is kept: libc's data, [heap], anonymous memory, libc's first map; each
 map's bytes up to its last non-zero one."""
 import os
@@ -16,7 +18,18 @@ import struct
 import subprocess
 import sys
 
-KIND_ANON, KIND_LIBC_DATA, KIND_HEAP, KIND_LIBC_FIRST = 0, 1, 2, 5
+KIND_ANON, KIND_LIBC_DATA, KIND_HEAP, KIND_OBJ_RO, KIND_LIBC_FIRST = 0, 1, 2, 4, 5
+# types: the read-only map: a typeinfo at +0 (its name at +0x200), the
+# vtable at +0x100 (the typeinfo's address just before it)
+RO = 0x10000000
+
+
+def ro_map():
+    m = bytearray(4096)
+    struct.pack_into("<2Q", m, 0, RO + 0x100, RO + 0x200)
+    struct.pack_into("<2Q", m, 0xf8, RO, RO + 0x300)
+    m[0x200:0x200 + 15] = b"N4shop6GadgetE\0"
+    return bytes(m)
 MAX_TOTAL = 8 << 20
 
 
@@ -69,6 +82,9 @@ def split(found, most=32):
 def main():
     build, out = sys.argv[1], sys.argv[2]
     mode = sys.argv[3] if len(sys.argv) > 3 else "plain"
+    types = mode == "types"
+    if types:
+        mode = "plain"
     r, w = os.pipe()
     # the child tells on its fd 3
     p = subprocess.Popen(["sh", "-c", 'exec 3>&%d %d>&-; exec "$0" --child "$1"' % (w, w),
@@ -83,6 +99,9 @@ def main():
         rep += got
     nthreads = struct.unpack_from("<Q", rep, 8)[0]
     tps = struct.unpack_from("<2Q", rep, 16)[:nthreads]
+    while len(rep) < 40:
+        rep += os.read(r, 4096)
+    first = struct.unpack_from("<Q", rep, 32)[0]     # addr[0]
     found = []
     with open("/proc/%d/mem" % p.pid, "rb", buffering=0) as mem:
         for lo, hi, perms, offset, path in maps_of(p.pid):
@@ -99,7 +118,12 @@ def main():
             if kind != KIND_LIBC_FIRST:
                 mem.seek(lo)
                 data = mem.read(hi - lo)
+            if types and lo <= first < hi:
+                data = data[:first - lo] + struct.pack("<Q", RO + 0x100) + \
+                    data[first - lo + 8:]
             found.append((lo, hi, kind, data))
+    if types:
+        found.insert(0, (RO, RO + 4096, KIND_OBJ_RO, ro_map()))
     p.stdin.close()
     p.kill()
     p.wait()
