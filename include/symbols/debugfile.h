@@ -20,8 +20,10 @@
  * (/usr/lib/debug/.build-id/xx/yyyy.debug), else by its .gnu_debuglink
  * name next to the object, in its .debug/ or under /usr/lib/debug, each
  * candidate checked against the object's build-id (or the link's CRC
- * when it has none).  An open fd and *DEBUGINFO_FILE_NAME (malloc'd), or
- * -1: libdwfl then uses what the object itself has.
+ * when it has none), each opened by open_untrusted (the names are the
+ * target's); with DEBUGINFOD_URLS set, then debuginfod.  An open fd and
+ * *DEBUGINFO_FILE_NAME (malloc'd), or -1: libdwfl then uses what the
+ * object itself has.
  */
 int debugfile_find(Dwfl_Module *mod, void **userdata, const char *modname,
 		   Dwarf_Addr base, const char *file_name,

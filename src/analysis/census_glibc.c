@@ -36,6 +36,8 @@
 #define NONCONTIGUOUS	0x2
 
 #define HEAP_MAX	(64ull << 20)
+/* heaps of one arena followed at most (each its own 64 MiB: 4 TiB) */
+#define HEAP_CHAIN_MAX	65536
 #define PAGE		4096ull
 
 /* mp_ (struct malloc_par, 2.35-2.36) */
@@ -352,23 +354,43 @@ static int walk_main(struct walk *w, const uint64_t *ar)
 	return walk_heap(w, start, end, top, 1);
 }
 
-/* A thread arena's heaps, from the one holding top down the prev chain. */
+/* Heap H of arena X: its heap_info (ar_ptr, prev, size) into INFO, which
+ * must name X and a size it can hold.  0, or -1. */
+static int heap_info_of(struct walk *w, uint64_t h, uint64_t x, uint64_t hsz,
+			uint64_t *info)
+{
+	return rd(w->in, h, info, 3 * 8) || info[0] != x || info[2] > HEAP_MAX ||
+	       info[2] < hsz + 16 ? -1 : 0;
+}
+
+/* A thread arena's heaps, from the one holding top down the prev chain.
+ * The chain is followed to the arena's first heap before any heap is
+ * walked: a cycle in it (the target's words) would walk the same heaps
+ * 65,536 times, each chunk a slot. */
 static int walk_thread(struct walk *w, uint64_t x, const uint64_t *ar,
 		       uint64_t **heaps, size_t *nheaps, size_t *aheaps)
 {
-	uint64_t top = ar[AR_TOP / 8], hsz = 0, first, h;
+	uint64_t top = ar[AR_TOP / 8], hsz = 0, first, h, info[3];
 	unsigned k;
 
 	if (!thread_arena(w->in, x, &hsz))
 		return bad(w, "glibc's arena at %#llx lost its heap",
 			   (unsigned long long)x);
 	first = x - hsz;
-	h = top & ~(HEAP_MAX - 1);
-	for (k = 0; k < 65536 && h; k++) {
-		uint64_t info[3], start, stop;
+	for (k = 0, h = top & ~(HEAP_MAX - 1); k < HEAP_CHAIN_MAX && h != first;
+	     k++, h = info[1])
+		if (heap_info_of(w, h, x, hsz, info))
+			return bad(w, "glibc's heap at %#llx of arena %#llx "
+				   "is not one", (unsigned long long)h,
+				   (unsigned long long)x);
+	if (h != first)
+		return bad(w, "glibc's heaps of arena %#llx do not lead to it",
+			   (unsigned long long)x);
+	/* (bounded again: memory that changed under the census) */
+	for (k = 0, h = top & ~(HEAP_MAX - 1); k <= HEAP_CHAIN_MAX; k++, h = info[1]) {
+		uint64_t start, stop;
 
-		if (rd(w->in, h, info, sizeof(info)) || info[0] != x ||
-		    info[2] > HEAP_MAX || info[2] < hsz + 16)
+		if (heap_info_of(w, h, x, hsz, info))
 			return bad(w, "glibc's heap at %#llx of arena %#llx "
 				   "is not one", (unsigned long long)h,
 				   (unsigned long long)x);
@@ -380,7 +402,6 @@ static int walk_thread(struct walk *w, uint64_t x, const uint64_t *ar,
 			return -1;
 		if (h == first)
 			return 0;
-		h = info[1];
 	}
 	return bad(w, "glibc's heaps of arena %#llx do not lead to it",
 		   (unsigned long long)x);

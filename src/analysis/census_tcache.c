@@ -12,12 +12,16 @@
 
 #include "analysis/census.h"
 #include "arch/arch.h"
+#include "base/util.h"
 #include "census_priv.h"
 
 /* tcache_perthread_struct { uint16_t counts[64]; void *entries[64]; } */
 #define TC_BINS		64
 #define TC_STRUCT	(TC_BINS * 2 + TC_BINS * 8)
 #define TC_CHUNK	(TC_STRUCT + 16)
+
+/* relocations read from libc at most (its own: ~1,500) */
+#define RELA_MAX	(1u << 18)
 
 #define rd census_rd
 #define bad census_bad
@@ -31,7 +35,9 @@ static unsigned tpoff_slots(const struct census_input *in, int64_t *offs,
 	const struct census_map *lib = NULL;
 	Elf64_Ehdr eh;
 	Elf64_Shdr sh;
+	Elf64_Rela r[256];
 	unsigned n = 0, i;
+	uint64_t budget = RELA_MAX;
 	size_t k;
 	int fd = -1;
 
@@ -39,31 +45,42 @@ static unsigned tpoff_slots(const struct census_input *in, int64_t *offs,
 		if (in->maps[k].offset == 0 && in->maps[k].inode &&
 		    census_libc_path(in->maps[k].path))
 			lib = &in->maps[k];
+	/* the path the target mapped: a FIFO in its place must not hold
+	 * ptleak */
 	if (lib)
-		fd = open(lib->path, O_RDONLY | O_CLOEXEC);
+		fd = open_untrusted(lib->path);
 	if (fd < 0 || pread(fd, &eh, sizeof(eh), 0) != sizeof(eh) ||
 	    memcmp(eh.e_ident, ELFMAG, SELFMAG) || eh.e_ident[EI_CLASS] != ELFCLASS64 ||
 	    eh.e_shentsize != sizeof(sh) || eh.e_shnum > 4096)
 		goto out;
-	for (i = 0; i < eh.e_shnum && n < max; i++) {
-		Elf64_Rela r;
-		uint64_t j;
+	for (i = 0; i < eh.e_shnum && n < max && budget; i++) {
+		uint64_t j, nr;
 
 		if (pread(fd, &sh, sizeof(sh), (off_t)(eh.e_shoff + (uint64_t)i * sizeof(sh))) !=
-		    sizeof(sh) || sh.sh_type != SHT_RELA || sh.sh_entsize != sizeof(r) ||
-		    sh.sh_size > (64u << 20))
+		    sizeof(sh) || sh.sh_type != SHT_RELA || sh.sh_entsize != sizeof(r[0]))
 			continue;
-		for (j = 0; j < sh.sh_size / sizeof(r) && n < max; j++) {
-			uint64_t v;
+		/* every section's entries count against one budget */
+		nr = sh.sh_size / sizeof(r[0]);
+		if (nr > budget)
+			nr = budget;
+		budget -= nr;
+		for (j = 0; j < nr && n < max; ) {
+			size_t want = nr - j < ARRAY_SIZE(r) ? nr - j : ARRAY_SIZE(r), e;
+			ssize_t got = pread(fd, r, want * sizeof(r[0]),
+					    (off_t)(sh.sh_offset + j * sizeof(r[0])));
 
-			if (pread(fd, &r, sizeof(r), (off_t)(sh.sh_offset + j * sizeof(r))) !=
-			    sizeof(r))
+			if (got < (ssize_t)sizeof(r[0]))
 				break;
-			if (ELF64_R_TYPE(r.r_info) != ARCH_RELOC_TPOFF ||
-			    rd(in, lib->start + r.r_offset, &v, 8))
-				continue;
-			if ((int64_t)v < 0 && (int64_t)v > -(1 << 24) && !(v & 7))
-				offs[n++] = (int64_t)v;
+			for (e = 0; e < (size_t)got / sizeof(r[0]) && n < max; e++) {
+				uint64_t v;
+
+				if (ELF64_R_TYPE(r[e].r_info) != ARCH_RELOC_TPOFF ||
+				    rd(in, lib->start + r[e].r_offset, &v, 8))
+					continue;
+				if ((int64_t)v < 0 && (int64_t)v > -(1 << 24) && !(v & 7))
+					offs[n++] = (int64_t)v;
+			}
+			j += (size_t)got / sizeof(r[0]);
 		}
 	}
 out:

@@ -316,8 +316,16 @@ static struct unwtab_hdr *layout(struct compiler *c)
 	n = lay_rows(c, runs, nruns, rows);
 	free(runs);
 
+	/* the buckets span the rows laid, which the ranges' bounds need
+	 * not be (ranges the target's CFI made overlap or end before they
+	 * start): the table then failed its own check */
+	nbuckets = ((rows[n - 1].pc - rows[0].pc) >> BUCKET_SHIFT) + 1;
 	buckets_off = rows_off + n * sizeof(*rows);
 	rules_off = buckets_off + nbuckets * sizeof(uint32_t);
+	if (rules_off + c->nrules * sizeof(*c->rules) > size) {
+		h = xrealloc(h, rules_off + c->nrules * sizeof(*c->rules));
+		rows = (struct unwtab_row *)((char *)h + rows_off);
+	}
 	size = rules_off + c->nrules * sizeof(*c->rules);
 	*h = (struct unwtab_hdr){
 		.magic = UNWTAB_MAGIC, .version = UNWTAB_VERSION,

@@ -137,19 +137,28 @@ int debugfile_find(Dwfl_Module *mod, void **userdata, const char *modname,
 	const char *urls = getenv("DEBUGINFOD_URLS");
 	const unsigned char *bits = NULL;
 	GElf_Addr vaddr;
-	int len, fd = -1;
+	int len, fd = -1, refused = 0;
 
-	if (urls && *urls)
-		return dwfl_standard_find_debuginfo(mod, userdata, modname, base,
-						    file_name, debuglink_file,
-						    debuglink_crc,
-						    debuginfo_file_name);
 	len = dwfl_module_build_id(mod, &bits, &vaddr);
-	if (len > 0)
+	if (len > 0) {
+		errno = 0;
 		fd = by_build_id(bits, len, debuginfo_file_name);
+		refused = fd < 0 && errno == EINVAL;
+	}
 	if (fd < 0 && debuglink_file && file_name)
 		fd = by_debuglink(file_name, debuglink_file, debuglink_crc,
 				  bits, len, debuginfo_file_name);
+	/*
+	 * debuginfod when asked for: libdwfl's standard finder without the
+	 * object's name and link, so that it does not search beside the
+	 * object again with a plain open (a FIFO the target put there
+	 * blocked it), only by build-id under /usr/lib/debug (not if that
+	 * file was refused here), then its client.
+	 */
+	if (fd < 0 && urls && *urls && !refused)
+		return dwfl_standard_find_debuginfo(mod, userdata, modname, base,
+						    NULL, NULL, 0,
+						    debuginfo_file_name);
 	if (fd < 0)
 		errno = ENOENT;
 	return fd;

@@ -478,7 +478,7 @@ static struct dwline *lines_of(struct symbolizer *s, Dwfl_Module *mod)
 	m->lines = NULL;
 	/* the name lookup has already looked for the debug file */
 	dwfl_module_info(mod, NULL, NULL, NULL, NULL, NULL, NULL, &debugfile);
-	fd = debugfile ? open(debugfile, O_RDONLY | O_CLOEXEC) : -1;
+	fd = debugfile ? open_untrusted(debugfile) : -1;
 	if (fd >= 0) {
 		Elf *elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
 		int compressed = elf && dwline_info_compressed(elf);

@@ -78,7 +78,15 @@ struct unwinder {
 	unsigned main_tries;
 	uint64_t main_lo, main_hi;	/* its FDE's range once resolved */
 	uint64_t main_sym_m;		/* main_from_symbols asked for it */
+
+	/* reads of the target's memory in this unwind: its unwind
+	 * information is the target's (a DW_OP_skip back to itself loops
+	 * libunwind's expression evaluator for ever) */
+	unsigned long work;
 };
+
+/* reads one unwind may make: far more than any real stack needs */
+#define UNWIND_WORK_MAX (1ul << 20)
 
 /* main_kind: the entry code read, not decoded yet */
 #define MAIN_UNDECODED (-2)
@@ -142,7 +150,7 @@ static int access_mem(unw_addr_space_t as, unw_word_t addr, unw_word_t *val,
 	struct unwinder *u = current;
 	unsigned i;
 
-	if (write)
+	if (write || ++u->work > UNWIND_WORK_MAX)
 		return -UNW_EINVAL;
 	if (addr >= SYN_BASE) {
 		size_t k = (addr - SYN_BASE) / SYN_SPAN;
@@ -665,6 +673,7 @@ int unwinder_main_range(struct unwinder *u, pid_t tid, uint64_t *lo,
 		unsigned tries = u->main_tries;
 
 		u->tid = tid;
+		u->work = 0;
 		current = u;
 		resolve_main(u);
 		current = NULL;
@@ -691,6 +700,7 @@ unsigned unwind_stack(struct unwinder *u, pid_t tid, const struct arch_regs *r,
 		return n;
 
 	u->tid = tid;
+	u->work = 0;
 	u->regs = r;
 	u->fixes = fixes;
 	u->nfixes = nfixes;
@@ -716,6 +726,10 @@ unsigned unwind_stack(struct unwinder *u, pid_t tid, const struct arch_regs *r,
 		if (ip - 1 >= u->main_lo && ip - 1 < u->main_hi)
 			break;
 	}
+	if (u->work > UNWIND_WORK_MAX && util_first("unwind work"))
+		warning("a stack of thread %d took more than %lu reads of its "
+			"memory to unwind (its unwind information loops?): "
+			"that stack ends there", (int)tid, UNWIND_WORK_MAX);
 out:
 	current = NULL;
 	return n;

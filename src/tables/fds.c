@@ -1,9 +1,9 @@
 /*
  * fds.c - the table of open file descriptors (fds.h).
  *
- * Descriptors are small integers: the table is an array indexed by fd,
- * grown to the highest one seen.  A slot is open when its record's fd is
- * not -1.
+ * The open descriptors' records in an array sorted by fd, one per open
+ * descriptor (a number is the target's: one near fs.nr_open costs no
+ * more than 3).
  */
 #include <dirent.h>
 #include <errno.h>
@@ -18,8 +18,8 @@
 #include "base/util.h"
 
 struct fdtable {
-	struct fd_rec *v;	/* v[fd]; v[fd].fd == -1: closed */
-	size_t n;		/* slots in use: every open fd < n */
+	struct fd_rec *v;	/* the open ones, sorted by fd */
+	size_t n;
 	size_t alloc;
 };
 
@@ -159,21 +159,46 @@ void fds_delete(struct fdtable *t)
 	free(t);
 }
 
-/* The slot of FD (>= 0), the table grown to hold it. */
+/* The index of the first record whose fd is not below FD. */
+static size_t lower(const struct fdtable *t, int fd)
+{
+	size_t lo = 0, hi = t->n;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (t->v[mid].fd < fd)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+/* The record of FD (>= 0): its own, or a new closed one in its place. */
 static struct fd_rec *slot(struct fdtable *t, int fd)
 {
-	if ((size_t)fd >= t->n) {
-		size_t old = t->alloc, i;
+	size_t i = lower(t, fd);
 
-		grow_array((void **)&t->v, &t->alloc, (size_t)fd + 1,
-			   sizeof(*t->v));
-		for (i = old; i < t->alloc; i++) {
-			memset(&t->v[i], 0, sizeof(t->v[i]));
-			t->v[i].fd = -1;
-		}
-		t->n = (size_t)fd + 1;
-	}
-	return &t->v[fd];
+	if (i < t->n && t->v[i].fd == fd)
+		return &t->v[i];
+	grow_array((void **)&t->v, &t->alloc, t->n + 1, sizeof(*t->v));
+	memmove(&t->v[i + 1], &t->v[i], (t->n - i) * sizeof(*t->v));
+	t->n++;
+	memset(&t->v[i], 0, sizeof(t->v[i]));
+	t->v[i].fd = -1;
+	return &t->v[i];
+}
+
+/* Drop the records [I, J). */
+static void drop(struct fdtable *t, size_t i, size_t j)
+{
+	size_t k;
+
+	for (k = i; k < j; k++)
+		clear_slot(&t->v[k]);
+	memmove(&t->v[i], &t->v[j], (t->n - j) * sizeof(*t->v));
+	t->n -= j - i;
 }
 
 static void set_now(struct fd_rec *r, const struct fd_now *now,
@@ -232,18 +257,24 @@ void fds_open(struct fdtable *t, const struct fd_rec *r)
 
 int fds_close(struct fdtable *t, int fd)
 {
-	if (fd < 0 || (size_t)fd >= t->n || t->v[fd].fd < 0)
+	size_t i = fd < 0 ? t->n : lower(t, fd);
+
+	if (i >= t->n || t->v[i].fd != fd)
 		return 0;
-	clear_slot(&t->v[fd]);
+	drop(t, i, i + 1);
 	return 1;
 }
 
 void fds_close_range(struct fdtable *t, unsigned lo, unsigned hi)
 {
-	size_t i;
+	size_t i, j;
 
-	for (i = lo; i < t->n && i <= hi; i++)
-		clear_slot(&t->v[i]);
+	if (lo > INT_MAX)
+		return;
+	i = lower(t, (int)lo);
+	for (j = i; j < t->n && (unsigned)t->v[j].fd <= hi; j++)
+		;
+	drop(t, i, j);
 }
 
 static int same_identity(const struct fd_rec *r, const struct fd_now *now)
@@ -255,29 +286,45 @@ static int same_identity(const struct fd_rec *r, const struct fd_now *now)
 
 void fds_sync(struct fdtable *t, const struct fd_now *now, size_t n)
 {
-	size_t i, k = 0;
+	struct fd_rec *v = NULL;
+	size_t i = 0, k = 0, m = 0, alloc = 0;
 
-	for (i = 0; i < t->n; i++) {
-		struct fd_rec *r = &t->v[i];
+	/* both sorted by fd: merged into a new table */
+	while (i < t->n || k < n) {
+		struct fd_rec *r = i < t->n ? &t->v[i] : NULL;
 
-		while (k < n && now[k].fd < (int)i)
-			k++;
-		if (k < n && now[k].fd == (int)i) {
-			if (r->fd < 0 || !same_identity(r, &now[k])) {
-				set_now(r, &now[k], FD_UNKNOWN);
-				continue;
-			}
-			free(r->target);
-			r->target = now[k].target ? xstrdup(now[k].target) : NULL;
-			r->type = (uint8_t)fd_type_of(r->target);
-		} else if (r->fd >= 0) {
-			clear_slot(r);
+		if (k < n && (now[k].fd < 0 || (m && now[k].fd == v[m - 1].fd))) {
+			k++;		/* (not a descriptor, or twice) */
+			continue;
 		}
+		if (r && (k >= n || r->fd < now[k].fd)) {
+			clear_slot(r);		/* not open any more */
+			i++;
+			continue;
+		}
+		grow_array((void **)&v, &alloc, m + 1, sizeof(*v));
+		if (r && r->fd == now[k].fd) {
+			v[m] = *r;
+			i++;
+			if (!same_identity(&v[m], &now[k])) {
+				set_now(&v[m], &now[k], FD_UNKNOWN);
+			} else {
+				free(v[m].target);
+				v[m].target = now[k].target ? xstrdup(now[k].target) : NULL;
+				v[m].type = (uint8_t)fd_type_of(v[m].target);
+			}
+		} else {
+			memset(&v[m], 0, sizeof(v[m]));
+			v[m].fd = -1;
+			set_now(&v[m], &now[k], FD_UNKNOWN);
+		}
+		m++;
+		k++;
 	}
-	/* descriptors beyond the table */
-	for (; k < n; k++)
-		if (now[k].fd >= (int)t->n || t->v[now[k].fd].fd < 0)
-			set_now(slot(t, now[k].fd), &now[k], FD_UNKNOWN);
+	free(t->v);
+	t->v = v;
+	t->n = m;
+	t->alloc = alloc;
 }
 
 void fds_exec(struct fdtable *t, const struct fd_now *now, size_t n)
@@ -288,7 +335,7 @@ void fds_exec(struct fdtable *t, const struct fd_now *now, size_t n)
 	for (i = 0; i < t->n; i++) {
 		struct fd_rec *r = &t->v[i];
 
-		if (r->fd >= 0 && r->origin == FD_TRACED) {
+		if (r->origin == FD_TRACED) {
 			r->before_exec = 1;
 			r->stack = 0;
 		}
@@ -297,26 +344,22 @@ void fds_exec(struct fdtable *t, const struct fd_now *now, size_t n)
 
 const struct fd_rec *fds_get(const struct fdtable *t, int fd)
 {
-	if (fd < 0 || (size_t)fd >= t->n || t->v[fd].fd < 0)
-		return NULL;
-	return &t->v[fd];
+	size_t i = fd < 0 ? t->n : lower(t, fd);
+
+	return i < t->n && t->v[i].fd == fd ? &t->v[i] : NULL;
 }
 
 int fds_limit(const struct fdtable *t)
 {
-	return (int)t->n;
+	return t->n ? t->v[t->n - 1].fd + 1 : 0;
 }
 
 void fds_count(const struct fdtable *t, uint64_t *open, uint64_t *inherited)
 {
 	size_t i;
 
-	*open = *inherited = 0;
-	for (i = 0; i < t->n; i++) {
-		if (t->v[i].fd < 0)
-			continue;
-		(*open)++;
-		if (t->v[i].origin == FD_INHERITED)
-			(*inherited)++;
-	}
+	*open = t->n;
+	*inherited = 0;
+	for (i = 0; i < t->n; i++)
+		*inherited += t->v[i].origin == FD_INHERITED;
 }

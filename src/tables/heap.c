@@ -153,7 +153,8 @@ static inline void in_use_sub(struct heap *h, const struct heap_block *b)
 {
 	h->st.in_use_bytes -= b->size;
 	h->st.in_use_blocks--;
-	stack_add(h, b->stack, -(int64_t)b->size, -1,
+	/* (negated unsigned: a size the target gave may be 2^63) */
+	stack_add(h, b->stack, (int64_t)(0 - b->size), -1,
 		  !(b->flags & HB_REPLACEMENT));
 	thread_of(h, b->tid)->in_use_bytes -= b->size;
 }

@@ -225,3 +225,28 @@ def t_rec_only_forged_record():
     ck.eq("heap tracked", (heap["tracked"], heap["why"]),
           (False, "1 allocator call was not recorded (first: %s)" % why))
     ck.done()
+
+
+@case("cfi_loop", engines=True)
+def t_cfi_loop():
+    """r_cfi_loop's call_malloc has a CFA rule that jumps back to itself
+    (DW_OP_skip -3): libunwind (the breakpoints' unwinder) evaluated it
+    for ever, ptleak spinning while the target waited at its breakpoint.
+    Its reads of the target are bounded per stack: one warning, the
+    stack ends at call_malloc; the recorder's tables have no rule for it
+    (its walk ends there too).  Exit 0, the 40 bytes lost."""
+    tgt = need_target("r_cfi_loop")
+    r = ptleak([tgt], opts=["-o", os.devnull], timeout=60)
+    rep = need_json(r)
+    ck = Check()
+    ck.eq("exit status", r.rc, 0)
+    ck.eq("target's stdout", r.stdout, "done\n")
+    want = [] if ENGINE == "recorder" else [
+        "ptleak: warning: a stack of thread %d took more than 1048576 reads "
+        "of its memory to unwind (its unwind information loops?): that stack "
+        "ends there" % rep["target"]["pid"]]
+    ck.eq("stderr", r.stderr.splitlines(), want)
+    lost = [(x["bytes"], [f["function"] for f in x["stack"]])
+            for x in rep["heap"]["records"] if x["kind"] == "definitely_lost"]
+    ck.eq("lost (bytes, functions)", lost, [(40, ["call_malloc"])])
+    ck.done()

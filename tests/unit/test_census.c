@@ -20,6 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/stat.h>
 #include <sys/types.h>
 #include <sys/uio.h>
 #include <sys/wait.h>
@@ -36,10 +37,34 @@ struct report {
 	uint64_t addr[MAXLIVE], size[MAXLIVE];
 	uint64_t fastbin_head;		/* a chunk's user address in a fastbin */
 	uint64_t kept_small;		/* a block kept (its header corruptible) */
+	uint64_t tcache_head;		/* a chunk's user address in a tcache */
 };
 
 static struct report rep;
 static int thread_ready[2];
+static const char *kid_mode = "";
+
+/* heap-cycle: the thread's arena fills its first heap (64 MiB, touched
+ * only at the chunks' headers) and starts a second, holding many small
+ * chunks; that heap's heap_info then says it follows itself. */
+static void heap_cycle(void)
+{
+	uint64_t first = 0, h = 0, *p = NULL;
+	int i;
+
+	for (i = 0; i < 2000 && (!first || h == first); i++) {
+		p = malloc(120 << 10);
+		h = (uintptr_t)p & ~((64ull << 20) - 1);
+		if (!first)
+			first = h;
+	}
+	for (i = 0; i < 20000; i++)
+		p = malloc(24);
+	h = (uintptr_t)p & ~((64ull << 20) - 1);
+	if (h == first)
+		_exit(4);
+	((uint64_t *)(uintptr_t)h)[1] = h;	/* heap_info.prev */
+}
 
 static void keep(void *p)
 {
@@ -65,6 +90,8 @@ static void *thread_fn(void *arg)
 	keep(malloc(300));
 	for (i = 0; i < 10; i++)
 		free(t[i]);
+	if (!strcmp(kid_mode, "heap-cycle"))
+		heap_cycle();
 	if (write(thread_ready[1], "r", 1) != 1)
 		_exit(3);
 	for (;;)
@@ -111,6 +138,8 @@ static int child(const char *mode)
 	for (i = 0; i < 10; i++)
 		free(t[i]);		/* 7 in the tcache, 3 in the fastbin */
 	rep.fastbin_head = (uintptr_t)t[9];
+	rep.tcache_head = (uintptr_t)t[6];
+	kid_mode = mode;
 	if (pipe(thread_ready) || pthread_create(&th, NULL, thread_fn, NULL) ||
 	    read(thread_ready[0], &c, 1) != 1)
 		return 2;
@@ -148,6 +177,10 @@ static int child(const char *mode)
 		/* its fd (safe-linked) points to its own chunk */
 		*(uint64_t *)(uintptr_t)rep.fastbin_head =
 			(rep.fastbin_head >> 12) ^ (rep.fastbin_head - 16);
+	else if (!strcmp(mode, "tcache-cycle"))
+		/* its next (safe-linked) is itself: the count (7) says go on */
+		*(uint64_t *)(uintptr_t)rep.tcache_head =
+			(rep.tcache_head >> 12) ^ rep.tcache_head;
 	if (write(3, &rep, sizeof(rep)) != sizeof(rep))
 		return 2;
 	(void)!read(0, &c, 1);
@@ -205,15 +238,22 @@ static void kid_end(struct kid *k)
 	waitpid(k->pid, &st, 0);
 }
 
-static int census_of(struct kid *k, struct census *c)
+/* The census of K into C; LIBC, if not NULL, named in place of libc's
+ * path in its maps. */
+static int census_of_as(struct kid *k, struct census *c, const char *libc)
 {
 	struct census_thread th[2];
 	struct census_input in;
 	struct census_map *maps;
-	size_t nmaps;
+	size_t nmaps, i;
 	int r;
 
 	assert_int_equal(census_maps_read(k->pid, &maps, &nmaps), 0);
+	for (i = 0; libc && i < nmaps; i++)
+		if (strstr(maps[i].path, "/libc.so")) {
+			free(maps[i].path);
+			maps[i].path = strdup(libc);
+		}
 	th[0].tid = k->pid;
 	th[0].tp = k->rep.tp[0];
 	th[1].tid = 0;
@@ -232,6 +272,11 @@ static int census_of(struct kid *k, struct census *c)
 			c->nblocks, c->why);
 	census_maps_free(maps, nmaps);
 	return r;
+}
+
+static int census_of(struct kid *k, struct census *c)
+{
+	return census_of_as(k, c, NULL);
 }
 
 static int cmp_u64(const void *a, const void *b)
@@ -274,34 +319,70 @@ static void test_exact(void **state)
 	kid_end(&k);
 }
 
-/* A chunk's size overwritten: not exact, says where. */
-static void test_corrupt_size(void **state)
+/* The child in MODE (a heap it corrupted): a census that ends, not
+ * exact, its why saying WHY. */
+static void inexact(const char *mode, const char *why)
 {
 	struct kid k;
 	struct census c;
 
-	(void)state;
-	kid_start(&k, "corrupt-size");
+	kid_start(&k, mode);
 	assert_int_equal(census_of(&k, &c), 0);
 	assert_int_equal(c.exact, 0);
-	assert_non_null(strstr(c.why, "bad size"));
+	if (!strstr(c.why, why))
+		fail_msg("%s: \"%s\", not \"%s\"", mode, c.why, why);
 	census_free(&c);
 	kid_end(&k);
+}
+
+/* A chunk's size overwritten: not exact, says where. */
+static void test_corrupt_size(void **state)
+{
+	(void)state;
+	inexact("corrupt-size", "bad size");
 }
 
 /* A fastbin chunk linked to itself: not exact, no hang. */
 static void test_fastbin_cycle(void **state)
 {
+	(void)state;
+	inexact("fastbin-cycle", "fastbin");
+}
+
+/* libc's file replaced by a FIFO after it was mapped (its relocations
+ * are read for the tcache's TLS offset): no wait for a writer. */
+static void test_libc_fifo(void **state)
+{
+	char dir[] = "/tmp/ptleak-census.XXXXXX", path[64];
 	struct kid k;
 	struct census c;
 
 	(void)state;
-	kid_start(&k, "fastbin-cycle");
-	assert_int_equal(census_of(&k, &c), 0);
-	assert_int_equal(c.exact, 0);
-	assert_non_null(strstr(c.why, "fastbin"));
+	assert_non_null(mkdtemp(dir));
+	snprintf(path, sizeof(path), "%s/libc.so.6", dir);
+	assert_int_equal(mkfifo(path, 0600), 0);
+	kid_start(&k, "plain");
+	assert_int_equal(census_of_as(&k, &c, path), 0);
+	assert_true(c.nblocks > 0);
 	census_free(&c);
 	kid_end(&k);
+	unlink(path);
+	rmdir(dir);
+}
+
+/* A tcache entry linked to itself: not exact, no hang. */
+static void test_tcache_cycle(void **state)
+{
+	(void)state;
+	inexact("tcache-cycle", "tcache");
+}
+
+/* A thread arena's heap whose prev is itself: not exact at once (it was
+ * walked 65,536 times, 20,000 chunks a time: 42 GB of chunk slots). */
+static void test_heap_cycle(void **state)
+{
+	(void)state;
+	inexact("heap-cycle", "do not lead to it");
 }
 
 /* Random words written over the heap, 40 times: the census ends, exact
@@ -371,6 +452,9 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_exact),
 		cmocka_unit_test(test_corrupt_size),
 		cmocka_unit_test(test_fastbin_cycle),
+		cmocka_unit_test(test_tcache_cycle),
+		cmocka_unit_test(test_libc_fifo),
+		cmocka_unit_test(test_heap_cycle),
 		cmocka_unit_test(test_scrambled),
 		cmocka_unit_test(test_unreadable),
 		cmocka_unit_test(test_allocator_of),

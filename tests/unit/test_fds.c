@@ -5,6 +5,7 @@
 #include <stdint.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <malloc.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -150,6 +151,54 @@ static void test_fd_bound(void **state)
 	fds_delete(t);
 }
 
+/* The table's memory is one record per open descriptor, whatever the
+ * numbers (a dense table indexed by fd took 56 MB for the last number
+ * Debian's nr_open allows); lookups, closes and a sync among sparse
+ * numbers stay exact. */
+static void test_fd_sparse(void **state)
+{
+	struct fdtable *t = fds_new();
+	struct fd_rec hi = traced(fds_max() - 1, "/hi", "open", 1, 0);
+	struct fd_rec mid = traced(70000, "/mid", "open", 2, 0);
+	struct fd_rec lo = traced(3, "/lo", "open", 3, 0);
+	struct fd_now n[4];
+	size_t before = mallinfo2().uordblks;
+
+	fds_open(t, &hi);
+	fds_open(t, &lo);
+	fds_open(t, &mid);
+	assert_true(mallinfo2().uordblks - before < 4096);
+	counts(t, 3, 0);
+	assert_int_equal(fds_limit(t), fds_max());
+	assert_null(fds_get(t, 4));
+	assert_null(fds_get(t, 69999));
+	assert_string_equal(fds_get(t, 70000)->target, "/mid");
+	assert_string_equal(fds_get(t, 3)->target, "/lo");
+	assert_int_equal(fds_close(t, 69999), 0);
+	assert_int_equal(fds_close(t, 70000), 1);
+	assert_int_equal(fds_close(t, 70000), 0);
+	fds_open(t, &mid);
+	fds_close_range(t, 4, 80000);
+	counts(t, 2, 0);
+	assert_null(fds_get(t, 70000));
+	/* /proc: 3 the same, 9 new, hi gone, 9 listed twice */
+	n[0] = now(3, "/lo", 0);
+	n[1] = now(9, "/nine", 0);
+	n[2] = now(9, "/nine", 0);
+	n[3] = now(200000, "/far", 0);
+	fds_sync(t, n, 4);
+	counts(t, 3, 0);
+	assert_int_equal(fds_get(t, 3)->origin, FD_TRACED);
+	assert_int_equal(fds_get(t, 9)->origin, FD_UNKNOWN);
+	assert_int_equal(fds_get(t, 200000)->origin, FD_UNKNOWN);
+	assert_null(fds_get(t, fds_max() - 1));
+	assert_int_equal(fds_limit(t), 200001);
+	fds_close_range(t, 0, UINT_MAX);
+	counts(t, 0, 0);
+	assert_int_equal(fds_limit(t), 0);
+	fds_delete(t);
+}
+
 static void test_close_range(void **state)
 {
 	struct fdtable *t = fds_new();
@@ -291,6 +340,7 @@ int main(void)
 		cmocka_unit_test(test_inherit_open_close),
 		cmocka_unit_test(test_dup2_replaces),
 		cmocka_unit_test(test_fd_bound),
+		cmocka_unit_test(test_fd_sparse),
 		cmocka_unit_test(test_close_range),
 		cmocka_unit_test(test_sync),
 		cmocka_unit_test(test_exec),
