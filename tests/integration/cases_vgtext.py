@@ -63,7 +63,10 @@ def vgt_runs(target, opts, args=(), log_file=True, env=None, cwd=None, files=Non
         exe = [need_target(target)] + list(args)
         logs = []
         if env is not None:
-            env = {k: v.format(d=d) for k, v in env.items()}
+            # only {d}: the environment's own values may hold braces
+            # (make's MAKEOVERRIDES is ${-*-command-variables-*-} under
+            # `make check B=DIR`)
+            env = {k: v.replace("{d}", d) for k, v in env.items()}
         cwd = cwd.format(d=d) if cwd else None
         for tool, name, timeout in ((vg, "vg", TIMEOUT * 3), (PTLEAK, "pt", TIMEOUT)):
             log = ["--log-file=%s/%s.%s" % (d, name, "%p" if log_file != "shared" else "log")] \
