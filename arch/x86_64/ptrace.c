@@ -137,9 +137,11 @@ static int run_syscall(pid_t tid, uint64_t start, struct arch_regs *saved,
 		if (after.r.rip != start)
 			break;
 		/* that exit wrote the system call's result into rax: the
-		 * thread's own (a fork event's child pid), given back to it
-		 * after; and again */
-		saved->r.rax = after.r.rax;
+		 * thread's own (a fork event's child pid: the thread was
+		 * stopped inside the call, rax still its entry's -ENOSYS),
+		 * given back to it after; and again */
+		if ((int64_t)saved->r.rax == -ENOSYS && after.r.rax != regs->r.rax)
+			saved->r.rax = after.r.rax;
 		if (arch_set_regs(tid, regs))
 			return error("cannot set the registers of thread %d: %s",
 				     (int)tid, strerror(errno));

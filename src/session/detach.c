@@ -19,13 +19,6 @@
 
 /* Is SIGTRAP pending for thread TID alone (an int3 it executed but has not
  * reported yet)? */
-static int trap_pending(pid_t tid)
-{
-	unsigned long long mask;
-
-	return !proc_status_field(tid, "SigPnd:", 16, &mask) &&
-	       ((mask >> (SIGTRAP - 1)) & 1);
-}
 
 /*
  * Put held thread T back where it would be untraced: out of an
@@ -161,7 +154,7 @@ int detach_target(struct session *S, int report)
 
 		for_each_task(S, i, t) {
 			if (!t->held || t->held_sig || t->exiting ||
-			    !trap_pending(t->tid))
+			    !sigtrap_pending(t->tid))
 				continue;
 			t->held = 0;
 			if (ptrace(PTRACE_CONT, t->tid, 0, 0) == 0)

@@ -181,6 +181,15 @@ void events_release_all(struct session *S)
 	}
 }
 
+/* Has thread TID a SIGTRAP pending (/proc/TID/status SigPnd)? */
+int sigtrap_pending(pid_t tid)
+{
+	unsigned long long mask;
+
+	return !proc_status_field(tid, "SigPnd:", 16, &mask) &&
+	       ((mask >> (SIGTRAP - 1)) & 1);
+}
+
 /* A held thread that can run a system call for ptleak, or NULL.  A
  * thread in a group-stop only if LISTENING_OK: it leaves the group-stop
  * (which a detach makes it enter again). */
@@ -190,11 +199,15 @@ static struct task *injectable(struct session *S, int listening_ok)
 	struct task *t;
 
 	/* not a vfork parent: resumed for the injection's step, it would
-	 * wait in the kernel for its child (never held, maybe stopped) */
+	 * wait in the kernel for its child (never held, maybe stopped);
+	 * not one with a SIGTRAP pending (an int3 it executed as it was
+	 * interrupted: the step would take that trap for its own, and the
+	 * breakpoint's hit would be lost, the thread sent on from the
+	 * middle of the displaced instruction or the trampoline) */
 	for_each_proc_task(S, i, t)
 		if (t->role == ROLE_THREAD && t->held && !t->held_sig &&
 		    (listening_ok || !t->held_listen) && !t->exiting &&
-		    !t->vfork_child)
+		    !t->vfork_child && !sigtrap_pending(t->tid))
 			return t;
 	return NULL;
 }

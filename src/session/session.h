@@ -486,6 +486,9 @@ void events_release_all(struct session *S);
 /* -f: wait for the first stop of fork child C (its parent stopped at
  * its event).  0: stopped; -1: it died (C deleted). */
 int events_wait_new(struct session *S, struct task *c);
+/* Has thread TID a SIGTRAP pending (an int3 it executed as it stopped
+ * for something else: its hit is still to be reported)? */
+int sigtrap_pending(pid_t tid);
 /* A held thread to run a system call for ptleak (one in a group-stop
  * only if LISTENING_OK), or NULL. */
 struct task *events_injection_thread(struct session *S, int listening_ok);
