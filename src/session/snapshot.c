@@ -138,6 +138,16 @@ static void kill_clone(pid_t c)
 	waitq_forget(c);
 }
 
+/* A signal that came to held thread T during an injection: it is
+ * resumed with it (delivered once, its siginfo set). */
+static void hold_sig(struct task *t, int sig)
+{
+	if (!sig)
+		return;
+	t->held_sig = sig;
+	t->held_listen = 0;
+}
+
 int snap_clone(struct session *S, struct proc *P, char *why, size_t len)
 {
 	char shared[256];
@@ -145,7 +155,7 @@ int snap_clone(struct session *S, struct proc *P, char *why, size_t len)
 	struct task *t;
 	pid_t c = 0;
 	long n, nc;
-	int sig = 0, st;
+	int sig = 0, st, rc;
 
 	why[0] = 0;
 	if (no_snapshot())
@@ -173,18 +183,11 @@ int snap_clone(struct session *S, struct proc *P, char *why, size_t len)
 		return snprintf(why, len, "ptleak's scratch page is not there"), -1;
 	/* the instruction in ptleak's page: a vfork child, never held,
 	 * may be running the code at the thread's pc */
-	if (arch_inject_syscall_at(t->tid, P->bps.trampoline + arch_trampoline_syscall,
-				   arch_sys_clone, a, &ret, &sig, &c)) {
-		if (sig) {
-			t->held_sig = sig;
-			t->held_listen = 0;
-		}
+	rc = arch_inject_syscall_at(t->tid, P->bps.trampoline + arch_trampoline_syscall,
+				    arch_sys_clone, a, &ret, &sig, &c);
+	hold_sig(t, sig);
+	if (rc)
 		return snprintf(why, len, "the clone could not be injected"), -1;
-	}
-	if (sig) {
-		t->held_sig = sig;
-		t->held_listen = 0;
-	}
 	if ((int64_t)ret < 0 && (int64_t)ret > -4096) {
 		int err = (int)-(int64_t)ret;
 
@@ -256,10 +259,8 @@ void snap_reap(struct session *S, struct proc *P, int last)
 		warning("the snapshot's process %d stays a zombie child of "
 			"process %d until it waits for it", (int)P->snap_vpid,
 			(int)P->pid);
-	if (t && sig) {
-		t->held_sig = sig;
-		t->held_listen = 0;
-	}
+	if (t)
+		hold_sig(t, sig);
 	P->snap_vpid = 0;
 }
 
