@@ -186,6 +186,9 @@ static void on_stop(struct session *S, pid_t tid, int status)
 				lifetime_group_stopped(S, sig);
 			return;
 		}
+		/* the group-stop is over (SIGCONT): no stop owed */
+		if (t->proc == S->first)
+			S->stop_owed = 0;
 		task_resume(S, t, 0);
 		return;
 	case 0:
@@ -224,9 +227,14 @@ static void on_gone(struct session *S, pid_t tid, int status)
 		return;
 
 	if (t) {
-		if (t->role == ROLE_THREAD && !t->exiting && P)
+		int thread = t->role == ROLE_THREAD;
+
+		if (thread && !t->exiting && P)
 			P->nalive--;
 		task_delete(S, t);
+		/* the exiting thread the group-stop waited for */
+		if (thread && P == S->first && tid != P->pid && S->stop_owed)
+			lifetime_group_stopped(S, S->stop_owed);
 	}
 	if (!P || tid != P->pid)
 		return;

@@ -26,16 +26,22 @@
 #include "target/procstat.h"
 #include "base/util.h"
 
-/* Is every live thread of the target in a group-stop? */
+/* Is every live thread of the target in a group-stop?  A thread that
+ * has passed its exit event but is not reaped yet counts as running:
+ * once ptleak stops itself nothing reaps it, and it would stay a zombie
+ * for the whole stop (a zombie the kernel reaps at once untraced).  Not
+ * the leader: it is reaped only after every other thread. */
 static int all_group_stopped(struct session *S)
 {
 	unsigned i;
 	struct task *t;
 
-	for_each_task(S, i, t)
-		if (t->role == ROLE_THREAD && t->proc == S->first && t->started &&
-		    !t->exiting && !t->group_stopped)
+	for_each_task(S, i, t) {
+		if (t->role != ROLE_THREAD || t->proc != S->first || !t->started)
+			continue;
+		if (t->exiting ? t->tid != S->first->pid : !t->group_stopped)
 			return 0;
+	}
 	return 1;
 }
 
@@ -49,8 +55,14 @@ static int all_group_stopped(struct session *S)
  */
 void lifetime_group_stopped(struct session *S, int sig)
 {
-	if (!S->attached && !S->first->done && all_group_stopped(S) &&
-	    !jobctl_cont_pending(S->first->pid))
+	if (S->attached || S->first->done)
+		return;
+	if (!all_group_stopped(S)) {
+		S->stop_owed = sig;	/* the last stop or reap tells */
+		return;
+	}
+	S->stop_owed = 0;
+	if (!jobctl_cont_pending(S->first->pid))
 		jobctl_stop_self(S->first->pid, sig);
 }
 

@@ -190,6 +190,10 @@ struct session {
 	int done;
 	int status;		/* final wait status of the target */
 	int hold;		/* threads that stop stay stopped (events_stop_all) */
+	/* the launched program's group-stop signal while ptleak waits for
+	 * its last threads to stop or for exiting ones to be reaped before
+	 * stopping itself (lifetime_group_stopped); 0: none owed */
+	int stop_owed;
 	int attached;		/* -p: ptleak attached; a detach leaves it running */
 	int detached;		/* ptleak let go of the target: exit 0 */
 	/* its seccomp filter forbids what ptleak would inject after an
