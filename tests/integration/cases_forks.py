@@ -723,13 +723,16 @@ def t_forks_sigkill_attached():
         try:
             p.send_signal(signal.SIGUSR2)
             child = int(out.expect(r"child (\d+) running", 20).group(1))
+            # ptleak's children: its guardians, named or not yet
+            kids = child_pids(at.p.pid)
             at.p.kill()
             at.p.wait()
         finally:
             at.kill()
         # the guardians run when ptleak's pipe closes
         end = time.time() + 10
-        while (tracer_pid(child) or set(guardians()) - others) and time.time() < end:
+        while (tracer_pid(child) or alive(kids) or set(guardians()) - others) and \
+                time.time() < end:
             time.sleep(0.01)
         ck.eq("the child's TracerPid", tracer_pid(child), 0)
         os.kill(child, signal.SIGUSR1)

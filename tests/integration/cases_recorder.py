@@ -282,7 +282,13 @@ def t_sigkill_attached_fds():
         try:
             p.stdin.write(b"go\n")
             out.expect("done 1")
+            # a guardian names itself once it runs (a loaded machine
+            # may not have scheduled it yet)
+            end = time.time() + 10
             mine = guardians(at.p.pid)
+            while not mine and time.time() < end:
+                time.sleep(0.01)
+                mine = guardians(at.p.pid)
             ck.eq("ptleak's guardians", len(mine), 1)
             at.p.kill()
             at.p.wait()

@@ -1049,6 +1049,22 @@ def thread_states(pid):
     return out
 
 
+def child_pids(pid):
+    """The pids of PID's children (of any of its threads)."""
+    out = []
+    try:
+        tids = os.listdir("/proc/%d/task" % pid)
+    except OSError:
+        return out
+    for tid in tids:
+        try:
+            with open("/proc/%d/task/%s/children" % (pid, tid)) as f:
+                out += [int(c) for c in f.read().split()]
+        except OSError:
+            pass
+    return out
+
+
 def attach_error(ck, pid, want_line, user=None):
     """ptleak -p PID fails with exit 1 and exactly WANT_LINE (a regex)."""
     need_ptleak()
