@@ -364,6 +364,9 @@ int report_make(struct session *S, enum report_reason reason, pid_t via,
 		if (digest_diff(&snapd, P->check, why, sizeof(why)))
 			ret = error("debug: snapshot report differs from the "
 				    "held one: %s", why);
+		else if (debug_stats)
+			fprintf(stderr, "ptleak-debug: snapshot check: %zu "
+				"records equal\n", snapd.n);
 		digest_free(&snapd);
 	}
 	if (in.heap && S->o->folded) {

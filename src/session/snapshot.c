@@ -20,9 +20,12 @@
  * whole scan, and says why in one line): a seccomp filter that forbids
  * the clone or the wait4, a clone that fails (a pids or process limit,
  * strict overcommit), a userfaultfd (reading the copy could wait on its
- * monitor), a shared writable mapping (not copied: it would be read as it
- * is later), a mapping a fork does not copy (MADV_DONTFORK), --events at
- * a detach.  PTLEAK_DEBUG=no-snapshot refuses every snapshot (tests).
+ * monitor), a shared writable mapping holding a live block or a pointer
+ * into one (not copied: it would be read as it is later; snap_shared.c),
+ * a mapping a fork does not copy (MADV_DONTFORK), --events at a detach.
+ * PTLEAK_DEBUG=no-snapshot refuses every snapshot (tests);
+ * PTLEAK_DEBUG=snapshot-check has each report from a snapshot compared
+ * with the held report of the same instant (check_held).
  */
 #include <dirent.h>
 #include <errno.h>
