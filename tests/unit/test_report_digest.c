@@ -1,5 +1,5 @@
 /*
- * test_digest.c - the pieces of PTLEAK_DEBUG=snapshot-check and of the
+ * test_report_digest.c - the pieces of PTLEAK_DEBUG=snapshot-check and of the
  * snapshot's shared-mapping test: scan_blocks_find (the scan's pointer
  * test, alone) and report_digest (records kept, two reports compared).
  */
