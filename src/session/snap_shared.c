@@ -81,7 +81,7 @@ int snap_shared_check(struct session *S, struct proc *P,
 		      char *why, size_t len)
 {
 	struct scan_blocks b;
-	uint64_t *buf = NULL, at = 0;	/* (at: for a debugger) */
+	uint64_t *buf = NULL, at = 0;
 	size_t i;
 	int ret = 0;
 
@@ -117,6 +117,10 @@ int snap_shared_check(struct session *S, struct proc *P,
 			snprintf(why, len, "a shared writable mapping, %s, holds "
 				 "a pointer to a live block: a snapshot does not "
 				 "copy it", m->name);
+		if (r > 0 && debug_stats)
+			fprintf(stderr, "ptleak-debug: snapshot: the word at %#llx "
+				"of %s points into a live block\n",
+				(unsigned long long)at, m->name);
 		ret = r ? -1 : 0;
 	}
 	free(buf);
