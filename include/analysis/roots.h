@@ -37,7 +37,9 @@
  * allocator held before tracing started are not in HEAP (an attach whose
  * census is not exact): only HEAP's blocks are heap, every other byte of
  * a writable mapping is a root, so that nothing is lost through an older
- * block.  *OUT: the verdicts by heap entry (heap_entries; the caller's to
+ * block.  SKIP[0..NSKIP): mappings left out (neither roots nor heap: a
+ * snapshot's shared mappings, read before and found to point into no
+ * block; NULL: none).  *OUT: the verdicts by heap entry (heap_entries; the caller's to
  * free, scan_result_free).  0, or -1 with a message.
  */
 /* A thread that exited alone: its stack stays mapped (glibc's cache). */
@@ -52,6 +54,7 @@ struct scan_dead {
 int scan_process(pid_t pid, const struct heap *heap,
 		 const struct arch_regs *regs, unsigned nregs, int reg_roots,
 		 const struct scan_dead *dead, size_t ndead, int alloc,
+		 const struct scan_range *skip, size_t nskip,
 		 struct scan_result *out, struct scan_stats *st);
 
 #endif

@@ -107,6 +107,19 @@ static inline uint64_t scan_blocks_size(const struct scan_blocks *b, size_t k)
 	       b->arr[k].size;
 }
 
+/* glibc's chunks: is W - A, in a block at A of SIZE bytes, the offset of
+ * the next chunk's header (chunk = max(32, (size + 8 + 15) & ~15) bytes
+ * from addr - 16), allocator metadata, not a pointer into the block? */
+static inline int scan_glibc_next_header(uint64_t size, uint64_t off)
+{
+	return off == (size + 23 < 32 ? 32 : (size + 23) & ~15ull) - 16;
+}
+
+/* The position in B of the block that word W points at or into, as the
+ * scan counts a pointer (GLIBC: scan_input.glibc_chunks), or -1.  A
+ * binary search. */
+long scan_blocks_find(const struct scan_blocks *b, uint64_t w, int glibc);
+
 /* The live blocks of HEAP (valid while it does not change) in address
  * order into *B: a radix sort of their entry indices, by address.  0, or
  * -1 (out of memory, or more than 2^32 - 1 blocks: message). */

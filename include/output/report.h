@@ -135,6 +135,14 @@ struct report_record {
 					 * --show-leak-kinds, not suppressed */
 	int supp;			/* index in report_input.supp of the
 					 * pattern that suppressed it, -1: none */
+	/* what makes it one record (report_digest.h): the stack's id in
+	 * report_input.stacks (0: none), the allocator; a census record's
+	 * type, else EACH (its blocks' size, untyped), BEFORE: made before
+	 * the attach */
+	uint32_t stack;
+	uint8_t fn, before;
+	uint16_t type;
+	uint64_t each;
 };
 
 /* What a sink hears before the first record and after the last. */
@@ -157,6 +165,9 @@ struct report_totals {
  * it, as valgrind numbers its loss records.  0: the records listed, in
  * the report's order (largest first) and numbers. */
 #define REPORT_SINK_ALL 1u
+/* With REPORT_SINK_ALL: no record's frames named (nframes 0), its keys
+ * only (report_digest.h). */
+#define REPORT_SINK_KEYS 2u
 
 /* Another writer of the same records.  begin and end may be NULL; every
  * record is told between them.  Sinks are chained by NEXT

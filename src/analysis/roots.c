@@ -57,6 +57,9 @@ struct proc_mem {
 	struct scan_range *owned;	/* glibc's memory, sorted */
 	size_t nowned, aowned;
 	struct window win[WIN_SLOTS];
+	/* mappings left out (scan_process's SKIP) */
+	const struct scan_range *skip;
+	size_t nskip;
 	/* the scanner's buffer and how much of it is populated */
 	void *dst;
 	size_t dst_len;
@@ -214,6 +217,17 @@ static void add_range(struct scan_range **r, size_t *n, size_t *a,
 	(*n)++;
 }
 
+/* Is [START, END) inside a range M leaves out? */
+static int left_out(const struct proc_mem *m, uint64_t start, uint64_t end)
+{
+	size_t i;
+
+	for (i = 0; i < m->nskip; i++)
+		if (start >= m->skip[i].start && end <= m->skip[i].end)
+			return 1;
+	return 0;
+}
+
 /* The readable and writable mappings worth scanning, and the read-only
  * private ones of files (RELRO data lives there), sorted. */
 static int read_maps(struct proc_mem *m)
@@ -237,6 +251,8 @@ static int read_maps(struct proc_mem *m)
 		prev_end = end;
 		/* the recorder's ring and tables (recorder.h): ptleak's */
 		if (!strncmp(name, REC_AREA_NAME_MAPS, strlen(REC_AREA_NAME_MAPS)))
+			continue;
+		if (left_out(m, start, end))
 			continue;
 		if (perms[0] != 'r' || !strcmp(name, "[vvar]") ||
 		    !strcmp(name, "[vsyscall]") || (perms[1] != 'w' &&
@@ -423,6 +439,7 @@ static void debug_roots(const struct proc_mem *m, const struct scan_blocks *b)
 int scan_process(pid_t pid, const struct heap *heap,
 		 const struct arch_regs *regs, unsigned nregs, int reg_roots,
 		 const struct scan_dead *dead, size_t ndead, int alloc,
+		 const struct scan_range *skip, size_t nskip,
 		 struct scan_result *out, struct scan_stats *st)
 {
 	struct scan_blocks b;
@@ -440,6 +457,8 @@ int scan_process(pid_t pid, const struct heap *heap,
 	if (scan_blocks_of(&b, heap))
 		return -1;
 	m.pid = pid;
+	m.skip = skip;
+	m.nskip = nskip;
 	snprintf(path, sizeof(path), "/proc/%d/pagemap", (int)pid);
 	m.pagemap = open(path, O_RDONLY | O_CLOEXEC);
 	if (read_maps(&m) ||

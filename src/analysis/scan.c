@@ -231,10 +231,7 @@ static inline long holder(const struct scanner *s, uint64_t w, size_t lo)
 		return (long)lo;
 	size = size_of(s, lo);
 	if (w > a && w - a < size) {
-		/* glibc: chunk = max(32, (size + 8 + 15) & ~15) bytes from
-		 * addr - 16; the next chunk's header is at addr - 16 + chunk */
-		if (s->glibc && w - a ==
-		    (size + 23 < 32 ? 32 : (size + 23) & ~15ull) - 16)
+		if (s->glibc && scan_glibc_next_header(size, w - a))
 			return -1;
 		return (long)lo;
 	}

@@ -162,6 +162,31 @@ int scan_blocks_of(struct scan_blocks *b, const struct heap *heap)
 	return 0;
 }
 
+long scan_blocks_find(const struct scan_blocks *b, uint64_t w, int glibc)
+{
+	size_t lo = 0, hi = b->n;
+	uint64_t a, size;
+
+	/* the last block at or below W */
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (scan_blocks_addr(b, mid) <= w)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (!lo--)
+		return -1;
+	a = scan_blocks_addr(b, lo);
+	if (w == a)
+		return (long)lo;
+	size = scan_blocks_size(b, lo);
+	if (w - a < size && !(glibc && scan_glibc_next_header(size, w - a)))
+		return (long)lo;
+	return -1;
+}
+
 void scan_blocks_free(struct scan_blocks *b)
 {
 	free(b->order);

@@ -8,6 +8,7 @@
 #include "base/util.h"
 
 int debug_events, debug_stops, debug_stats, debug_die_on_report;
+int debug_snapshot_check, debug_snapshot_perturb;
 
 void debug_init(void)
 {
@@ -17,6 +18,8 @@ void debug_init(void)
 	debug_stops = v && strstr(v, "stops");
 	debug_stats = v && strstr(v, "stats");
 	debug_die_on_report = v && strstr(v, "die-on-report");
+	debug_snapshot_check = v && strstr(v, "snapshot-check");
+	debug_snapshot_perturb = v && strstr(v, "snapshot-perturb");
 }
 
 void debug_time(const char *what)

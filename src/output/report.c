@@ -611,6 +611,8 @@ static void sink_record(struct rep *r, const struct report_sink *sk, size_t k,
 		.blocks = rec->blocks, .number = k + 1, .total = r->nrecs,
 		.frames = r->frames, .nframes = nframes,
 		.listed = is_listed, .supp = rec->supp,
+		.stack = rec->stack, .fn = rec->fn, .before = rec->before,
+		.type = rec->type, .each = rec->each,
 	};
 
 	sk->record(sk->ctx, &rr);
@@ -656,7 +658,8 @@ static void sink_all(struct rep *r, const struct report_sink *sk)
 		const struct record *rec = &r->recs[ord[k]];
 		int is_listed = listed(r, rec);
 
-		sink_record(r, sk, k, rec, is_listed ? name_frames(r, rec) : 0,
+		sink_record(r, sk, k, rec, is_listed &&
+			    !(sk->flags & REPORT_SINK_KEYS) ? name_frames(r, rec) : 0,
 			    is_listed);
 	}
 	free(ord);

@@ -119,6 +119,7 @@ void proc_free(struct session *S, struct proc *P)
 	rec_delete(P->rec);
 	fdprobe_delete(P->fdp);
 	free(P->dead);
+	free(P->snap_shared);
 	unloaded_free(&P->unloaded);
 	for (i = 0; P->own_argv && P->own_argv[i]; i++)
 		free(P->own_argv[i]);

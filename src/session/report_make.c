@@ -15,6 +15,7 @@
 #include "output/folded.h"
 #include "target/memio.h"
 #include "output/pprof.h"
+#include "output/report_digest.h"
 #include "output/report_vgtext.h"
 #include "output/report_xml.h"
 #include "target/procstat.h"
@@ -119,6 +120,7 @@ static int report_write_all(struct session *S, struct report_input *in,
 			ret = -1;
 		} else {
 			xs = *vgxml_sink(x);
+			xs.next = in->sink;	/* a digest's (snapshot-check) */
 			in->sink = &xs;
 		}
 	}
@@ -200,6 +202,47 @@ void report_tree(struct session *S, struct proc *P)
 }
 
 /*
+ * The scan of S->proc's blocks for a report into *SCAN: NULL, or why
+ * there is none.  Memory through VIA; REGS etc. as report_make.  Its
+ * snapshot's scan (VIA its clone) leaves out the shared writable
+ * mappings read while the threads were held (snap_shared.c).
+ */
+static const char *make_scan(struct session *S, pid_t via,
+			     const struct arch_regs *regs, unsigned nregs,
+			     int reg_roots, struct scan_result *scan)
+{
+	struct proc *P = S->proc;
+	struct scan_dead *dead;
+	uint64_t t0 = now_ns();
+	struct scan_stats st;
+	int snap = P->snap_pid && via == P->snap_pid, r;
+	size_t i;
+
+	if (!nregs)
+		return "the threads could not be stopped";
+	dead = xcalloc(P->ndead + 1, sizeof(*dead));
+	memset(&st, 0, sizeof(st));
+	for (i = 0; i < P->ndead; i++)
+		dead[i] = (struct scan_dead){ P->dead[i].exit_sp,
+					      P->dead[i].exit_ns };
+	r = scan_process(via, P->heap, regs, nregs, reg_roots, dead, P->ndead,
+			 (P->glibc ? ROOTS_GLIBC : 0) |
+			 (P->census && !P->census->exact ? ROOTS_OLDER_UNKNOWN : 0),
+			 snap ? P->snap_shared : NULL, snap ? P->snap_nshared : 0,
+			 scan, &st);
+	free(dead);
+	if (debug_stats) {
+		double secs = (double)(now_ns() - t0) / 1e9;
+
+		fprintf(stderr, "ptleak-debug: scan: %zu blocks, %llu bytes read "
+			"in %.3f s (%.0f MB/s)\n", scan->n,
+			(unsigned long long)st.bytes_scanned, secs,
+			secs > 0 ? (double)st.bytes_scanned / secs / 1e6 : 0.0);
+	}
+	return r ? "the reachability scan failed" : NULL;
+}
+
+/*
  * Make a report.  REGS[0..NREGS-1]: the registers of the stopped threads
  * (the exiting one at exit; every thread, held, for a live report, whose
  * register values are then roots too).  NREGS 0: no scan is possible.
@@ -224,6 +267,10 @@ int report_make(struct session *S, enum report_reason reason, pid_t via,
 	struct html_input html;
 	struct cov_view cv;
 	struct growth_entry growth[GROWTH_MAX];
+	struct report_digest snapd;
+	/* PTLEAK_DEBUG=snapshot-check: the held report's digest, made by
+	 * the tracer at the snapshot's instant (snap_reports) */
+	int check = S->in_rep_child && P->check && !P->no_heap;
 	int ret, fd_err = 0;
 
 	if (s)
@@ -246,7 +293,8 @@ int report_make(struct session *S, enum report_reason reason, pid_t via,
 	in.reason = reason;
 	in.number = ++P->nreports;
 	in.wall = time(NULL);
-	in.now_ns = now_ns();
+	/* the check compares at the held report's ages */
+	in.now_ns = check ? P->check_now : now_ns();
 	in.elapsed_ns = in.now_ns - S->start_ns;
 	in.min_age_ns = (uint64_t)(S->o->min_age * 1e9);
 	in.exited = P->exit_known;
@@ -277,34 +325,13 @@ int report_make(struct session *S, enum report_reason reason, pid_t via,
 		/* --fd-only */
 	} else if (S->o->no_scan) {
 		in.unclassified_why = "--no-scan";
-	} else if (!nregs) {
-		in.unclassified_why = "the threads could not be stopped";
-	} else {
-		struct scan_dead *dead = xcalloc(P->ndead + 1, sizeof(*dead));
-		uint64_t t0 = now_ns();
-		struct scan_stats st;
-		size_t i;
-
-		memset(&st, 0, sizeof(st));
-		for (i = 0; i < P->ndead; i++)
-			dead[i] = (struct scan_dead){ P->dead[i].exit_sp,
-						      P->dead[i].exit_ns };
-		if (scan_process(via, P->heap, regs, nregs, reg_roots, dead,
-				 P->ndead, (P->glibc ? ROOTS_GLIBC : 0) |
-				 (P->census && !P->census->exact ? ROOTS_OLDER_UNKNOWN : 0),
-				 &scan, &st))
-			in.unclassified_why = "the reachability scan failed";
-		else
-			in.scan = &scan;
-		free(dead);
-		if (debug_stats) {
-			double secs = (double)(now_ns() - t0) / 1e9;
-
-			fprintf(stderr, "ptleak-debug: scan: %zu blocks, %llu bytes read "
-				"in %.3f s (%.0f MB/s)\n", scan.n,
-				(unsigned long long)st.bytes_scanned, secs,
-				secs > 0 ? (double)st.bytes_scanned / secs / 1e6 : 0.0);
-		}
+	} else if (!(in.unclassified_why = make_scan(S, via, regs, nregs,
+						       reg_roots, &scan))) {
+		in.scan = &scan;
+		/* a test of the check: the snapshot's report is wrong */
+		if (check && debug_snapshot_perturb && scan.n)
+			scan.cls[0] = scan.cls[0] == SCAN_STILL_REACHABLE ?
+				      SCAN_DEFINITELY_LOST : SCAN_STILL_REACHABLE;
 	}
 	if (debug_stats)
 		fprintf(stderr, "ptleak-debug: stacks: %u interned, %u with a "
@@ -327,7 +354,21 @@ int report_make(struct session *S, enum report_reason reason, pid_t via,
 			       S->hold_t0 ? now_ns() - S->hold_t0 : 0) / 1e6;
 	if (S->o->html)
 		html_sample(S, &in, &html, &series, &feed, &hres, &html_path);
+	memset(&snapd, 0, sizeof(snapd));
+	if (check)
+		in.sink = digest_sink(&snapd);
 	ret = report_write_all(S, &in, s, &res);
+	if (check) {
+		char why[512];
+
+		if (digest_diff(&snapd, P->check, why, sizeof(why)))
+			ret = error("debug: snapshot report differs from the "
+				    "held one: %s", why);
+		else if (debug_stats)
+			fprintf(stderr, "ptleak-debug: snapshot check: %zu "
+				"records equal\n", snapd.n);
+		digest_free(&snapd);
+	}
 	if (in.heap && S->o->folded) {
 		char *fo = proc_file(S, S->o->folded);
 
@@ -418,5 +459,60 @@ int report_make_live(struct session *S, enum report_reason reason)
 			n++;
 	ret = report_make(S, reason, S->proc->mem_pid, regs, n, 1);
 	free(regs);
+	return ret;
+}
+
+int report_digest_held(struct session *S, const struct arch_regs *regs,
+		       unsigned nregs, uint64_t now, struct report_digest *d)
+{
+	struct proc *P = S->proc;
+	struct suppressions *supp = S->supp;
+	struct supp_pattern *saved = NULL;
+	struct scan_result scan = { 0 };
+	struct symbolizer *s = NULL;
+	struct report_input in;
+	int ret;
+
+	memset(d, 0, sizeof(*d));
+	if (P->no_heap)
+		return 0;
+	/* names only to match suppressions, as the report does */
+	if (supp && supp->n) {
+		if ((s = sym_open(P->mem_pid)))
+			unloaded_name(P->unloaded, s);
+		/* their counts are the reports' (a pattern used) */
+		saved = xcalloc(supp->n, sizeof(*saved));
+		memcpy(saved, supp->p, supp->n * sizeof(*saved));
+	}
+	memset(&in, 0, sizeof(in));
+	in.pid = P->pid;
+	in.argv = P->argv;
+	in.reason = REPORT_SIGNAL;
+	in.now_ns = now;
+	in.elapsed_ns = now - S->start_ns;
+	in.min_age_ns = (uint64_t)(S->o->min_age * 1e9);
+	in.heap = P->heap;
+	in.census = P->census;
+	in.stacks = P->stacks;
+	in.depth = S->o->depth;
+	in.namer = namer;
+	in.namer_ctx = s;
+	in.supp = supp;
+	in.show_kinds = S->o->show_kinds;
+	in.error_kinds = S->o->error_kinds;
+	in.leak_check = S->o->leak_check;
+	in.sink = digest_sink(d);
+	if (S->o->no_scan)
+		in.unclassified_why = "--no-scan";
+	else if (!(in.unclassified_why = make_scan(S, P->mem_pid, regs, nregs,
+						     1, &scan)))
+		in.scan = &scan;
+	ret = report_write(&in, NULL, NULL, NULL);
+	if (saved) {
+		memcpy(supp->p, saved, supp->n * sizeof(*saved));
+		free(saved);
+	}
+	scan_result_free(&scan);
+	sym_close(s);
 	return ret;
 }

@@ -36,6 +36,7 @@
 #include "tables/heap.h"
 #include "session/options.h"
 #include "output/report.h"
+#include "output/report_digest.h"
 #include "output/report_html.h"
 #include "symbols/unloaded.h"
 #include "symbols/unwind.h"
@@ -162,6 +163,15 @@ struct proc {
 	struct arch_regs *snap_regs;
 	unsigned snap_nregs;
 	int snap_report;	/* the report child makes its report */
+	/* its shared writable mappings, read while the threads were held
+	 * and found to hold no pointer into a live block (snap_shared.c):
+	 * the snapshot's scan leaves them out */
+	struct scan_range *snap_shared;
+	size_t snap_nshared;
+	/* PTLEAK_DEBUG=snapshot-check: the report made held at the
+	 * snapshot's instant (report_digest_held), and that instant */
+	struct report_digest *check;
+	uint64_t check_now;
 	struct census_job *cjob;	/* a census from a snapshot being taken */
 };
 
@@ -364,6 +374,12 @@ void report_vg_banner(struct session *S, struct proc *P);
 void report_tree(struct session *S, struct proc *P);
 /* A report while every thread is held (events_stop_all): their registers. */
 int report_make_live(struct session *S, enum report_reason reason);
+/* PTLEAK_DEBUG=snapshot-check: what S->proc's live report finds, made
+ * held (every thread held, REGS theirs), its ages at NOW, into *D, and
+ * written nowhere; the report made from the snapshot of that instant
+ * compares itself with it.  0 or -1. */
+int report_digest_held(struct session *S, const struct arch_regs *regs,
+		       unsigned nregs, uint64_t now, struct report_digest *d);
 
 /* ---- snapshot.c ------------------------------------------------------ */
 
@@ -396,6 +412,22 @@ int snap_busy(const struct session *S);
  * zombies taken out of the target (every thread stopped for that).
  * Nothing if there is no report child. */
 void snap_finish(struct session *S, int block, int reap);
+
+/* ---- snap_shared.c ---------------------------------------------------- */
+
+/* Can process P (every thread held) have a snapshot with its shared
+ * writable mappings (not ptleak's ring) SHARED[0..N)?  Not copied by a
+ * clone, they are read now, in chunks: none may hold a live block of
+ * P's table or a word pointing at or into one (the scan's candidate
+ * lookup); then they are P->snap_shared, left out of the snapshot's
+ * scan.  0; -1 with WHY (LEN bytes) naming the mapping. */
+struct shared_map {
+	uint64_t start, end;
+	char name[200];
+};
+int snap_shared_check(struct session *S, struct proc *P,
+		      const struct shared_map *shared, size_t n,
+		      char *why, size_t len);
 
 /* ---- sigself.c -------------------------------------------------------- */
 

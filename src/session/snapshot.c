@@ -20,9 +20,12 @@
  * whole scan, and says why in one line): a seccomp filter that forbids
  * the clone or the wait4, a clone that fails (a pids or process limit,
  * strict overcommit), a userfaultfd (reading the copy could wait on its
- * monitor), a shared writable mapping (not copied: it would be read as it
- * is later), a mapping a fork does not copy (MADV_DONTFORK), --events at
- * a detach.  PTLEAK_DEBUG=no-snapshot refuses every snapshot (tests).
+ * monitor), a shared writable mapping holding a live block or a pointer
+ * into one (not copied: it would be read as it is later; snap_shared.c),
+ * a mapping a fork does not copy (MADV_DONTFORK), --events at a detach.
+ * PTLEAK_DEBUG=no-snapshot refuses every snapshot (tests);
+ * PTLEAK_DEBUG=snapshot-check has each report from a snapshot compared
+ * with the held report of the same instant (check_held).
  */
 #include <dirent.h>
 #include <errno.h>
@@ -57,24 +60,34 @@ static int no_snapshot(void)
 	return v && strstr(v, "no-snapshot");
 }
 
-/* Mappings of PID; *SHARED: the first shared writable one not ptleak's
- * (its name in SHARED, LEN bytes), "" if none.  -1: unreadable. */
-static long count_maps(pid_t pid, char *shared, size_t len)
+/* Mappings of PID; with SHARED, its shared writable ones not ptleak's
+ * into *SHARED (*NSHARED of them, malloc'd).  -1: unreadable. */
+static long count_maps(pid_t pid, struct shared_map **shared, size_t *nshared)
 {
 	struct maps_file *f = maps_open(pid);
 	struct maps_entry e;
+	size_t alloc = 0;
 	long n = 0;
 
-	if (shared)
-		shared[0] = 0;
+	if (shared) {
+		*shared = NULL;
+		*nshared = 0;
+	}
 	if (!f)
 		return -1;
 	while (maps_next(f, &e)) {
+		struct shared_map *m;
+
 		n++;
-		if (!shared || shared[0] || e.perms[1] != 'w' || e.perms[3] != 's' ||
+		/* (one not readable is not scanned) */
+		if (!shared || e.perms[0] != 'r' || e.perms[1] != 'w' || e.perms[3] != 's' ||
 		    !strncmp(e.name, REC_AREA_NAME_MAPS, strlen(REC_AREA_NAME_MAPS)))
 			continue;
-		snprintf(shared, len, "%s", e.name[0] ? e.name : "anonymous");
+		grow_array((void **)shared, &alloc, *nshared + 1, sizeof(**shared));
+		m = &(*shared)[(*nshared)++];
+		m->start = e.start;
+		m->end = e.end;
+		snprintf(m->name, sizeof(m->name), "%s", e.name[0] ? e.name : "anonymous");
 	}
 	maps_close(f);
 	return n;
@@ -150,7 +163,8 @@ static void hold_sig(struct task *t, int sig)
 
 int snap_clone(struct session *S, struct proc *P, char *why, size_t len)
 {
-	char shared[256];
+	struct shared_map *shared;
+	size_t nshared;
 	uint64_t a[6], ret;
 	struct task *t;
 	pid_t c = 0;
@@ -164,12 +178,14 @@ int snap_clone(struct session *S, struct proc *P, char *why, size_t len)
 	snap_reap(S, P, 0);	/* a census's snapshot's zombie */
 	if (!(t = events_injection_thread(S, 0)))
 		return snprintf(why, len, "no thread can run a system call now"), -1;
-	n = count_maps(P->pid, shared, sizeof(shared));
+	n = count_maps(P->pid, &shared, &nshared);
 	if (n < 0)
 		return snprintf(why, len, "its maps cannot be read"), -1;
-	if (shared[0])
-		return snprintf(why, len, "a shared writable mapping, %s, is "
-				"not copied by a snapshot", shared), -1;
+	/* not copied: only if they hold nothing the scan would use */
+	rc = snap_shared_check(S, P, shared, nshared, why, len);
+	free(shared);
+	if (rc)
+		return -1;
 	if (has_userfaultfd(P->pid))
 		return snprintf(why, len, "it has a userfaultfd"), -1;
 	clone_args(a);
@@ -204,7 +220,7 @@ int snap_clone(struct session *S, struct proc *P, char *why, size_t len)
 	ptrace(PTRACE_SETOPTIONS, c, 0, (void *)(long)PTRACE_O_EXITKILL);
 	P->snap_pid = c;
 	P->snap_vpid = (pid_t)ret;
-	nc = count_maps(c, NULL, 0);
+	nc = count_maps(c, NULL, NULL);
 	if (nc != n) {
 		snprintf(why, len, "a mapping is not copied to a child "
 			 "(MADV_DONTFORK): %ld of %ld", nc, n);
@@ -272,6 +288,13 @@ static void snap_drop(struct session *S, struct proc *P, int reap)
 	free(P->snap_regs);
 	P->snap_regs = NULL;
 	P->snap_nregs = 0;
+	free(P->snap_shared);
+	P->snap_shared = NULL;
+	P->snap_nshared = 0;
+	if (P->check)
+		digest_free(P->check);
+	free(P->check);
+	P->check = NULL;
 	if (reap)
 		snap_reap(S, P, 0);
 }
@@ -288,6 +311,23 @@ static void snap_regs(struct session *S, struct proc *P)
 		if (t->role == ROLE_THREAD && t->held &&
 		    !arch_get_regs(t->tid, &P->snap_regs[P->snap_nregs]))
 			P->snap_nregs++;
+}
+
+/*
+ * PTLEAK_DEBUG=snapshot-check: P's report made held, now, at the
+ * snapshot's instant (no thread ran since the clone), kept for the report
+ * child, which compares the report it makes from the snapshot with it.
+ */
+static void check_held(struct session *S, struct proc *P)
+{
+	P->check = xcalloc(1, sizeof(*P->check));
+	P->check_now = now_ns();
+	if (report_digest_held(S, P->snap_regs, P->snap_nregs, P->check_now,
+			       P->check)) {
+		digest_free(P->check);
+		free(P->check);
+		P->check = NULL;
+	}
 }
 
 /* The report child: the reports of the snapshots, results to FD. */
@@ -357,6 +397,8 @@ int snap_reports(struct session *S, enum report_reason reason, uint64_t hold_t0)
 			recs_drain(S);
 			sampler_report(S, reason != REPORT_SIGNAL);
 			snap_regs(S, P);
+			if (debug_snapshot_check)
+				check_held(S, P);
 			P->snap_report = 1;
 			n++;
 			continue;

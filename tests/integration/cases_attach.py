@@ -362,11 +362,8 @@ def t_detach_on_fatal_error():
     ck = Check()
     try:
         srv.ping()
-        os.environ["PTLEAK_DEBUG"] = "die-on-report"
-        try:
+        with ptleak_debug("die-on-report"):
             at = Attached(srv.p.pid)
-        finally:
-            del os.environ["PTLEAK_DEBUG"]
         try:
             time.sleep(0.05)
             at.signal(signal.SIGUSR1)
@@ -425,7 +422,7 @@ case("launch_detach", engines=True)(launch_detach)
 # h_server's allocating threads: each drain takes what was reserved when
 # it began (it used to follow the producers for ever, ptleak never exited)
 case("launch_detach_slow_drain", engines=["recorder"])(
-    lambda: launch_detach(["PTLEAK_DEBUG=slow-drain"]))
+    lambda: launch_detach(["PTLEAK_DEBUG=slow-drain," + DEBUG_DEFAULT]))
 
 
 @case("group_stop_launched")

@@ -73,6 +73,14 @@ def snap_report(ck, at, number, snapshot, what):
     return rep
 
 
+def held_lines(at):
+    """The lines of AT's text reports saying no snapshot was had, their
+    times "(T ms)"."""
+    with open(at.txt) as f:
+        return [re.sub(r"\(\d+\.\d ms\)", "(T ms)", l.split(": ", 1)[1])
+                for l in f.read().splitlines() if "no snapshot of the process" in l]
+
+
 def comparable(rep):
     """What must be equal in two reports of the same quiet heap: records
     (kind, bytes, blocks, before_attach, stack), summary, in use, totals,
@@ -97,12 +105,8 @@ def snapshot_equal(target):
     try:
         t.out.expect("ready")
         for snap in (True, False):
-            if not snap:
-                os.environ["PTLEAK_DEBUG"] = "no-snapshot"
-            try:
+            with ptleak_debug(os.environ.get("PTLEAK_DEBUG") if snap else "no-snapshot"):
                 at = Attached(t.p.pid, opts=["--show-reachable"])
-            finally:
-                os.environ.pop("PTLEAK_DEBUG", None)
             try:
                 at.signal(signal.SIGUSR1)
                 live = snap_report(ck, at, 1, snap, "live, snapshot %s" % snap)
@@ -110,11 +114,8 @@ def snapshot_equal(target):
                 ck.eq("ptleak's exit status", at.wait(), 0)
                 detach = snap_report(ck, at, 2, snap, "detach, snapshot %s" % snap)
                 ck.eq("ptleak's stderr", at.err.rest(), [])
-                with open(at.txt) as f:
-                    held = [l.split(": ", 1)[1] for l in f.read().splitlines()
-                            if "no snapshot of the process" in l]
                 ck.eq("text: the line of a report made without a snapshot",
-                      [re.sub(r"\(\d+\.\d ms\)", "(T ms)", l) for l in held],
+                      held_lines(at),
                       [] if snap else
                       ["no snapshot of the process (PTLEAK_DEBUG=no-snapshot): its "
                        "threads were held for the whole scan (T ms)"] * 2)
@@ -188,12 +189,10 @@ def t_snapshot_stall():
         w = Watch(2000000)
         at = None
         try:
-            if not snap:
-                os.environ["PTLEAK_DEBUG"] = "no-snapshot"
-            try:
+            # a pause measured: no snapshot-check (its held report is
+            # made in the pause)
+            with ptleak_debug(None if snap else "no-snapshot"):
                 at = Attached(w.p.pid)
-            finally:
-                os.environ.pop("PTLEAK_DEBUG", None)
             time.sleep(0.2)
             w.reset()
             at.signal(signal.SIGUSR1)
@@ -292,9 +291,7 @@ def snapshot_refused(mode, want_why, user=None):
         at.signal(signal.SIGINT)
         ck.eq("ptleak's exit status", at.wait(), 0)
         ck.eq("ptleak's stderr", at.err.rest(), [])
-        with open(at.txt) as f:
-            held = [re.sub(r"\(\d+\.\d ms\)", "(T ms)", l.split(": ", 1)[1])
-                    for l in f.read().splitlines() if "no snapshot of the process" in l]
+        held = held_lines(at)
         ck.eq("%s: the lines" % mode, held,
               ["no snapshot of the process (%s): its threads were held for the "
                "whole scan (T ms)" % want_why] * 2)
@@ -318,3 +315,109 @@ def t_snapshot_refused_seccomp():
 def t_snapshot_refused_nproc():
     snapshot_refused("nproc", "its clone failed: Resource temporarily "
                      "unavailable (a process or pids limit)", user=NOBODY)
+
+
+def shared_records(rep):
+    """(kind, bytes, blocks, the function calling the allocator) of every
+    record."""
+    return sorted((r["kind"], r["bytes"], r["blocks"], r["stack"][0]["function"])
+                  for r in rep["heap"]["records"])
+
+
+def snapshot_shared(mode):
+    """r_snapshared MODE (a MAP_SHARED | MAP_ANONYMOUS region of 1 MiB)
+    attached, its blocks made, a live report and the detach's: clean (the
+    region points at no block) has both from snapshots, the target held
+    only briefly, checked against the held reports at the same instants
+    (PTLEAK_DEBUG=snapshot-check); ptr (the region holds the only pointer
+    to the 200-byte block) has both made held with the line naming the
+    region, and that block reachable.  The records are the same: the
+    100-byte block definitely lost, the 200-byte one still reachable."""
+    ck = Check()
+    t = Live("r_snapshared", args=[mode])
+    at = None
+    try:
+        t.out.expect("ready")
+        with ptleak_debug("snapshot-check"):
+            at = Attached(t.p.pid, opts=["--show-reachable"])
+        t.send("make")
+        t.out.expect("made")
+        at.signal(signal.SIGUSR1)
+        live = snap_report(ck, at, 1, mode == "clean", mode)
+        at.signal(signal.SIGINT)
+        ck.eq("ptleak's exit status", at.wait(), 0)
+        detach = snap_report(ck, at, 2, mode == "clean", mode + ", detach")
+        ck.eq("ptleak's stderr", at.err.rest(), [])
+        want = [("definitely_lost", 100, 1, "drop"), ("still_reachable", 200, 1, "make")]
+        ck.eq("live report's records", shared_records(live), want)
+        ck.eq("detach report's records", shared_records(detach), want)
+        if mode == "clean":
+            for what, rep in (("live", live), ("detach", detach)):
+                ck.true("%s: pause_ms %r < 500" % (what, rep["report"]["pause_ms"]),
+                        rep["report"]["pause_ms"] < 500)
+        held = held_lines(at)
+        ck.eq("%s: the lines" % mode, held, [] if mode == "clean" else
+              ["no snapshot of the process (a shared writable mapping, /dev/zero "
+               "(deleted), holds a pointer to a live block: a snapshot does not "
+               "copy it): its threads were held for the whole scan (T ms)"] * 2)
+        t.send("quit")
+        ck.eq("target's exit status", t.p.wait(timeout=30), 0)
+    finally:
+        if at:
+            at.kill()
+        t.kill()
+    ck.done()
+
+
+@case("snapshot_shared_clean", engines=True)
+def t_snapshot_shared_clean():
+    snapshot_shared("clean")
+
+
+@case("snapshot_shared_ptr", engines=True)
+def t_snapshot_shared_ptr():
+    snapshot_shared("ptr")
+
+
+@case("snapshot_check_fails", engines=True)
+def t_snapshot_check_fails():
+    """The check can fail: PTLEAK_DEBUG=snapshot-check,snapshot-perturb
+    (the snapshot's report turns its first block's class over) on
+    c_census: the live report and the detach's are written from the
+    snapshots, each followed by the line saying how it differs from the
+    held one (a class's totals: one block moved), and ptleak exits 1."""
+    ck = Check()
+    t = Live("c_census")
+    at = None
+    try:
+        t.out.expect("ready")
+        with ptleak_debug("snapshot-check,snapshot-perturb"):
+            at = Attached(t.p.pid, opts=["--show-reachable"])
+        lines = []
+        for n, sig in ((1, signal.SIGUSR1), (2, signal.SIGINT)):
+            at.signal(sig)
+            rep = snap_report(ck, at, n, True, "report %d" % n)
+            m = at.err.expect(re.escape(SNAPSHOT_DIFFERS) + r"(.*)", 60)
+            lines.append(m.group(1))
+            summ = rep["heap"]["summary"]
+            # the first class that differs: the perturbed report's totals
+            # there, the held one's a block apart (one block moved)
+            m = re.fullmatch(r"(definitely lost|still reachable): (\d+) bytes in (\d+) "
+                             r"blocks, held (\d+) bytes in (\d+) blocks", lines[-1])
+            ck.true("report %d: the line %r says a class's totals" % (n, lines[-1]), m)
+            if m:
+                key = m.group(1).replace(" ", "_")
+                ck.eq("report %d: the line's figures are the report's" % n,
+                      (int(m.group(2)), int(m.group(3))),
+                      (summ[key]["bytes"], summ[key]["blocks"]))
+                ck.eq("report %d: one block apart" % n,
+                      abs(int(m.group(3)) - int(m.group(5))), 1)
+        ck.eq("ptleak's exit status", at.wait(), 1)
+        ck.eq("ptleak's stderr after", at.err.rest(), [])
+        t.quit(ck)
+    finally:
+        if at:
+            at.kill()
+        t.kill()
+        del DIFFERS_SEEN[:]	# this case's own
+    ck.done()

@@ -55,6 +55,17 @@ PTLEAK = None		# the ptleak binary under test
 TIMEOUT = 60		# seconds per process run; a timeout is a failure
 VERBOSE = False
 
+# Every ptleak the cases start runs with PTLEAK_DEBUG=snapshot-check (set
+# in os.environ by main unless PTLEAK_DEBUG is set already): each live
+# report made from a snapshot is compared with the same report made held
+# at the same instant, and a difference prints SNAPSHOT_DIFFERS and makes
+# ptleak's exit status 1.  A case that sets PTLEAK_DEBUG (ptleak_debug) runs
+# without it unless it names it; a line SNAPSHOT_DIFFERS seen on a
+# ptleak's stderr (run_cmd, Lines) fails the case that ran it.
+DEBUG_DEFAULT = "snapshot-check"
+SNAPSHOT_DIFFERS = "ptleak: debug: snapshot report differs from the held one: "
+DIFFERS_SEEN = []	# such lines, since the case began
+
 # Heap engines (--engine=...).  A case registered with case(NAME,
 # engines=True) checks allocation numbers or stacks: it runs once per
 # engine, as NAME[ENGINE], every ptleak it starts given --engine=ENGINE
@@ -213,7 +224,9 @@ def run_cmd(cmd, timeout=None, env=None, cwd=None):
         rc = 128 - rc
     if VERBOSE:
         sys.stdout.write("  $ %s -> %d\n" % (" ".join(cmd), rc))
-    return rc, out.decode("utf-8", "replace"), err.decode("utf-8", "replace")
+    err = err.decode("utf-8", "replace")
+    DIFFERS_SEEN.extend(l for l in err.splitlines() if l.startswith(SNAPSHOT_DIFFERS))
+    return rc, out.decode("utf-8", "replace"), err
 
 
 # ---------------------------------------------------------------------------
@@ -852,6 +865,26 @@ def stdout_buffer(kind, marker="stdout_buf"):
 # Live processes: tests/targets/h_server driven through its pipes, ptleak -p
 # (cases_attach.py, cases_recorder.py, cases_signals.py)
 
+class ptleak_debug:
+    """with ptleak_debug(VALUE): PTLEAK_DEBUG=VALUE in os.environ (what every
+    ptleak started meanwhile inherits; "" or None: no flag), the value
+    before restored after (DEBUG_DEFAULT, as a rule)."""
+
+    def __init__(self, value):
+        self.value = value
+
+    def __enter__(self):
+        self.old = os.environ.get("PTLEAK_DEBUG")
+        os.environ["PTLEAK_DEBUG"] = self.value or ""
+
+    def __exit__(self, *exc):
+        if self.old is None:
+            os.environ.pop("PTLEAK_DEBUG", None)
+        else:
+            os.environ["PTLEAK_DEBUG"] = self.old
+        return False
+
+
 class Lines:
     """Lines of a pipe read by a thread, to wait for with a timeout."""
 
@@ -863,7 +896,10 @@ class Lines:
 
     def _read(self, f):
         for l in iter(f.readline, b""):
-            self.q.put(l.decode("utf-8", "replace").rstrip("\n"))
+            l = l.decode("utf-8", "replace").rstrip("\n")
+            if l.startswith(SNAPSHOT_DIFFERS):
+                DIFFERS_SEEN.append(l)
+            self.q.put(l)
         self.q.put(None)
 
     def expect(self, want, timeout=10.0):
@@ -1202,8 +1238,12 @@ def run_cases(cases, label, repeat=1):
     passed = failed = skipped = 0
     fails = {}
     for name, fn in [c for c in cases for _ in range(repeat)]:
+        del DIFFERS_SEEN[:]
         try:
             fn()
+            if DIFFERS_SEEN:
+                raise Fail("%d snapshot check(s) failed: %s" % (len(DIFFERS_SEEN),
+                                                              short(DIFFERS_SEEN)))
         except Skip as e:
             print("SKIP %s: %s" % (name, e), flush=True)
             skipped += 1
@@ -1256,6 +1296,8 @@ def main():
     VERBOSE = a.verbose
     # ptleak's unwind-table cache: the build's, not the user's
     os.environ.setdefault("PTLEAK_CACHE_DIR", os.path.join(BUILD, "cache"))
+    # live reports checked against held ones (DEBUG_DEFAULT)
+    os.environ.setdefault("PTLEAK_DEBUG", DEBUG_DEFAULT)
     load_case_files()
     if a.valgrind:
         cases = [("valgrind:" + n, valgrind_case(n, args), True) for n, args in VALGRIND_TARGETS]
