@@ -182,7 +182,9 @@ def t_snapshot_stall():
     """r_snapwatch with 2,000,000 blocks: the longest stall its 1 ms
     heartbeat sees during a live report made from a snapshot is a small
     part of the stall of the same report made with every thread held
-    (PTLEAK_DEBUG=no-snapshot): a ratio, not a time."""
+    (PTLEAK_DEBUG=no-snapshot): a ratio, not a time.  The medians of
+    three reports each way (a loaded machine's scheduling stretched a
+    snapshot's pause of ~10 ms to 264 ms once in a few hundred runs)."""
     ck = Check()
     gaps = {}
     for snap in (True, False):
@@ -194,12 +196,15 @@ def t_snapshot_stall():
             with ptleak_debug(None if snap else "no-snapshot"):
                 at = Attached(w.p.pid)
             time.sleep(0.2)
-            w.reset()
-            at.signal(signal.SIGUSR1)
-            snap_report(ck, at, 1, snap, "snapshot %s" % snap)
-            time.sleep(0.1)	# the heartbeat ticked since (a held report
-            # is written before its threads run again)
-            gaps[snap] = no_children_soon(ck, w, "snapshot %s" % snap, 30)[3]
+            got = []
+            for n in (1, 2, 3):
+                w.reset()
+                at.signal(signal.SIGUSR1)
+                snap_report(ck, at, n, snap, "snapshot %s, report %d" % (snap, n))
+                time.sleep(0.1)	# the heartbeat ticked since (a held
+                # report is written before its threads run again)
+                got.append(no_children_soon(ck, w, "snapshot %s" % snap, 30)[3])
+            gaps[snap] = sorted(got)[len(got) // 2]
             at.signal(signal.SIGINT)
             ck.eq("ptleak's exit status", at.wait(60), 0)
             w.quit(ck)
