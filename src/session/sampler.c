@@ -276,6 +276,10 @@ void sampler_tick(struct session *S)
 	sample_due = 0;
 	if (!m || !S->start_ns || !S->first || S->first->reported)
 		return;
+	/* the census of an attach still being read (census_attach.c): the
+	 * table holds only the blocks made since, not the heap */
+	if (S->first->cjob)
+		return;
 	sample(S, 0, &sm);
 	now = now_ns();
 	if (m->live_on && now >= m->live_next_ns) {
