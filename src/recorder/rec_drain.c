@@ -212,12 +212,30 @@ static void flush(struct drain *d)
 	struct recorder *R = d->R;
 	struct rec_realloc *q;
 	unsigned i;
+	long back = 0;
 
 	if (R->slow_drain) {
 		uint64_t until = now_ns() + 1000ull * d->nops;
 
 		while (now_ns() < until)
 			;
+	}
+	/* the slots were prefetched as the records came: now the entries
+	 * of the blocks freed, and the slots of the entries their removals
+	 * will move (the last ones, as many as the frees outnumber the
+	 * allocations so far) */
+	for (i = 0; i < d->nops; i++) {
+		switch (d->ops[i].type) {
+		case REC_FD_OPEN:
+		case REC_FD_CLOSE:
+			break;
+		case REC_FREE:
+		case REC_REALLOC_BEGIN:
+			heap_prefetch_free(d->h, d->ops[i].addr, back++);
+			break;
+		default:
+			back--;
+		}
 	}
 	for (i = 0; i < d->nops; i++) {
 		struct op *o = &d->ops[i];

@@ -297,7 +297,18 @@ void heap_reset(struct heap *h)
 
 void heap_prefetch(const struct heap *h, uint64_t addr)
 {
-	__builtin_prefetch(&h->s.slot[(size_t)hash64(addr) & h->s.mask], 1);
+	__builtin_prefetch(hs_home_slot(&h->s, addr), 1);
+}
+
+void heap_prefetch_free(const struct heap *h, uint64_t addr, long back)
+{
+	const struct heap_entry *e = hs_entry_hint(&h->s, addr);
+	const uint32_t *m = back >= 0 ? hs_moved_slot(&h->s, (size_t)back) : NULL;
+
+	if (e)
+		__builtin_prefetch(e, 1);
+	if (m)
+		__builtin_prefetch(m, 1);
 }
 
 /* STACK's totals grown to be there (a new id is the next one, mostly) */
