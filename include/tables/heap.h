@@ -180,6 +180,9 @@ void heap_prefetch(const struct heap *h, uint64_t addr);
  * (BACK: the frees less the allocations before it in this run of
  * events; negative: none known).  Hints: nothing changes. */
 void heap_prefetch_free(const struct heap *h, uint64_t addr, long back);
+/* 1 if the table is too big for the caches: heap_prefetch_free is worth
+ * its reads; 0: the caller leaves it. */
+int heap_prefetch_worth(const struct heap *h);
 
 /* free(ADDR).  Returns 1 if ADDR was live, 0 if unknown, -1 for ADDR 0
  * (nothing counted).  The free is thread 0's (heap_free_by). */

@@ -206,24 +206,17 @@ static uint64_t product(uint64_t a, uint64_t b, int *overflow)
 	return (uint64_t)m;
 }
 
-/* Run the batch's operations, in order. */
-static void flush(struct drain *d)
+/*
+ * The batch's slots were prefetched as its records came: now the
+ * entries of the blocks it frees, and the slots of the entries their
+ * removals will move (the last ones, as many as the frees outnumber the
+ * allocations so far).
+ */
+static void prefetch_frees(const struct drain *d)
 {
-	struct recorder *R = d->R;
-	struct rec_realloc *q;
 	unsigned i;
 	long back = 0;
 
-	if (R->slow_drain) {
-		uint64_t until = now_ns() + 1000ull * d->nops;
-
-		while (now_ns() < until)
-			;
-	}
-	/* the slots were prefetched as the records came: now the entries
-	 * of the blocks freed, and the slots of the entries their removals
-	 * will move (the last ones, as many as the frees outnumber the
-	 * allocations so far) */
 	for (i = 0; i < d->nops; i++) {
 		switch (d->ops[i].type) {
 		case REC_FD_OPEN:
@@ -237,6 +230,23 @@ static void flush(struct drain *d)
 			back--;
 		}
 	}
+}
+
+/* Run the batch's operations, in order. */
+static void flush(struct drain *d)
+{
+	struct recorder *R = d->R;
+	struct rec_realloc *q;
+	unsigned i;
+
+	if (R->slow_drain) {
+		uint64_t until = now_ns() + 1000ull * d->nops;
+
+		while (now_ns() < until)
+			;
+	}
+	if (heap_prefetch_worth(d->h))
+		prefetch_frees(d);
 	for (i = 0; i < d->nops; i++) {
 		struct op *o = &d->ops[i];
 

@@ -105,9 +105,8 @@ static inline size_t dist_at(const struct heap_store *s, size_t i, uint32_t v)
 	       s->mask;
 }
 
-size_t hs_find(const struct heap_store *s, uint64_t addr)
+size_t hs_find_h(const struct heap_store *s, uint64_t addr, uint64_t h)
 {
-	uint64_t h = hash64(addr);
 	size_t i = hs_home(s, h), k;
 	uint32_t v, high = ~s->imask, want = slot_val(s, 0, 0, tag_of(s, h));
 
@@ -229,11 +228,11 @@ void hs_reserve(struct heap_store *s, size_t n)
 		index_build(s, cbits);
 }
 
-struct heap_entry *hs_add(struct heap_store *s, size_t slot, uint64_t addr)
+struct heap_entry *hs_add_h(struct heap_store *s, size_t slot, uint64_t addr,
+			    uint64_t h)
 {
 	struct heap_entry *e;
 	size_t c = s->n >> HEAP_CHUNK_BITS;
-	uint64_t h;
 
 	if (c == s->nchunks) {
 		grow_array((void **)&s->chunk, &s->achunks, c + 1,
@@ -244,7 +243,6 @@ struct heap_entry *hs_add(struct heap_store *s, size_t slot, uint64_t addr)
 	e = hs_entry(s, s->n);
 	memset(e, 0, sizeof(*e));
 	e->addr = addr;
-	h = hash64(addr);
 	s->slot[slot] = slot_val(s, (uint32_t)++s->n,
 				 (slot - hs_home(s, h)) & s->mask, tag_of(s, h));
 	return e;

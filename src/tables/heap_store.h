@@ -58,8 +58,13 @@ static inline size_t hs_home(const struct heap_store *s, uint64_t hash)
 	return (size_t)(hash >> (64 - s->cbits));
 }
 
-/* The index slot of ADDR, or the empty one where it would go. */
-size_t hs_find(const struct heap_store *s, uint64_t addr);
+/* The index slot of ADDR, or the empty one where it would go; H is
+ * hash64(ADDR). */
+size_t hs_find_h(const struct heap_store *s, uint64_t addr, uint64_t h);
+static inline size_t hs_find(const struct heap_store *s, uint64_t addr)
+{
+	return hs_find_h(s, addr, hash64(addr));
+}
 /* Entry index + 1 held by SLOT, 0: empty. */
 static inline uint32_t hs_at(const struct heap_store *s, size_t slot)
 {
@@ -90,8 +95,14 @@ const struct heap_entry *hs_entry_hint(const struct heap_store *s,
  * before are stale). */
 void hs_reserve(struct heap_store *s, size_t n);
 /* A new entry at ADDR in the empty SLOT (hs_find after hs_reserve(1)):
- * returned with its address set, the rest zero. */
-struct heap_entry *hs_add(struct heap_store *s, size_t slot, uint64_t addr);
+ * returned with its address set, the rest zero.  H is hash64(ADDR). */
+struct heap_entry *hs_add_h(struct heap_store *s, size_t slot, uint64_t addr,
+			    uint64_t h);
+static inline struct heap_entry *hs_add(struct heap_store *s, size_t slot,
+					uint64_t addr)
+{
+	return hs_add_h(s, slot, addr, hash64(addr));
+}
 /* Remove the entry held by SLOT (the last entry moves into its place). */
 void hs_remove(struct heap_store *s, size_t slot);
 /* The index's invariants hold (every entry found at its slot, every

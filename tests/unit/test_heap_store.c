@@ -298,6 +298,37 @@ static void test_growth_chunks(void **state)
 	hs_free(&s);
 }
 
+/* The drain's hints: the entry behind a slot among the first four
+ * probed, the home slot of the entry a removal moves. */
+static void test_hints(void **state)
+{
+	struct heap_store s;
+	uint64_t a[6];
+	size_t i;
+
+	(void)state;
+	hs_init(&s);
+	for (i = 0; i < 6; i++) {
+		a[i] = addr_at(10, 16, 40, 0x10 + i, 0);	/* slots 40-45 */
+		add(&s, a[i]);
+	}
+	for (i = 0; i < 4; i++)
+		assert_ptr_equal(hs_entry_hint(&s, a[i]), hs_entry(&s, i));
+	assert_null(hs_entry_hint(&s, a[4]));		/* fifth probed */
+	assert_null(hs_entry_hint(&s, addr_at(10, 16, 40, 0x99, 0)));
+	assert_null(hs_entry_hint(&s, addr_at(10, 16, 41, 0x10, 0)));
+	/* same home and tag, other low bits: the hint is the other's */
+	assert_ptr_equal(hs_entry_hint(&s, addr_at(10, 16, 40, 0x10, 1)),
+			 hs_entry(&s, 0));
+	assert_ptr_equal(hs_moved_slot(&s, 0), &s.slot[40]);
+	assert_ptr_equal(hs_moved_slot(&s, 5), &s.slot[40]);
+	assert_null(hs_moved_slot(&s, 6));
+	add(&s, addr_at(10, 16, 900, 1, 0));
+	assert_ptr_equal(hs_moved_slot(&s, 0), &s.slot[900]);
+	assert_ptr_equal(hs_moved_slot(&s, 1), &s.slot[40]);
+	hs_free(&s);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -307,6 +338,7 @@ int main(void)
 		cmocka_unit_test(test_long_cluster),
 		cmocka_unit_test(test_double),
 		cmocka_unit_test(test_growth_chunks),
+		cmocka_unit_test(test_hints),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
