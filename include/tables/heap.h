@@ -174,6 +174,15 @@ void heap_reserve(struct heap *h, size_t n);
 
 /* ADDR's slot will be wanted soon: start loading it (a hint). */
 void heap_prefetch(const struct heap *h, uint64_t addr);
+/* ADDR will be freed soon, its slot loaded already (heap_prefetch some
+ * time before): start loading its block's entry, and the index slot of
+ * the entry that its removal will move, the BACK + 1-th from the end
+ * (BACK: the frees less the allocations before it in this run of
+ * events; negative: none known).  Hints: nothing changes. */
+void heap_prefetch_free(const struct heap *h, uint64_t addr, long back);
+/* 1 if the table is too big for the caches: heap_prefetch_free is worth
+ * its reads; 0: the caller leaves it. */
+int heap_prefetch_worth(const struct heap *h);
 
 /* free(ADDR).  Returns 1 if ADDR was live, 0 if unknown, -1 for ADDR 0
  * (nothing counted).  The free is thread 0's (heap_free_by). */

@@ -55,6 +55,8 @@ struct code_page {
 };
 
 /* Open addressing, 64-bit keys (0: free) to 32-bit ids (rec_drain.c). */
+#define REC_STACK_MEMO	64	/* power of two */
+
 struct idmap {
 	struct { uint64_t key; uint32_t id; } *e;
 	size_t cap, count;
@@ -122,6 +124,9 @@ struct recorder {
 	struct idmap walked_of;
 	/* (walked id, fn) -> the stack id of ptleak's stacks */
 	struct idmap stack_of;
+	/* the last stack ids by (record hash, fn): both maps' answer,
+	 * which never changes once given (id 0: empty) */
+	struct { uint64_t hash; uint32_t fn, id; } stack_memo[REC_STACK_MEMO];
 	uint64_t main_lo, main_hi;
 	struct rec_realloc *reallocs;
 	size_t nreallocs, areallocs;

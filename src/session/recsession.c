@@ -202,6 +202,8 @@ void recs_drain_final(struct session *S)
 	/* every thread is gone or dying: no hole will be filled */
 	if (S->proc->rec && rec_skip_holes(S->proc->rec))
 		recs_drain(S);
+	if (debug_stats && S->proc->rec && rec_injected(S->proc->rec))
+		rec_debug_ring(S->proc->rec);	/* its producers' sleeps */
 }
 
 void recs_poll(struct session *S)

@@ -392,8 +392,10 @@ int tracer_run(const struct options *o)
 		struct rusage ru;
 
 		if (!getrusage(RUSAGE_SELF, &ru))
-			fprintf(stderr, "ptleak-debug: ptleak's peak RSS: %ld KiB\n",
-				ru.ru_maxrss);
+			fprintf(stderr, "ptleak-debug: ptleak's peak RSS: %ld KiB, "
+				"CPU %.3f s user %.3f s system\n", ru.ru_maxrss,
+				ru.ru_utime.tv_sec + ru.ru_utime.tv_usec / 1e6,
+				ru.ru_stime.tv_sec + ru.ru_stime.tv_usec / 1e6);
 		/* the largest of its children: report children (snapshot.c)
 		 * share its tables' pages, the guardian is small */
 		if (!getrusage(RUSAGE_CHILDREN, &ru))

@@ -214,10 +214,11 @@ static void put_live(struct heap *h, const struct heap_block *b, int fresh)
 	struct heap_block nb = *b;
 	struct heap_entry *e;
 	struct heap_thread *t;
+	uint64_t hash = hash64(b->addr);
 	size_t i;
 
 	hs_reserve(&h->s, 1);
-	i = hs_find(&h->s, b->addr);
+	i = hs_find_h(&h->s, b->addr, hash);
 	if (hs_at(&h->s, i)) {
 		struct heap_block old;
 
@@ -225,7 +226,7 @@ static void put_live(struct heap *h, const struct heap_block *b, int fresh)
 		in_use_sub(h, &old);
 		count_free(h, b->tid);
 		hs_remove(&h->s, i);
-		i = hs_find(&h->s, b->addr);
+		i = hs_find_h(&h->s, b->addr, hash);
 	}
 	/* a fresh block that follows its thread's free of a block from
 	 * before tracing, or of a block of the same size, replaces it
@@ -241,7 +242,7 @@ static void put_live(struct heap *h, const struct heap_block *b, int fresh)
 		}
 		t->freed_size = 0;
 	}
-	e = hs_add(&h->s, i, b->addr);
+	e = hs_add_h(&h->s, i, b->addr, hash);
 	hs_encode(&h->s, e, &nb, (uint32_t)(t - h->threads));
 	in_use_add(h, &nb);
 }
@@ -297,7 +298,28 @@ void heap_reset(struct heap *h)
 
 void heap_prefetch(const struct heap *h, uint64_t addr)
 {
-	__builtin_prefetch(&h->s.slot[(size_t)hash64(addr) & h->s.mask], 1);
+	__builtin_prefetch(hs_home_slot(&h->s, addr), 1);
+}
+
+/* An index of fewer slots is taken for one in the caches: not worth a
+ * second prefetch (with its entries at 3/4 full, 3 MiB: past a core's
+ * L2 cache). */
+#define PREFETCH_FREE_MIN	(1u << 17)
+
+int heap_prefetch_worth(const struct heap *h)
+{
+	return h->s.cap >= PREFETCH_FREE_MIN;
+}
+
+void heap_prefetch_free(const struct heap *h, uint64_t addr, long back)
+{
+	const struct heap_entry *e = hs_entry_hint(&h->s, addr);
+	const uint32_t *m = back >= 0 ? hs_moved_slot(&h->s, (size_t)back) : NULL;
+
+	if (e)
+		__builtin_prefetch(e, 1);
+	if (m)
+		__builtin_prefetch(m, 1);
 }
 
 /* STACK's totals grown to be there (a new id is the next one, mostly) */

@@ -4,10 +4,17 @@
  * Entries are dense: [0, n) in chunks of HEAP_CHUNK, never moved by a
  * growth (no copy of the whole table, no 2x peak); a removal moves the
  * last entry into the hole.  The index is open addressing with linear
- * probing over the entries' addresses; deletion shifts back (no
- * tombstones).  It doubles at 3/4 full and is rebuilt from the entries
- * (read in order).  A big index is its own mapping with transparent huge
- * pages asked for: its slots are hit at random.
+ * probing over the entries' addresses, home slot from the top bits of
+ * the hash; deletion shifts back (no tombstones).  Slots carry their
+ * distance from home and a tag (heap_store.h), so that a removal and the
+ * slot of the entry it moves, and a doubling at 3/4 full (the old slots
+ * read in order, the new written nearly in order), read no entry: on a
+ * big table each entry read was a cache miss (a removal read the entries
+ * of the slots after it, a growth all of them at random places).  A
+ * rebuild from the entries is left for a growth of more than 2x (a
+ * census's reserve) or an index too big for a tag bit (2^26 slots).  A
+ * big index is its own mapping with transparent huge pages asked for:
+ * its slots are hit at random.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -16,7 +23,7 @@
 #include "heap_store.h"
 #include "base/util.h"
 
-#define MIN_CAP		1024	/* power of two */
+#define MIN_CAP_BITS	10	/* 1024 slots */
 #define BIG_INDEX	(4ul << 20)
 #define MAX_ENTRIES	(UINT32_MAX - 1ul)
 
@@ -43,56 +50,156 @@ static void index_free(uint32_t *slot, size_t cap)
 		munmap(slot, cap * sizeof(uint32_t));
 }
 
-static inline size_t home(const struct heap_store *s, uint64_t addr)
+#define DIST_BITS	6	/* at most; the tag gets the rest */
+
+/* The slot fields for an index of 2^CBITS slots (heap_store.h). */
+static void set_layout(struct heap_store *s, unsigned cbits)
 {
-	return (size_t)hash64(addr) & s->mask;
+	s->cbits = cbits;
+	s->cap = (size_t)1 << cbits;
+	s->mask = s->cap - 1;
+	s->grow_at = s->cap / 4 * 3;
+	s->ibits = cbits < 32 ? cbits : 32;
+	s->dbits = 32 - s->ibits < DIST_BITS ? 32 - s->ibits : DIST_BITS;
+	s->tbits = 32 - s->ibits - s->dbits;
+	s->imask = (uint32_t)(((uint64_t)1 << s->ibits) - 1);
+	s->dmax = (1u << s->dbits) - 1;
 }
 
-/* The slot's bits above the entry index for ADDR (its hash's top bits). */
-static inline uint32_t tag_of(const struct heap_store *s, uint64_t addr)
+/* The tag of HASH: the TBITS bits below the home's. */
+static inline uint32_t tag_of(const struct heap_store *s, uint64_t hash)
 {
-	return s->cbits >= 32 ? 0 :
-	       (uint32_t)(hash64(addr) >> (32 + s->cbits)) << s->cbits;
+	return s->tbits ? (uint32_t)(hash >> (64 - s->cbits - s->tbits)) &
+			  ((1u << s->tbits) - 1) : 0;
 }
 
-size_t hs_find(const struct heap_store *s, uint64_t addr)
+/* A slot's value: entry index + 1, distance from home, tag. */
+static inline uint32_t slot_val(const struct heap_store *s, uint32_t idx1,
+				size_t dist, uint32_t tag)
 {
-	uint64_t h = hash64(addr);
-	size_t i = (size_t)h & s->mask;
-	uint32_t v, tag = tag_of(s, addr), low;
+	uint64_t d = dist < s->dmax ? dist : s->dmax;
 
-	low = s->cbits >= 32 ? UINT32_MAX : (1u << s->cbits) - 1;
-	while ((v = s->slot[i]) &&
-	       ((v & ~low) != tag || hs_entry(s, (v & low) - 1)->addr != addr))
-		i = (i + 1) & s->mask;
+	return (uint32_t)(idx1 | d << s->ibits |
+			  (uint64_t)tag << (s->ibits + s->dbits));
+}
+
+static inline uint32_t slot_dist(const struct heap_store *s, uint32_t v)
+{
+	return (uint32_t)((uint64_t)v >> s->ibits) & s->dmax;
+}
+
+static inline uint32_t slot_tag(const struct heap_store *s, uint32_t v)
+{
+	return (uint32_t)((uint64_t)v >> (s->ibits + s->dbits));
+}
+
+/* The distance of slot I (value V) from its home: stored, or from the
+ * entry's address when it is DMAX or more. */
+static inline size_t dist_at(const struct heap_store *s, size_t i, uint32_t v)
+{
+	uint32_t d = slot_dist(s, v);
+
+	if (d < s->dmax)
+		return d;
+	return (i - hs_home(s, hash64(hs_entry(s, (v & s->imask) - 1)->addr))) &
+	       s->mask;
+}
+
+size_t hs_find_h(const struct heap_store *s, uint64_t addr, uint64_t h)
+{
+	size_t i = hs_home(s, h), k;
+	uint32_t v, high = ~s->imask, want = slot_val(s, 0, 0, tag_of(s, h));
+
+	for (k = 0; (v = s->slot[i]); k++, i = (i + 1) & s->mask) {
+		if ((v & high) == want &&
+		    hs_entry(s, (v & s->imask) - 1)->addr == addr)
+			break;
+		/* the distance field counts with K up to DMAX */
+		if (k < s->dmax)
+			want += (uint32_t)((uint64_t)1 << s->ibits);
+	}
 	return i;
 }
 
-static void index_build(struct heap_store *s, size_t cap)
+const struct heap_entry *hs_entry_hint(const struct heap_store *s,
+				       uint64_t addr)
+{
+	uint64_t h = hash64(addr);
+	size_t i = hs_home(s, h), k;
+	uint32_t v, want = slot_val(s, 0, 0, tag_of(s, h));
+
+	for (k = 0; k < 4 && k < s->dmax && (v = s->slot[i]); k++) {
+		if ((v & ~s->imask) == want)
+			return hs_entry(s, (v & s->imask) - 1);
+		want += (uint32_t)((uint64_t)1 << s->ibits);
+		i = (i + 1) & s->mask;
+	}
+	return NULL;
+}
+
+/* Put entry index + 1 IDX1 with hash H into the index (not there). */
+static inline void index_put(struct heap_store *s, uint32_t idx1, uint64_t h)
+{
+	size_t home = hs_home(s, h), j = home;
+
+	while (s->slot[j])
+		j = (j + 1) & s->mask;
+	s->slot[j] = slot_val(s, idx1, (j - home) & s->mask, tag_of(s, h));
+}
+
+/* A new index of 2^CBITS slots built from the entries. */
+static void index_build(struct heap_store *s, unsigned cbits)
 {
 	size_t i;
 
 	index_free(s->slot, s->cap);
-	s->slot = index_alloc(cap);
-	s->cap = cap;
-	s->mask = cap - 1;
-	s->grow_at = cap / 4 * 3;
-	for (s->cbits = 0; ((size_t)1 << s->cbits) < cap; s->cbits++)
-		;
-	for (i = 0; i < s->n; i++) {
-		uint64_t a = hs_entry(s, i)->addr;
-		size_t j = home(s, a);
+	set_layout(s, cbits);
+	s->slot = index_alloc(s->cap);
+	for (i = 0; i < s->n; i++)
+		index_put(s, (uint32_t)(i + 1), hash64(hs_entry(s, i)->addr));
+}
 
-		while (s->slot[j])
-			j = (j + 1) & s->mask;
-		s->slot[j] = (uint32_t)(i + 1) | tag_of(s, a);
+/*
+ * The index doubled from the old one's slots, read in order: a slot's
+ * home is its place less its distance, the new home that twice plus the
+ * tag's top bit (the hash's next bit), so the new slots are written
+ * nearly in order and no entry is read, but for a distance of DMAX.
+ * Needs a tag bit (TBITS >= 1).
+ */
+static void index_double(struct heap_store *s)
+{
+	uint32_t *old = s->slot;
+	struct heap_store o = *s;
+	size_t i;
+
+	set_layout(s, o.cbits + 1);
+	s->slot = index_alloc(s->cap);
+	for (i = 0; i < o.cap; i++) {
+		uint32_t v = old[i], d, t, idx1;
+		size_t home, j;
+
+		if (!v)
+			continue;
+		idx1 = v & o.imask;
+		d = slot_dist(&o, v);
+		if (d == o.dmax) {
+			index_put(s, idx1, hash64(hs_entry(s, idx1 - 1)->addr));
+			continue;
+		}
+		t = slot_tag(&o, v);
+		home = ((i - d) & o.mask) << 1 | t >> (o.tbits - 1);
+		for (j = home; s->slot[j]; j = (j + 1) & s->mask)
+			;
+		s->slot[j] = slot_val(s, idx1, (j - home) & s->mask,
+				      t & ((1u << (o.tbits - 1)) - 1));
 	}
+	index_free(old, o.cap);
 }
 
 void hs_init(struct heap_store *s)
 {
 	memset(s, 0, sizeof(*s));
-	index_build(s, MIN_CAP);
+	index_build(s, MIN_CAP_BITS);
 }
 
 void hs_free(struct heap_store *s)
@@ -109,17 +216,20 @@ void hs_free(struct heap_store *s)
 
 void hs_reserve(struct heap_store *s, size_t n)
 {
-	size_t cap = s->cap;
+	unsigned cbits = s->cbits;
 
 	if (n > MAX_ENTRIES - s->n)
 		die("out of memory (more than %lu live blocks)", MAX_ENTRIES);
-	while (s->n + n > cap / 4 * 3)
-		cap *= 2;
-	if (cap != s->cap)
-		index_build(s, cap);
+	while (s->n + n > ((size_t)1 << cbits) / 4 * 3)
+		cbits++;
+	if (cbits == s->cbits + 1 && s->tbits)
+		index_double(s);
+	else if (cbits != s->cbits)
+		index_build(s, cbits);
 }
 
-struct heap_entry *hs_add(struct heap_store *s, size_t slot, uint64_t addr)
+struct heap_entry *hs_add_h(struct heap_store *s, size_t slot, uint64_t addr,
+			    uint64_t h)
 {
 	struct heap_entry *e;
 	size_t c = s->n >> HEAP_CHUNK_BITS;
@@ -133,7 +243,8 @@ struct heap_entry *hs_add(struct heap_store *s, size_t slot, uint64_t addr)
 	e = hs_entry(s, s->n);
 	memset(e, 0, sizeof(*e));
 	e->addr = addr;
-	s->slot[slot] = (uint32_t)++s->n | tag_of(s, addr);
+	s->slot[slot] = slot_val(s, (uint32_t)++s->n,
+				 (slot - hs_home(s, h)) & s->mask, tag_of(s, h));
 	return e;
 }
 
@@ -206,26 +317,38 @@ uint64_t hs_size(const struct heap_store *s, const struct heap_entry *e)
 	return s->big[i].size;
 }
 
-/* Empty index slot I and shift the following cluster back over it. */
+/* Empty index slot I and shift the following cluster back over it: a
+ * slot moves back if its distance reaches over the hole. */
 static void index_remove_at(struct heap_store *s, size_t i)
 {
 	size_t j = i;
 
 	for (;;) {
-		size_t h;
+		size_t d, gap;
+		uint32_t v;
 
 		j = (j + 1) & s->mask;
-		if (!s->slot[j])
+		if (!(v = s->slot[j]))
 			break;
-		h = home(s, hs_entry(s, hs_at(s, j) - 1)->addr);
-		/* slot J may move to I unless its home lies cyclically in
-		 * (I, J] */
-		if (((j - h) & s->mask) >= ((j - i) & s->mask)) {
-			s->slot[i] = s->slot[j];
+		d = dist_at(s, j, v);
+		gap = (j - i) & s->mask;
+		if (d >= gap) {
+			s->slot[i] = slot_val(s, v & s->imask, d - gap,
+					      slot_tag(s, v));
 			i = j;
 		}
 	}
 	s->slot[i] = 0;
+}
+
+/* The slot that holds entry index + 1 IDX1, whose address is ADDR. */
+static size_t slot_of(const struct heap_store *s, uint64_t addr, uint32_t idx1)
+{
+	size_t i = hs_home(s, hash64(addr));
+
+	while ((s->slot[i] & s->imask) != idx1)
+		i = (i + 1) & s->mask;
+	return i;
 }
 
 void hs_remove(struct heap_store *s, size_t slot)
@@ -238,11 +361,41 @@ void hs_remove(struct heap_store *s, size_t slot)
 	index_remove_at(s, slot);
 	if (k != last) {
 		struct heap_entry *l = hs_entry(s, last);
+		size_t j = slot_of(s, l->addr, last + 1);
 
-		s->slot[hs_find(s, l->addr)] = (k + 1) | tag_of(s, l->addr);
+		s->slot[j] = (s->slot[j] & ~s->imask) | (k + 1);
 		*e = *l;
 	}
 	s->n--;
+}
+
+int hs_check(const struct heap_store *s)
+{
+	size_t i, used = 0;
+
+	for (i = 0; i < s->n; i++) {
+		uint64_t a = hs_entry(s, i)->addr, h = hash64(a);
+		size_t j = hs_find(s, a), home = hs_home(s, h), k;
+		uint32_t v = s->slot[j];
+
+		if ((v & s->imask) != i + 1)
+			return error("heap index: entry %zu (%#llx) not found",
+				     i, (unsigned long long)a);
+		if (v != slot_val(s, (uint32_t)(i + 1), (j - home) & s->mask,
+				  tag_of(s, h)))
+			return error("heap index: entry %zu's slot %zu holds %#x",
+				     i, j, v);
+		for (k = home; k != j; k = (k + 1) & s->mask)
+			if (!s->slot[k])
+				return error("heap index: entry %zu's cluster "
+					     "broken at %zu", i, k);
+	}
+	for (i = 0; i < s->cap; i++)
+		used += s->slot[i] != 0;
+	if (used != s->n)
+		return error("heap index: %zu slots used for %zu entries",
+			     used, s->n);
+	return 0;
 }
 
 /* ---- packing ---- */

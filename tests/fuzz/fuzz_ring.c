@@ -97,6 +97,7 @@ FUZZ(ring)
 	free(R->stack_of.e);
 	memset(&R->walked_of, 0, sizeof(R->walked_of));
 	memset(&R->stack_of, 0, sizeof(R->stack_of));
+	memset(R->stack_memo, 0, sizeof(R->stack_memo));
 	stacks_delete(R->walked);
 	R->walked = stacks_new();
 	free(R->marks);

@@ -652,6 +652,27 @@ static void test_packed_entries(void **state)
 	heap_delete(h);
 }
 
+/* The drain's second prefetch is for tables past 2^17 index slots:
+ * more than 49,152 live blocks. */
+static void test_prefetch_worth(void **state)
+{
+	struct heap *h = heap_new();
+	uint64_t a;
+
+	(void)state;
+	for (a = 0; a < 49152; a++)
+		alloc(h, 0x10000 + 16 * a, 8);
+	assert_int_equal(heap_prefetch_worth(h), 0);
+	heap_prefetch_free(h, 0x10000, 0);	/* hints: nothing changes */
+	heap_prefetch_free(h, 0x10000, 60000);
+	alloc(h, 0x10000 + 16 * a, 8);
+	assert_int_equal(heap_prefetch_worth(h), 1);
+	heap_prefetch_free(h, 0x20, 3);
+	check_stats(h, 49153, 0, 8 * 49153, 8 * 49153, 49153, 8 * 49153, 0);
+	check_consistent(h);
+	heap_delete(h);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -676,6 +697,7 @@ int main(void)
 		cmocka_unit_test(test_census_blocks),
 		cmocka_unit_test(test_census_pending),
 		cmocka_unit_test(test_packed_entries),
+		cmocka_unit_test(test_prefetch_worth),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
