@@ -13,6 +13,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <sched.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -29,9 +30,9 @@
 
 /* Ranges this long or longer skip untouched anonymous pages (pagemap). */
 #define RESIDENT_MIN (16u << 10)
-/* The read-ahead cache: bounded, 4 MiB. */
+/* The read-ahead cache: bounded, 2 MiB a thread of the scan. */
 #define WIN_SIZE (64u << 10)
-#define WIN_SLOTS 64
+#define WIN_SLOTS 32
 
 struct window {
 	uint64_t base;		/* WIN_SIZE aligned */
@@ -47,6 +48,14 @@ struct mapping {
 	int object;		/* a file's data, or the bss right after it */
 };
 
+struct proc_mem;
+
+/* A thread's reads: its read-ahead cache (scan_input.ctx, ctx_worker). */
+struct reader {
+	struct proc_mem *m;
+	struct window win[WIN_SLOTS];
+};
+
 struct proc_mem {
 	pid_t pid;
 	int pagemap;		/* /proc/PID/pagemap, or -1 */
@@ -56,10 +65,7 @@ struct proc_mem {
 	size_t nroots, aroots;
 	struct scan_range *owned;	/* glibc's memory, sorted */
 	size_t nowned, aowned;
-	struct window win[WIN_SLOTS];
-	/* the scanner's buffer and how much of it is populated */
-	void *dst;
-	size_t dst_len;
+	struct reader rd[2];	/* the scan's two threads' */
 };
 
 /* Position of the first block at or above START. */
@@ -120,10 +126,11 @@ static void populate(void *p, size_t len)
 }
 
 /* The window holding A, read in (within A's mapping) if not cached. */
-static const struct window *window_at(struct proc_mem *m, uint64_t a)
+static const struct window *window_at(struct reader *rd, uint64_t a)
 {
+	const struct proc_mem *m = rd->m;
 	uint64_t base = a & ~(uint64_t)(WIN_SIZE - 1);
-	struct window *w = &m->win[(base / WIN_SIZE) % WIN_SLOTS];
+	struct window *w = &rd->win[(base / WIN_SIZE) % WIN_SLOTS];
 	const struct mapping *map;
 	long got;
 
@@ -153,23 +160,13 @@ static const struct window *window_at(struct proc_mem *m, uint64_t a)
  */
 static long read_mem(void *ctx, uint64_t addr, void *buf, size_t len)
 {
-	struct proc_mem *m = ctx;
+	struct reader *rd = ctx;
 	size_t done = 0;
 
-	/* the scanner reads into one buffer (1 MiB): populated as far as
-	 * reads go, not faulted in a page at a time */
-	if (buf != m->dst) {
-		m->dst = buf;
-		m->dst_len = 0;
-	}
-	if (len > m->dst_len) {
-		populate((char *)buf + m->dst_len, len - m->dst_len);
-		m->dst_len = len;
-	}
 	if (len > WIN_SIZE / 2)
-		return read_direct(m, addr, buf, len);
+		return read_direct(rd->m, addr, buf, len);
 	while (done < len) {
-		const struct window *w = window_at(m, addr + done);
+		const struct window *w = window_at(rd, addr + done);
 		size_t n;
 
 		if (!w)
@@ -185,7 +182,7 @@ static long read_mem(void *ctx, uint64_t addr, void *buf, size_t len)
 
 static uint64_t skip_mem(void *ctx, uint64_t addr, uint64_t len)
 {
-	const struct proc_mem *m = ctx;
+	const struct proc_mem *m = ((const struct reader *)ctx)->m;
 	const struct mapping *map = mapping_at(m, addr);
 
 	if (!map || !map->anon)
@@ -420,6 +417,20 @@ static void debug_roots(const struct proc_mem *m, const struct scan_blocks *b)
 	}
 }
 
+/* 2 (a second thread for the scan) with two CPUs or more to run on; 1
+ * else, or with PTLEAK_SCAN_THREADS=1 (the other figure of a bench). */
+static int scan_threads(void)
+{
+	const char *env = getenv("PTLEAK_SCAN_THREADS");
+	cpu_set_t cpus;
+
+	if (env && *env)
+		return atoi(env) >= 2 ? 2 : 1;
+	if (sched_getaffinity(0, sizeof(cpus), &cpus))
+		return 1;
+	return CPU_COUNT(&cpus) >= 2 ? 2 : 1;
+}
+
 int scan_process(pid_t pid, const struct heap *heap,
 		 const struct arch_regs *regs, unsigned nregs, int reg_roots,
 		 const struct scan_dead *dead, size_t ndead, int alloc,
@@ -460,7 +471,10 @@ int scan_process(pid_t pid, const struct heap *heap,
 	in.read = read_mem;
 	in.skip = skip_mem;
 	in.glibc_chunks = alloc & ROOTS_GLIBC;
-	in.ctx = &m;
+	m.rd[0].m = m.rd[1].m = &m;
+	in.ctx = &m.rd[0];
+	in.ctx_worker = &m.rd[1];
+	in.threads = scan_threads();
 	if (getenv("PTLEAK_DEBUG") && strstr(getenv("PTLEAK_DEBUG"), "scan"))
 		debug_roots(&m, &b);
 	ret = scan_classify(&in, st);
@@ -470,8 +484,10 @@ out:
 	free(m.maps);
 	free(m.roots);
 	free(m.owned);
-	for (i = 0; i < WIN_SLOTS; i++)
-		free(m.win[i].data);
+	for (i = 0; i < WIN_SLOTS; i++) {
+		free(m.rd[0].win[i].data);
+		free(m.rd[1].win[i].data);
+	}
 	free(values);
 	scan_blocks_free(&b);
 	return ret ? -1 : 0;
