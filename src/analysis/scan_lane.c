@@ -74,12 +74,12 @@ static inline size_t region_bucket(const struct scanner *s, uint64_t w)
 	return r->boff + (size_t)(k < r->nb ? k : r->nb);
 }
 
-static void lookup(const struct scanner *s, struct scan_lane *l, size_t u0,
-		   size_t u1, size_t m)
+static void lookup(const struct scanner *s, struct scan_lane *l,
+		   const uint32_t *ord, size_t nu, size_t m)
 {
 	const uint64_t *w = l->buf;
 	uint32_t *pos = l->pos;
-	size_t k, u;
+	size_t k, j;
 
 	if (s->key)
 		for (k = 0; k < m; k++) {
@@ -89,8 +89,8 @@ static void lookup(const struct scanner *s, struct scan_lane *l, size_t u0,
 				__builtin_prefetch(&s->key[s->bucket[region_bucket(s, w[k + PF_DIST])]]);
 			pos[k] = (uint32_t)locate(s, w[k]);
 		}
-	for (u = u0; u < u1; u++) {
-		struct scan_unit *x = &s->unit[u];
+	for (j = 0; j < nu; j++) {
+		struct scan_unit *x = &s->unit[ord[j]];
 		uint64_t bb = x->born_before;
 
 		x->h0 = (uint32_t)l->nhits;
@@ -119,59 +119,109 @@ static void lookup(const struct scanner *s, struct scan_lane *l, size_t u0,
 	}
 }
 
-/* The pages of the lane's buffer up to BYTES mapped before a read fills
- * them (a page fault costs ~12 us on these VMs, populating ~0.6 us). */
-static void populate(struct scan_lane *l, size_t bytes)
+/* The pages of BUF up to BYTES mapped before a read fills them (*DONE:
+ * how far they are): a page fault costs ~12 us on these VMs, populating
+ * ~0.6 us. */
+static void populate(void *buf, size_t *done, size_t bytes)
 {
 	uintptr_t from, to;
 
-	if (bytes <= l->populated)
+	if (bytes <= *done)
 		return;
-	from = ((uintptr_t)l->buf + l->populated) & ~(uintptr_t)4095;
-	to = ((uintptr_t)l->buf + bytes + 4095) & ~(uintptr_t)4095;
+	from = ((uintptr_t)buf + *done) & ~(uintptr_t)4095;
+	to = ((uintptr_t)buf + bytes + 4095) & ~(uintptr_t)4095;
 	madvise((void *)from, to - from, MADV_POPULATE_WRITE);
-	l->populated = bytes;
+	*done = bytes;
 }
 
-/* Job K of the batch on lane LI. */
+/* Units this small and this close (in address order) are read as one
+ * span: the blocks of a heap allocated in one go, popped in a row. */
+#define JOIN_MAX	4096
+#define JOIN_GAP	64
+
+/* Unit X's bytes at SRC (GOT of them) into the lane's words from *FILL:
+ * those inside the heap's span. */
+static void take_words(const struct scanner *s, struct scan_lane *l,
+		       struct scan_unit *x, const uint64_t *src, long got,
+		       size_t *fill, int li)
+{
+	size_t len = (size_t)(x->end - x->start), i, nw;
+
+	if (got < 0)
+		got = 0;
+	if ((size_t)got > len)
+		got = (long)len;
+	x->got = (uint64_t)got;
+	x->lane = (uint8_t)li;
+	x->w0 = (uint32_t)*fill;
+	nw = (size_t)got / 8;
+	for (i = 0; i < nw; i++)
+		if (src[i] - s->lo < s->span)
+			l->buf[(*fill)++] = src[i];
+	x->w1 = (uint32_t)*fill;
+}
+
+/* Job K of the batch on lane LI: its units read (in address order when
+ * they come in reverse, neighbours as one span) and looked up. */
 static void run_job(struct scanner *s, int li, size_t k)
 {
 	struct scan_lane *l = &s->lane[li];
-	size_t u, first = s->job[k], fill = 0;
+	size_t u0 = s->job[k], n = s->job[k + 1] - u0, j, e, first = 0, fill = 0;
+	const struct scan_unit *unit = s->unit;
+	uint32_t *ord = l->ord;
+	int desc = n > 1;
 
 	if (l->gen != s->gen) {
 		l->gen = s->gen;
 		l->nhits = 0;
 	}
-	for (u = s->job[k]; u < s->job[k + 1]; u++) {
-		struct scan_unit *x = &s->unit[u];
-		size_t len = (size_t)(x->end - x->start), i, nw;
-		uint64_t *w;
+	for (j = 0; j + 1 < n && desc; j++)
+		desc = unit[u0 + j + 1].start < unit[u0 + j].start;
+	for (j = 0; j < n; j++)
+		ord[j] = (uint32_t)(desc ? u0 + n - 1 - j : u0 + j);
+	for (j = 0; j < n; j = e) {
+		struct scan_unit *x = &s->unit[ord[j]];
+		uint64_t a = x->start, end = x->end;
 		long got;
 
-		if (fill + len / 8 > LANE_WORDS) {
-			lookup(s, l, first, u, fill);
-			first = u;
+		for (e = j + 1; e < n && x->end - x->start <= JOIN_MAX; e++) {
+			const struct scan_unit *y = &unit[ord[e]];
+
+			if (y->end - y->start > JOIN_MAX || y->start < end ||
+			    y->start - end > JOIN_GAP || y->end - a > UNIT_MAX)
+				break;
+			end = y->end;
+		}
+		if (fill + (end - a) / 8 > LANE_WORDS) {
+			lookup(s, l, ord + first, j - first, fill);
+			first = j;
 			fill = 0;
 		}
-		populate(l, fill * 8 + len);
-		w = l->buf + fill;
-		got = s->read(l->ctx, x->start, w, len);
-		if (got < 0)
-			got = 0;
-		if ((size_t)got > len)
-			got = (long)len;
-		x->got = (uint64_t)got;
-		x->lane = (uint8_t)li;
-		x->w0 = (uint32_t)fill;
-		/* keep only the words inside the heap's span (in place) */
-		nw = (size_t)got / 8;
-		for (i = 0; i < nw; i++)
-			if (w[i] - s->lo < s->span)
-				l->buf[fill++] = w[i];
-		x->w1 = (uint32_t)fill;
+		if (e == j + 1) {
+			populate(l->buf, &l->populated, fill * 8 + (end - a));
+			got = s->read(l->ctx, a, l->buf + fill, (size_t)(end - a));
+			take_words(s, l, x, l->buf + fill, got, &fill, li);
+			continue;
+		}
+		populate(l->stage, &l->staged, end - a);
+		got = s->read(l->ctx, a, l->stage, (size_t)(end - a));
+		for (; j < e; j++) {
+			struct scan_unit *y = &s->unit[ord[j]];
+			uint64_t off = y->start - a;
+
+			if (got >= 0 && (uint64_t)got >= y->end - a) {
+				take_words(s, l, y, l->stage + off / 8, (long)(y->end - y->start),
+					   &fill, li);
+			} else {
+				/* the span came short: this one alone */
+				populate(l->buf, &l->populated, fill * 8 + (y->end - y->start));
+				take_words(s, l, y, l->buf + fill,
+					   s->read(l->ctx, y->start, l->buf + fill,
+						   (size_t)(y->end - y->start)), &fill, li);
+			}
+		}
 	}
-	lookup(s, l, first, s->job[k + 1], fill);
+	lookup(s, l, ord + first, n - first, fill);
 }
 
 /* The next job of batch GEN for the taker (-1: none left). */
@@ -231,13 +281,17 @@ static struct scan_lane *lane_alloc(struct scan_lane *l, void *ctx)
 	l->buf = malloc(LANE_WORDS * sizeof(*l->buf));
 	l->pos = malloc(LANE_WORDS * sizeof(*l->pos));
 	l->hits = malloc(LANE_HITS * sizeof(*l->hits));
-	l->populated = 0;
+	l->stage = malloc(UNIT_MAX);
+	l->ord = malloc(BATCH_UNITS * sizeof(*l->ord));
+	l->populated = l->staged = 0;
 	l->gen = 0;
-	return l->buf && l->pos && l->hits ? l : NULL;
+	return l->buf && l->pos && l->hits && l->stage && l->ord ? l : NULL;
 }
 
 static void lane_free(struct scan_lane *l)
 {
+	free(l->stage);
+	free(l->ord);
 	free(l->buf);
 	free(l->pos);
 	free(l->hits);

@@ -75,6 +75,9 @@ struct scan_lane {
 	void *ctx;		/* its read context */
 	uint64_t *buf;		/* LANE_WORDS words */
 	size_t populated;	/* bytes of buf faulted in */
+	uint64_t *stage;	/* UNIT_MAX bytes: a span of units read */
+	size_t staged;		/* bytes of stage faulted in */
+	uint32_t *ord;		/* BATCH_UNITS: a job's units in reading order */
 	uint32_t *pos;		/* LANE_WORDS: candidates (keyed lookup) */
 	uint64_t *hits;		/* LANE_HITS */
 	size_t nhits;

@@ -259,6 +259,53 @@ static void test_threads_unreadable_root(void **state)
 	fake_free(f);
 }
 
+/*
+ * Blocks read as one span (small, close, popped in a row), one of them
+ * unreadable: the span comes short there and the blocks after it are
+ * read one by one: a pointer from the unreadable block is not seen (Y
+ * lost), one from a block after it is (X reachable).
+ */
+static void test_threads_span_short(void **state)
+{
+	enum { NB = 200 };
+	uint64_t arr = HEAP, b0 = HEAP + 0x1000, x, y;
+	struct scan_range root = { ROOT, ROOT + 8, 0 };
+	struct scan_block b[NB + 3];
+	struct scan_stats st;
+	struct fake *f;
+	size_t i, m;
+
+	(void)state;
+	f = fake_new(BASE, 0x20000);
+	memset(b, 0, sizeof(b));
+	b[0].addr = arr;
+	b[0].size = 8 * NB;
+	for (i = 0; i < NB; i++) {
+		b[1 + i].addr = b0 + 48 * i;
+		b[1 + i].size = 32;
+		put(f, arr + 8 * i, b[1 + i].addr);
+	}
+	x = b[NB + 1].addr = b0 + 48 * NB + 64;
+	y = b[NB + 2].addr = x + 64;
+	b[NB + 1].size = b[NB + 2].size = 32;
+	put(f, ROOT, arr);
+	put(f, b[1 + 100].addr, y);	/* unreadable */
+	put(f, b[1 + 150].addr + 8, x);
+	f->bad_lo = b[1 + 100].addr;
+	f->bad_hi = f->bad_lo + 32;
+	for (m = 0; m < sizeof(modes) / sizeof(modes[0]); m++) {
+		/* one job a batch: the split mode's worker would have none */
+		run(f, b, NB + 3, &root, 1, modes[m] == SCAN_THREADS_SPLIT ? 2 : modes[m], &st);
+		for (i = 0; i <= NB; i++)
+			want(b, i, SCAN_STILL_REACHABLE, 0);
+		want(b, NB + 1, SCAN_STILL_REACHABLE, 0);
+		want(b, NB + 2, SCAN_DEFINITELY_LOST, 0);
+		/* the root, the array, the blocks but the unreadable one, X, Y */
+		assert_int_equal(st.bytes_scanned, 8 + 8 * NB + 32 * (NB - 1) + 64);
+	}
+	fake_free(f);
+}
+
 /* scan_sort_blocks: stable, as qsort by (address, original position). */
 static int cmp_ref(const void *x, const void *y)
 {
@@ -354,6 +401,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_threads_same_classes),
 		cmocka_unit_test(test_threads_unreadable_root),
+		cmocka_unit_test(test_threads_span_short),
 		cmocka_unit_test(test_sort_blocks),
 		cmocka_unit_test(test_sort_runs_and_narrow),
 	};
