@@ -162,13 +162,14 @@ int main(int argc, char **argv)
 		printf("scan: %zu blocks, %llu bytes read in %.3f s (%.0f MB/s), "
 		       "CPU %.3f s (%.0f MB/s); "
 		       "definitely %llu indirectly %llu possibly %llu reachable %llu; "
-		       "peak RSS scanner %ld KB, target %ld KB\n", out.n,
+		       "peak RSS scanner %ld KB, target %ld KB; %llu bytes by the "
+		       "second thread\n", out.n,
 		       (unsigned long long)st.bytes_scanned, (t1 - t0) / 1e9,
 		       st.bytes_scanned / ((t1 - t0) / 1e9) / 1e6, (c1 - c0) / 1e9,
 		       st.bytes_scanned / ((c1 - c0) / 1e9) / 1e6,
 		       (unsigned long long)cls[0], (unsigned long long)cls[1],
 		       (unsigned long long)cls[2], (unsigned long long)cls[3],
-		       hwm_kb(getpid()), hwm_kb(pid));
+		       hwm_kb(getpid()), hwm_kb(pid), (unsigned long long)st.worker_bytes);
 		scan_result_free(&out);
 	}
 	kill(pid, SIGKILL);

@@ -206,7 +206,10 @@ static void refill(struct scanner *s)
 }
 
 /* The next range to read into C: a root range, else a block popped off
- * the work stack.  0: none left. */
+ * the work stack (the blocks POP_DIST and 2 * POP_DIST below the top
+ * warmed in the caches).  0: none left. */
+#define POP_DIST	24
+
 static int next_range(struct scanner *s, struct cursor *c,
 		      const struct scan_range *roots, size_t nroots, size_t *r)
 {
@@ -229,10 +232,10 @@ static int next_range(struct scanner *s, struct cursor *c,
 				refill(s);
 			if (!s->top)
 				return 0;
-			if (b->order && s->top > 2 * 8)
-				__builtin_prefetch(&b->order[s->stack[s->top - 2 * 8]]);
-			if (b->order && s->top > 8) {
-				uint32_t id = b->order[s->stack[s->top - 8]];
+			if (b->order && s->top > 2 * POP_DIST)
+				__builtin_prefetch(&b->order[s->stack[s->top - 2 * POP_DIST]]);
+			if (b->order && s->top > POP_DIST) {
+				uint32_t id = b->order[s->stack[s->top - POP_DIST]];
 
 				__builtin_prefetch(heap_entry(&b->e, id));
 				__builtin_prefetch(&s->mark[id]);

@@ -301,9 +301,10 @@ int report_make(struct session *S, enum report_reason reason, pid_t via,
 			double secs = (double)(now_ns() - t0) / 1e9;
 
 			fprintf(stderr, "ptleak-debug: scan: %zu blocks, %llu bytes read "
-				"in %.3f s (%.0f MB/s)\n", scan.n,
+				"in %.3f s (%.0f MB/s), %llu by its second thread\n", scan.n,
 				(unsigned long long)st.bytes_scanned, secs,
-				secs > 0 ? (double)st.bytes_scanned / secs / 1e6 : 0.0);
+				secs > 0 ? (double)st.bytes_scanned / secs / 1e6 : 0.0,
+				(unsigned long long)st.worker_bytes);
 		}
 	}
 	if (debug_stats)
