@@ -35,8 +35,9 @@
  * KiB while those replaced had a quarter or more of them used (blocks read
  * in address order, up or down: a list), of 8 KiB while they had less
  * (blocks far apart: a hash table's nodes, reached in batches; gawk read
- * 450 MB of windows for 115 MB of blocks with 64 KiB ones, 300 MB so),
- * back to 64 KiB once 8 KiB ones come three quarters used.
+ * 450-640 MB of windows for 115 MB of blocks with 64 KiB ones only), back
+ * to 64 KiB once 8 KiB ones come half used (two lists of 1 KiB blocks
+ * interleaved: every other block read, 4.5 times the reads with 8 KiB).
  */
 #define WIN_SIZE (64u << 10)
 #define WIN_SLOTS 32
@@ -148,7 +149,7 @@ static struct window *window_fill(struct reader *rd, struct window *w,
 
 	/* how much of the window replaced was used */
 	if (w->hi > w->lo) {
-		int dense = w->used * 4 >= size * (size == WIN_SIZE ? 1 : 3);
+		int dense = w->used * (size == WIN_SIZE ? 4 : 2) >= size;
 
 		rd->dense += dense ? 1 : -1;
 		rd->dense = rd->dense > 4 ? 4 : rd->dense < -4 ? -4 : rd->dense;

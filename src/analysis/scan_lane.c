@@ -163,7 +163,8 @@ static void take_words(const struct scanner *s, struct scan_lane *l,
 		       struct scan_unit *x, const uint64_t *src, long got,
 		       size_t *fill, int li)
 {
-	size_t len = (size_t)(x->end - x->start), i, nw;
+	size_t len = (size_t)(x->end - x->start), i, nw, f = *fill;
+	uint64_t lo = s->lo, span = s->span, *buf = l->buf;
 
 	if (got < 0)
 		got = 0;
@@ -171,12 +172,16 @@ static void take_words(const struct scanner *s, struct scan_lane *l,
 		got = (long)len;
 	x->got = (uint64_t)got;
 	x->lane = (uint8_t)li;
-	x->w0 = (uint32_t)*fill;
+	x->w0 = (uint32_t)f;
 	nw = (size_t)got / 8;
-	for (i = 0; i < nw; i++)
-		if (src[i] - s->lo < s->span)
-			l->buf[(*fill)++] = src[i];
-	x->w1 = (uint32_t)*fill;
+	for (i = 0; i < nw; i++) {
+		uint64_t w = src[i];
+
+		buf[f] = w;
+		f += w - lo < span;
+	}
+	x->w1 = (uint32_t)f;
+	*fill = f;
 }
 
 /* Job K of the batch on lane LI: its units read (in address order when
