@@ -32,8 +32,9 @@
 #define RESIDENT_MIN (8u << 10)
 /*
  * The read-ahead cache, at most 4 MiB a thread of the scan: windows of 64
- * KiB while those replaced had a quarter or more of them used (blocks read
- * in address order, up or down: a list), of 8 KiB while they had less
+ * KiB next to the last window read (blocks read in address order, up or
+ * down, however sparse: a list, big_heap's lost blocks in phase 2) or
+ * while those replaced had a quarter or more of them used, of 8 KiB else
  * (blocks far apart: a hash table's nodes, reached in batches; gawk read
  * 450-640 MB of windows for 115 MB of blocks with 64 KiB ones only), back
  * to 64 KiB once 8 KiB ones come half used (two lists of 1 KiB blocks
@@ -67,6 +68,7 @@ struct reader {
 	struct window win[WIN_SLOTS];
 	struct window swin[SWIN_SLOTS];
 	int dense;		/* -4..4: >= 0, the windows replaced were used */
+	uint64_t last_lo, last_hi;	/* the last window read */
 };
 
 struct proc_mem {
@@ -168,6 +170,8 @@ static struct window *window_fill(struct reader *rd, struct window *w,
 	populate(w->data + (w->lo - base), w->hi - w->lo);
 	got = read_direct(rd->m, w->lo, w->data + (w->lo - base), w->hi - w->lo);
 	w->hi = got > 0 ? w->lo + (uint64_t)got : w->lo;
+	rd->last_lo = w->lo;
+	rd->last_hi = w->hi;
 	return a >= w->lo && a < w->hi ? w : NULL;
 }
 
@@ -188,7 +192,10 @@ static struct window *window_at(struct reader *rd, uint64_t a)
 		return w;
 	if (holds(sw, sbase, a))
 		return sw;
-	if (rd->dense >= 0)
+	/* next to the last window read (blocks in address order, however
+	 * sparse), or windows used: 64 KiB */
+	if (rd->dense >= 0 || (a >= rd->last_hi && a - rd->last_hi < WIN_SIZE) ||
+	    (a < rd->last_lo && rd->last_lo - a <= WIN_SIZE))
 		return window_fill(rd, w, WIN_SIZE, a);
 	return window_fill(rd, sw, SWIN_SIZE, a);
 }
