@@ -74,19 +74,6 @@ static inline size_t region_bucket(const struct scanner *s, uint64_t w)
 	return r->boff + (size_t)(k < r->nb ? k : r->nb);
 }
 
-/*
- * W (in span) is the start of block POS, the one locate gave for it:
- * its key says so when POS lies in W's region (both then in the same 4
- * GiB: equal low 32 bits of their offsets mean equal addresses).  The
- * block's entry is not read.
- */
-static inline int at_key(const struct scanner *s, uint64_t w, uint32_t pos)
-{
-	const struct region *r = &s->reg[(w - s->lo) >> REGION_BITS];
-
-	return r->nb && pos >= r->first && s->key[pos] == (uint32_t)(w - s->lo);
-}
-
 static void lookup(const struct scanner *s, struct scan_lane *l,
 		   const uint32_t *ord, size_t nu, size_t m)
 {
@@ -111,15 +98,10 @@ static void lookup(const struct scanner *s, struct scan_lane *l,
 			long i;
 
 			if (s->key) {
-				if (s->b->order && k + 2 * PF_DIST < m &&
-				    !at_key(s, w[k + 2 * PF_DIST], pos[k + 2 * PF_DIST]))
+				if (s->b->order && k + 2 * PF_DIST < m)
 					__builtin_prefetch(&s->b->order[pos[k + 2 * PF_DIST]]);
-				if (k + PF_DIST < m && !at_key(s, w[k + PF_DIST], pos[k + PF_DIST]))
+				if (k + PF_DIST < m)
 					warm_entry(s, pos[k + PF_DIST]);
-				if (at_key(s, w[k], pos[k]) && !bb) {
-					l->hits[l->nhits++] = (uint64_t)pos[k] | HIT_START;
-					continue;
-				}
 				i = holder(s, w[k], pos[k]);
 			} else {
 				if (s->bucket && k + 2 * PF_DIST < m)
