@@ -1,15 +1,18 @@
 /*
- * scan_direct N SIZE [array]: the reachability scan alone, without tracing the
- * allocations (which take ~50 s for 10^6 blocks under breakpoints).
- * A forked child builds scan_heap's heap (N blocks of SIZE bytes, even
- * ones in a list held by a global, odd ones in a dropped list), hands
- * their addresses over in shared memory and stops; the parent feeds them
- * to a heap table and runs ptleak's scan_process() on the stopped child,
- * (the stack from its stack pointer, as at exit), then prints the classes and the scan's time, bytes read and peak RSS
- * of both processes.  CPU: the scanner's CPU time (user + system) during
- * the scan, the figure to compare on a loaded machine.  "array": the
- * blocks are all held by one array (a block too) instead of the two
- * lists, as bench/big_heap's are.  Linked with build/libptleak.a.
+ * scan_direct N SIZE [array|lists [R]]: the reachability scan alone,
+ * without tracing the allocations (which take ~50 s for 10^6 blocks under
+ * breakpoints).  A forked child builds scan_heap's heap (N blocks of SIZE
+ * bytes, even ones in a list held by a global, odd ones in a dropped
+ * list), hands their addresses over in shared memory and stops; the
+ * parent feeds them to a heap table and runs ptleak's scan_process() on
+ * the stopped child (the stack from its stack pointer, as at exit), then
+ * prints the classes and the scan's time, bytes read and peak RSS of both
+ * processes.  CPU: the scanner's CPU time (user + system, all its
+ * threads) during the scan, the figure to compare on a loaded machine.
+ * "array": the blocks are all held by one array (a block too) instead of
+ * the two lists, as bench/big_heap's are.  R: the scan R times, a line
+ * each (a median on a loaded machine; a profile of the scan alone).
+ * Linked with build/libptleak.a.
  */
 #include <signal.h>
 #include <stdio.h>
@@ -109,6 +112,7 @@ int main(int argc, char **argv)
 	long n = argc > 1 ? atol(argv[1]) : 1000000, i;
 	size_t size = argc > 2 ? (size_t)atol(argv[2]) : 1024;
 	int array = argc > 3 && !strcmp(argv[3], "array");
+	int repeat = argc > 4 ? atoi(argv[4]) : 1, r;
 	uint64_t *addrs = mmap(NULL, (n + 1) * 8, PROT_READ | PROT_WRITE,
 			       MAP_SHARED | MAP_ANONYMOUS, -1, 0);
 	uint64_t cls[4] = { 0 }, t0, t1, c0, c1;
@@ -141,28 +145,33 @@ int main(int argc, char **argv)
 
 		heap_alloc(h, &b);
 	}
-	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
-	c0 = ts.tv_sec * 1000000000ull + ts.tv_nsec;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	t0 = ts.tv_sec * 1000000000ull + ts.tv_nsec;
-	if (scan_process(pid, h, &regs, 1, 0, NULL, 0, 1, &out, &st))
-		return 1;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	t1 = ts.tv_sec * 1000000000ull + ts.tv_nsec;
-	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
-	c1 = ts.tv_sec * 1000000000ull + ts.tv_nsec;
-	for (i = 0; i < (long)out.n; i++)
-		cls[out.cls[i]]++;
-	printf("scan: %zu blocks, %llu bytes read in %.3f s (%.0f MB/s), "
-	       "CPU %.3f s (%.0f MB/s); "
-	       "definitely %llu indirectly %llu possibly %llu reachable %llu; "
-	       "peak RSS scanner %ld KB, target %ld KB\n", out.n,
-	       (unsigned long long)st.bytes_scanned, (t1 - t0) / 1e9,
-	       st.bytes_scanned / ((t1 - t0) / 1e9) / 1e6, (c1 - c0) / 1e9,
-	       st.bytes_scanned / ((c1 - c0) / 1e9) / 1e6,
-	       (unsigned long long)cls[0], (unsigned long long)cls[1],
-	       (unsigned long long)cls[2], (unsigned long long)cls[3],
-	       hwm_kb(getpid()), hwm_kb(pid));
+	for (r = 0; r < repeat; r++) {
+		clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+		c0 = ts.tv_sec * 1000000000ull + ts.tv_nsec;
+		clock_gettime(CLOCK_MONOTONIC, &ts);
+		t0 = ts.tv_sec * 1000000000ull + ts.tv_nsec;
+		if (scan_process(pid, h, &regs, 1, 0, NULL, 0, 1, &out, &st))
+			return 1;
+		clock_gettime(CLOCK_MONOTONIC, &ts);
+		t1 = ts.tv_sec * 1000000000ull + ts.tv_nsec;
+		clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+		c1 = ts.tv_sec * 1000000000ull + ts.tv_nsec;
+		memset(cls, 0, sizeof(cls));
+		for (i = 0; i < (long)out.n; i++)
+			cls[out.cls[i]]++;
+		printf("scan: %zu blocks, %llu bytes read in %.3f s (%.0f MB/s), "
+		       "CPU %.3f s (%.0f MB/s); "
+		       "definitely %llu indirectly %llu possibly %llu reachable %llu; "
+		       "peak RSS scanner %ld KB, target %ld KB; %llu bytes by the "
+		       "second thread\n", out.n,
+		       (unsigned long long)st.bytes_scanned, (t1 - t0) / 1e9,
+		       st.bytes_scanned / ((t1 - t0) / 1e9) / 1e6, (c1 - c0) / 1e9,
+		       st.bytes_scanned / ((c1 - c0) / 1e9) / 1e6,
+		       (unsigned long long)cls[0], (unsigned long long)cls[1],
+		       (unsigned long long)cls[2], (unsigned long long)cls[3],
+		       hwm_kb(getpid()), hwm_kb(pid), (unsigned long long)st.worker_bytes);
+		scan_result_free(&out);
+	}
 	kill(pid, SIGKILL);
 	waitpid(pid, &status, 0);
 	return 0;

@@ -65,8 +65,8 @@ struct scan_range {
 /*
  * Read LEN bytes at ADDR into BUF: returns the number of bytes read from
  * the start (short at an unmapped page), or -1.  Called once per block
- * (small ranges: the caller reads ahead) and per chunk of up to 1 MiB of
- * larger ranges.
+ * (small ranges: the caller reads ahead) and per piece of up to 128 KiB
+ * of larger ranges.
  */
 typedef long (*scan_read_fn)(void *ctx, uint64_t addr, void *buf, size_t len);
 
@@ -163,11 +163,27 @@ struct scan_input {
 	 * even where the block's last 8 bytes overlap that header.
 	 */
 	int glibc_chunks;
+	/*
+	 * 0 or 1: the scan on the calling thread only.  2: a second thread
+	 * (started at the first batch big enough, every signal blocked in
+	 * it, joined before scan_classify returns) also reads memory and
+	 * looks its words up, through CTX_WORKER (READ and SKIP must then be
+	 * safe on two threads with their two contexts); the marks stay the
+	 * calling thread's, the results are the same.  SCAN_THREADS_SPLIT
+	 * (tests): as 2, but the second thread takes every other job of a
+	 * batch and the first waits for it.
+	 */
+	int threads;
+	void *ctx_worker;
 };
+
+#define SCAN_THREADS_SPLIT	(-2)
 
 struct scan_stats {
 	uint64_t bytes_scanned;		/* root and block bytes read */
 	uint64_t unreadable_bytes;	/* root bytes that could not be read */
+	uint64_t worker_bytes;		/* of bytes_scanned, read by the
+					 * second thread */
 };
 
 /* Sort BLOCKS[0..N) by address (stable; radix, qsort if out of memory). */

@@ -36,21 +36,16 @@ static inline uint64_t key_of(const struct keys *k, uint32_t i)
  * sequential pass over the keys.  8 bytes a key while it runs (the order
  * and its copy), 4 after.  NULL: out of memory.
  */
-static uint32_t *radix_order(const struct keys *k, size_t n)
+static uint32_t *radix_wide(const struct keys *k, size_t n, uint64_t diff)
 {
 	enum { BITS = 16, RADIX = 1 << BITS, MAXP = 64 / BITS };
 	uint32_t *a, *t = NULL, *swap, (*count)[RADIX] = NULL;
-	uint64_t k0, diff = 0;
 	unsigned p, np = 0;
 	size_t i;
 
 	a = malloc((n ? n : 1) * sizeof(*a));
 	if (!a)
 		return NULL;
-	if (n)
-		k0 = key_of(k, 0);
-	for (i = 0; i < n; i++)
-		diff |= key_of(k, (uint32_t)i) ^ k0;
 	while (np < MAXP && diff >> (np * BITS))
 		np++;
 	if (np) {
@@ -102,6 +97,207 @@ static uint32_t *radix_order(const struct keys *k, size_t n)
 			a[i] = (uint32_t)i;
 	free(t);
 	free(count);
+	return a;
+}
+
+/*
+ * The keys made 32 bits, in the same order, when they can be: the 4 GiB
+ * regions they fall in (addr >> 32: the brk heap, thread arenas, mmapped
+ * chunks; a few) ranked, the rank above the offset in the region less the
+ * low bits all keys share.
+ */
+#define MAX_RANKS	256
+#define MAX_RUNS	8
+
+struct narrow {
+	/* the keys' ascending runs in table order: run k from run[k] */
+	size_t run[MAX_RUNS];
+	unsigned nrun;		/* MAX_RUNS + 1: more */
+	uint64_t hi[MAX_RANKS];	/* the regions, sorted */
+	unsigned nhi;
+	unsigned low;		/* low bits shared by every key */
+	unsigned rbits;		/* bits of a rank */
+	uint64_t last_hi;	/* a cache of the last region looked up */
+	uint32_t last_rank;
+};
+
+static inline uint32_t narrow_key(struct narrow *nw, uint64_t key)
+{
+	uint64_t hi = key >> 32;
+
+	if (hi != nw->last_hi) {
+		unsigned lo = 0, up = nw->nhi;
+
+		while (up - lo > 1) {
+			unsigned mid = (lo + up) / 2;
+
+			if (nw->hi[mid] <= hi)
+				lo = mid;
+			else
+				up = mid;
+		}
+		nw->last_hi = hi;
+		nw->last_rank = lo;
+	}
+	return (uint32_t)(((uint64_t)nw->last_rank << (32 - nw->low)) |
+			  ((key & 0xffffffffu) >> nw->low));
+}
+
+/* The regions of the N keys into NW, and the bits where the keys differ
+ * (*DIFF).  0: the keys fit 32 bits; -1: not. */
+static int narrow_init(struct narrow *nw, const struct keys *k, size_t n,
+		       uint64_t *diff)
+{
+	uint64_t k0 = n ? key_of(k, 0) : 0, d = 0, prev = 0;
+	int fits = 1;
+	size_t i;
+
+	nw->nhi = 0;
+	nw->last_hi = UINT64_MAX;
+	nw->nrun = 1;
+	nw->run[0] = 0;
+	for (i = 0; i < n; i++) {
+		uint64_t key = key_of(k, (uint32_t)i), hi = key >> 32;
+		unsigned j;
+
+		if (key < prev && nw->nrun <= MAX_RUNS) {
+			if (nw->nrun < MAX_RUNS)
+				nw->run[nw->nrun] = i;
+			nw->nrun++;
+		}
+		prev = key;
+		d |= key ^ k0;
+		if (!fits || hi == nw->last_hi)
+			continue;
+		nw->last_hi = hi;
+		for (j = 0; j < nw->nhi && nw->hi[j] < hi; j++)
+			;
+		if (j < nw->nhi && nw->hi[j] == hi)
+			continue;
+		if (nw->nhi == MAX_RANKS) {
+			fits = 0;
+			continue;
+		}
+		memmove(&nw->hi[j + 1], &nw->hi[j], (nw->nhi - j) * sizeof(nw->hi[0]));
+		nw->hi[j] = hi;
+		nw->nhi++;
+	}
+	*diff = d;
+	nw->last_hi = UINT64_MAX;
+	nw->low = 0;
+	while (nw->low < 31 && !((d >> nw->low) & 1))
+		nw->low++;
+	nw->rbits = 0;
+	while ((1u << nw->rbits) < nw->nhi)
+		nw->rbits++;
+	return fits && nw->rbits + 32 - nw->low <= 32 ? 0 : -1;
+}
+
+/*
+ * [0, N) ordered by key, stable, from the NW->nrun ascending runs of the
+ * keys in table order (a heap allocated in one go, not freed: its blocks
+ * come in address order): merged, the keys read in table order.  4 bytes
+ * a key.  NULL: out of memory.
+ */
+static uint32_t *merge_runs(const struct keys *k, size_t n,
+			    const struct narrow *nw)
+{
+	size_t pos[MAX_RUNS], end[MAX_RUNS], o;
+	uint64_t head[MAX_RUNS];
+	uint32_t *a = malloc(n * sizeof(*a));
+	unsigned r, nr = nw->nrun;
+
+	if (!a)
+		return NULL;
+	for (r = 0; r < nr; r++) {
+		pos[r] = nw->run[r];
+		end[r] = r + 1 < nr ? nw->run[r + 1] : n;
+		head[r] = key_of(k, (uint32_t)pos[r]);
+	}
+	for (o = 0; o < n; o++) {
+		unsigned best = MAX_RUNS;
+
+		/* on equal keys the earlier run: stable */
+		for (r = 0; r < nr; r++)
+			if (pos[r] < end[r] && (best == MAX_RUNS || head[r] < head[best]))
+				best = r;
+		a[o] = (uint32_t)pos[best]++;
+		if (pos[best] < end[best])
+			head[best] = key_of(k, (uint32_t)pos[best]);
+	}
+	return a;
+}
+
+/*
+ * [0, N) ordered by key (address), stable.  Keys in a few ascending runs
+ * (merge_runs): merged.  Else keys made 32 bits (struct
+ * narrow): an LSD radix sort in two passes of 16 bits, the keys read in
+ * table order only (the second pass's digit carried beside the first's
+ * order: no key read in a random order); 10 bytes a key while it runs,
+ * 4 after.  Else radix_wide.  NULL: out of memory.
+ */
+static uint32_t *radix_order(const struct keys *k, size_t n)
+{
+	enum { RADIX = 1 << 16 };
+	uint32_t *a, *t, *c0, *c1, sum0 = 0, sum1 = 0;
+	struct narrow *nw = malloc(sizeof(*nw));
+	uint16_t *dig;
+	uint64_t diff;
+	int narrowed;
+	size_t i;
+
+	if (!nw)
+		return NULL;
+	if (n < 2) {
+		free(nw);
+		return radix_wide(k, n, 0);
+	}
+	narrowed = !narrow_init(nw, k, n, &diff);
+	if (nw->nrun <= MAX_RUNS || !narrowed) {
+		a = nw->nrun <= MAX_RUNS ? merge_runs(k, n, nw) : radix_wide(k, n, diff);
+		free(nw);
+		return a;
+	}
+	a = malloc(n * sizeof(*a));
+	t = malloc(n * sizeof(*t));
+	dig = malloc(n * sizeof(*dig));
+	c0 = calloc(2 * RADIX, sizeof(*c0));
+	if (!a || !t || !dig || !c0) {
+		free(a);
+		free(t);
+		free(dig);
+		free(c0);
+		free(nw);
+		return NULL;
+	}
+	c1 = c0 + RADIX;
+	for (i = 0; i < n; i++) {
+		uint32_t key = narrow_key(nw, key_of(k, (uint32_t)i));
+
+		c0[key & 0xffff]++;
+		c1[key >> 16]++;
+	}
+	for (i = 0; i < RADIX; i++) {
+		uint32_t x0 = c0[i], x1 = c1[i];
+
+		c0[i] = sum0;
+		c1[i] = sum1;
+		sum0 += x0;
+		sum1 += x1;
+	}
+	for (i = 0; i < n; i++) {
+		uint32_t key = narrow_key(nw, key_of(k, (uint32_t)i));
+		uint32_t p = c0[key & 0xffff]++;
+
+		t[p] = (uint32_t)i;
+		dig[p] = (uint16_t)(key >> 16);
+	}
+	for (i = 0; i < n; i++)
+		a[c1[dig[i]]++] = t[i];
+	free(t);
+	free(dig);
+	free(c0);
+	free(nw);
 	return a;
 }
 

@@ -25,6 +25,16 @@
 #include "symbols/symbols.h"
 #include "base/util.h"
 
+/* ptleak's CPU time, all its threads (the scan's figure on a loaded
+ * machine, PTLEAK_DEBUG=stats). */
+static uint64_t cpu_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
 static void namer(void *ctx, uint64_t pc, int caller, struct frame_info *out)
 {
 	if (ctx) {
@@ -213,7 +223,7 @@ static const char *make_scan(struct session *S, pid_t via,
 {
 	struct proc *P = S->proc;
 	struct scan_dead *dead;
-	uint64_t t0 = now_ns();
+	uint64_t t0 = now_ns(), c0 = cpu_ns();
 	struct scan_stats st;
 	int snap = P->snap_pid && via == P->snap_pid, r;
 	size_t i;
@@ -235,9 +245,12 @@ static const char *make_scan(struct session *S, pid_t via,
 		double secs = (double)(now_ns() - t0) / 1e9;
 
 		fprintf(stderr, "ptleak-debug: scan: %zu blocks, %llu bytes read "
-			"in %.3f s (%.0f MB/s)\n", scan->n,
+			"in %.3f s (%.0f MB/s), %llu by its second thread, "
+			"CPU %.3f s\n", scan->n,
 			(unsigned long long)st.bytes_scanned, secs,
-			secs > 0 ? (double)st.bytes_scanned / secs / 1e6 : 0.0);
+			secs > 0 ? (double)st.bytes_scanned / secs / 1e6 : 0.0,
+			(unsigned long long)st.worker_bytes,
+			(double)(cpu_ns() - c0) / 1e9);
 	}
 	return r ? "the reachability scan failed" : NULL;
 }

@@ -13,61 +13,7 @@
 #include <cmocka.h>
 
 #include "analysis/scan.h"
-
-struct fake {
-	uint64_t base;
-	size_t size;
-	uint8_t *mem;
-	uint64_t bad_lo, bad_hi;	/* [bad_lo, bad_hi) unreadable */
-	long nreads;
-	size_t max_read;
-};
-
-static long fake_read(void *ctx, uint64_t addr, void *buf, size_t len)
-{
-	struct fake *f = ctx;
-	size_t n;
-
-	f->nreads++;
-	if (len > f->max_read)
-		f->max_read = len;
-	if (addr < f->base || addr >= f->base + f->size)
-		return -1;
-	if (addr >= f->bad_lo && addr < f->bad_hi)
-		return -1;
-	n = len;
-	if (addr + n > f->base + f->size)
-		n = (size_t)(f->base + f->size - addr);
-	if (f->bad_lo > addr && addr + n > f->bad_lo)
-		n = (size_t)(f->bad_lo - addr);
-	memcpy(buf, f->mem + (addr - f->base), n);
-	return (long)n;
-}
-
-static struct fake *fake_new(uint64_t base, size_t size)
-{
-	struct fake *f = calloc(1, sizeof(*f));
-
-	assert_non_null(f);
-	f->base = base;
-	f->size = size;
-	f->mem = calloc(1, size);
-	assert_non_null(f->mem);
-	return f;
-}
-
-static void fake_free(struct fake *f)
-{
-	free(f->mem);
-	free(f);
-}
-
-/* Store word V at ADDR (any alignment). */
-static void put(struct fake *f, uint64_t addr, uint64_t v)
-{
-	assert_true(addr >= f->base && addr + 8 <= f->base + f->size);
-	memcpy(f->mem + (addr - f->base), &v, 8);
-}
+#include "scan_fake.h"
 
 #define BASE	0x10000ULL
 #define ROOT	0x10000ULL	/* a 4 KiB root range */
@@ -118,12 +64,20 @@ static uint64_t blk(struct run *r, size_t i, uint64_t size)
 
 static int glibc_chunks;	/* scan_input.glibc_chunks for classify() */
 static scan_skip_fn skip_fn;	/* scan_input.skip for classify() */
+static int threads;		/* scan_input.threads for classify() */
 
 static void classify(struct run *r)
 {
 	struct scan_input in;
+	struct fake worker;
 
 	memset(&in, 0, sizeof(in));
+	/* the second thread reads the same memory, its own counters */
+	worker = *r->f;
+	worker.nreads = 0;
+	worker.max_read = 0;
+	in.threads = threads;
+	in.ctx_worker = &worker;
 	in.glibc_chunks = glibc_chunks;
 	in.blocks = r->b;
 	in.nblocks = r->nb;
@@ -135,6 +89,9 @@ static void classify(struct run *r)
 	in.skip = skip_fn;
 	in.ctx = r->f;
 	assert_int_equal(scan_classify(&in, &r->st), 0);
+	r->f->nreads += worker.nreads;
+	if (worker.max_read > r->f->max_read)
+		r->f->max_read = worker.max_read;
 	/* whole ranges, never word by word */
 	assert_true(r->f->max_read <= (1u << 20));
 }
@@ -683,7 +640,7 @@ static void test_unaligned_words_ignored(void **state)
 	run_free(&r);
 }
 
-/* Ranges are read in chunks of at most 1 MiB, never word by word. */
+/* Ranges are read in pieces of at most 128 KiB, never word by word. */
 static void test_large_root_chunked(void **state)
 {
 	struct run r;
@@ -696,8 +653,8 @@ static void test_large_root_chunked(void **state)
 	add_root(&r, BASE, BASE + big);
 	classify(&r);
 	expect(&r, 0, SCAN_STILL_REACHABLE, 0);
-	assert_int_equal(r.f->max_read, 1u << 20);
-	assert_int_equal(r.f->nreads, 3 + 1);	/* root + the block */
+	assert_int_equal(r.f->max_read, 128u << 10);
+	assert_int_equal(r.f->nreads, 24 + 1);	/* root + the block */
 	run_free(&r);
 }
 
@@ -754,47 +711,6 @@ static void test_reverse_chain_read_once(void **state)
 		expect(&r, i, SCAN_INDIRECTLY_LOST, 0);
 	assert_int_equal(r.st.bytes_scanned, 8 * 32);
 	run_free(&r);
-}
-
-/* scan_sort_blocks == qsort by address, also with equal addresses
- * (stable) and addresses using every bit. */
-static int cmp_ref(const void *x, const void *y)
-{
-	const struct scan_block *a = x, *b = y;
-
-	if (a->addr != b->addr)
-		return a->addr < b->addr ? -1 : 1;
-	return a->size < b->size ? -1 : a->size > b->size;
-}
-
-static void test_sort_blocks(void **state)
-{
-	enum { N = 20000 };
-	struct scan_block *b = calloc(N, sizeof(*b)), *ref = calloc(N, sizeof(*b));
-	uint64_t x = 0x243f6a8885a308d3ULL;
-	size_t i;
-
-	assert_non_null(b);
-	assert_non_null(ref);
-	for (i = 0; i < N; i++) {
-		x ^= x << 13;
-		x ^= x >> 7;
-		x ^= x << 17;
-		/* some equal addresses; the top bits used too */
-		b[i].addr = i % 7 == 0 ? 0x7f0000001000ULL : (i % 3 ? x >> 17 : x);
-		b[i].size = i;	/* the original order, for stability */
-		b[i].born = x;
-	}
-	memcpy(ref, b, N * sizeof(*b));
-	qsort(ref, N, sizeof(*ref), cmp_ref);
-	scan_sort_blocks(b, N);
-	for (i = 0; i < N; i++) {
-		assert_int_equal(b[i].addr, ref[i].addr);
-		assert_int_equal(b[i].size, ref[i].size);
-		assert_int_equal(b[i].born, ref[i].born);
-	}
-	free(b);
-	free(ref);
 }
 
 static void test_random_against_reference(void **state)
@@ -1108,7 +1024,6 @@ int main(void)
 		cmocka_unit_test(test_unaligned_words_ignored),
 		cmocka_unit_test(test_large_root_chunked),
 		cmocka_unit_test(test_reverse_chain_read_once),
-		cmocka_unit_test(test_sort_blocks),
 		cmocka_unit_test(test_random_against_reference),
 		cmocka_unit_test(test_million_lost_blocks),
 		cmocka_unit_test(test_stack_spills),

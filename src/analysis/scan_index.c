@@ -1,0 +1,119 @@
+/*
+ * scan_index.c - the scan's lookup index (scan_priv.h): which block a
+ * candidate word points into, found without a binary search over every
+ * block.  Regions of 4 GiB of the span, each with its buckets (about 8
+ * blocks a bucket) and the blocks' 4-byte keys; single-level buckets when
+ * there are too many regions (LA57) or no memory for them.
+ */
+#include <stdint.h>
+#include <stdlib.h>
+
+#include "scan_priv.h"
+
+void scan_index_free(struct scanner *s)
+{
+	free(s->reg);
+	free(s->key);
+	free(s->bucket);
+	s->reg = NULL;
+	s->key = NULL;
+	s->bucket = NULL;
+	s->shift = 0;
+}
+
+/* The regions and their buckets, with the keys (see struct region):
+ * about a bucket per 8 blocks.  0, or -1 (no memory, or too many
+ * regions: the single-level buckets then). */
+static int build_regions(struct scanner *s)
+{
+	size_t nr = (size_t)((s->span - 1) >> REGION_BITS) + 1, i, k, j, nbt = 0;
+	struct region *r;
+
+	if (nr > MAX_REGIONS)
+		return -1;
+	s->reg = calloc(nr, sizeof(*s->reg));
+	s->key = malloc(s->n * sizeof(*s->key));
+	if (!s->reg || !s->key)
+		return -1;
+	/* each region's blocks: its bucket count and size (2 buckets at
+	 * least: 2^31 bytes at most each) */
+	for (i = 0; i < s->n;) {
+		uint64_t a = addr_of(s, i), ext;
+		size_t first = i, c, nb = 2;
+
+		k = (size_t)((a - s->lo) >> REGION_BITS);
+		while (i < s->n && (addr_of(s, i) - s->lo) >> REGION_BITS == k)
+			i++;
+		c = i - first;
+		while (nb * 8 < c)
+			nb <<= 1;
+		ext = addr_of(s, i - 1) - a + 1;
+		r = &s->reg[k];
+		r->base = a;
+		r->first = (uint32_t)first;
+		while (((ext - 1) >> r->shift) >= nb)
+			r->shift++;
+		r->nb = (uint32_t)(((ext - 1) >> r->shift) + 1);
+		r->boff = (uint32_t)nbt;
+		nbt += r->nb + 1;
+		/* the bucket after the last: the region's last block */
+	}
+	/* empty regions: the first block after them */
+	for (k = nr, j = s->n; k-- > 0;) {
+		if (s->reg[k].nb)
+			j = s->reg[k].first;
+		else
+			s->reg[k].first = (uint32_t)j;
+	}
+	s->bucket = malloc(nbt * sizeof(*s->bucket));
+	if (!s->bucket)
+		return -1;
+	for (k = 0; k < nr; k++) {
+		r = &s->reg[k];
+		if (!r->nb)
+			continue;
+		for (i = 0, j = r->first; i < r->nb; i++) {
+			uint64_t start = r->base + ((uint64_t)i << r->shift);
+
+			while (j + 1 < s->n && addr_of(s, j + 1) <= start)
+				j++;
+			s->bucket[r->boff + i] = (uint32_t)j;
+		}
+		while (j + 1 < s->n && (addr_of(s, j + 1) - s->lo) >> REGION_BITS == k)
+			j++;
+		s->bucket[r->boff + r->nb] = (uint32_t)j;
+	}
+	for (k = 0; k < s->n; k++)
+		s->key[k] = (uint32_t)(addr_of(s, k) - s->lo);
+	return 0;
+}
+
+/* Build the regions, buckets and keys; else (too many regions, no
+ * memory) single-level buckets, one per one or two blocks, no keys.
+ * Optional (speed only). */
+void scan_index_build(struct scanner *s)
+{
+	size_t nb = 1, k, j = 0;
+
+	if (s->n > UINT32_MAX || s->n < 64)
+		return;
+	if (!build_regions(s))
+		return;
+	scan_index_free(s);
+	while (nb * 2 < s->n)
+		nb <<= 1;
+	while (s->shift < 63 && ((s->span - 1) >> s->shift) >= nb)
+		s->shift++;
+	nb = (size_t)((s->span - 1) >> s->shift) + 1;
+	s->bucket = malloc((nb + 1) * sizeof(*s->bucket));
+	if (!s->bucket)
+		return;
+	for (k = 0; k < nb; k++) {
+		uint64_t start = s->lo + ((uint64_t)k << s->shift);
+
+		while (j + 1 < s->n && addr_of(s, j + 1) <= start)
+			j++;
+		s->bucket[k] = (uint32_t)j;
+	}
+	s->bucket[nb] = (uint32_t)(s->n - 1);
+}

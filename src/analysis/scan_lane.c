@@ -1,0 +1,413 @@
+/*
+ * scan_lane.c - the scan's reading and lookups (scan_priv.h), on the main
+ * thread and, with scan_input.threads 2, a worker thread.
+ *
+ * A batch's jobs (runs of units) are taken by the lanes through one
+ * atomic word (the batch's number, its job count and the next job), so a
+ * worker the system does not run in time leaves its share to the main
+ * thread instead of making it wait; the main thread waits only for the
+ * jobs the worker has started.  A lane reads its units into its buffer,
+ * keeps the words inside the heap's span and looks them up (the keyed
+ * lookup in two passes, each warming the caches ahead of it), giving
+ * hits: the positions of the blocks pointed at or into.  Lanes only read
+ * the scanner (blocks, index); marks and the work stack are the main
+ * thread's (scan.c applies the hits after the batch).
+ *
+ * The worker blocks every signal: ptleak's handlers (and a report
+ * child's) run on the main thread only.
+ */
+#include <pthread.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+
+#include "scan_priv.h"
+
+#ifndef MADV_POPULATE_WRITE
+#define MADV_POPULATE_WRITE 23
+#endif
+
+struct scan_workers {
+	pthread_t th;
+	pthread_mutex_t mu;
+	pthread_cond_t go, done;
+	unsigned gen;		/* under mu: the batch published */
+	int quit;		/* under mu */
+	/* gen << 32 | jobs << 16 | next job (atomic) */
+	uint64_t next;
+	unsigned ndone, want;	/* jobs the worker finished (atomic), of */
+	int split;		/* the worker takes the odd jobs (tests) */
+	struct scanner *s;
+};
+
+/*
+ * The words of units U0..U1 (the first M of the lane's buffer) looked
+ * up: each unit's hits appended to the lane's list.
+ */
+#define PF_DIST 16
+
+static inline void warm_entry(const struct scanner *s, size_t j)
+{
+	if (s->b->order)
+		__builtin_prefetch(heap_entry(&s->b->e, s->b->order[j]));
+	else
+		__builtin_prefetch(&s->b->arr[j]);
+}
+
+static inline size_t bucket_of(const struct scanner *s, uint64_t w)
+{
+	return (size_t)((w - s->lo) >> s->shift);
+}
+
+/* With regions: the index of W's bucket (a nearby one when W is outside
+ * every bucket: warming the caches only). */
+static inline size_t region_bucket(const struct scanner *s, uint64_t w)
+{
+	const struct region *r = &s->reg[(w - s->lo) >> REGION_BITS];
+	uint64_t k;
+
+	if (!r->nb || w < r->base)
+		return r->boff;
+	k = (w - r->base) >> r->shift;
+	return r->boff + (size_t)(k < r->nb ? k : r->nb);
+}
+
+static void lookup(const struct scanner *s, struct scan_lane *l,
+		   const uint32_t *ord, size_t nu, size_t m)
+{
+	const uint64_t *w = l->buf;
+	uint32_t *pos = l->pos;
+	size_t k, j;
+
+	if (s->key)
+		for (k = 0; k < m; k++) {
+			if (k + 2 * PF_DIST < m)
+				__builtin_prefetch(&s->bucket[region_bucket(s, w[k + 2 * PF_DIST])]);
+			if (k + PF_DIST < m)
+				__builtin_prefetch(&s->key[s->bucket[region_bucket(s, w[k + PF_DIST])]]);
+			pos[k] = (uint32_t)locate(s, w[k]);
+		}
+	for (j = 0; j < nu; j++) {
+		struct scan_unit *x = &s->unit[ord[j]];
+		uint64_t bb = x->born_before;
+
+		x->h0 = (uint32_t)l->nhits;
+		for (k = x->w0; k < x->w1; k++) {
+			long i;
+
+			if (s->key) {
+				if (s->b->order && k + 2 * PF_DIST < m)
+					__builtin_prefetch(&s->b->order[pos[k + 2 * PF_DIST]]);
+				if (k + PF_DIST < m)
+					warm_entry(s, pos[k + PF_DIST]);
+				i = holder(s, w[k], pos[k]);
+			} else {
+				if (s->bucket && k + 2 * PF_DIST < m)
+					__builtin_prefetch(&s->bucket[bucket_of(s, w[k + 2 * PF_DIST])]);
+				if (s->bucket && k + PF_DIST < m)
+					warm_entry(s, s->bucket[bucket_of(s, w[k + PF_DIST])]);
+				i = find_block(s, w[k]);
+			}
+			if (i < 0 || (bb && born_of(s, (size_t)i) >= bb))
+				continue;
+			l->hits[l->nhits++] = (uint64_t)i |
+				(w[k] == addr_of(s, (size_t)i) ? HIT_START : 0);
+		}
+		x->h1 = (uint32_t)l->nhits;
+	}
+}
+
+/* The pages of BUF up to BYTES mapped before a read fills them (*DONE:
+ * how far they are): a page fault costs ~12 us on these VMs, populating
+ * ~0.6 us. */
+static void populate(void *buf, size_t *done, size_t bytes)
+{
+	uintptr_t from, to;
+
+	if (bytes <= *done)
+		return;
+	from = ((uintptr_t)buf + *done) & ~(uintptr_t)4095;
+	to = ((uintptr_t)buf + bytes + 4095) & ~(uintptr_t)4095;
+	madvise((void *)from, to - from, MADV_POPULATE_WRITE);
+	*done = bytes;
+}
+
+/* Units this small and this close (in address order) are read as one
+ * span: the blocks of a heap allocated in one go, popped in a row. */
+#define JOIN_MAX	4096
+#define JOIN_GAP	64
+
+/* Unit X's bytes at SRC (GOT of them) into the lane's words from *FILL:
+ * those inside the heap's span. */
+static void take_words(const struct scanner *s, struct scan_lane *l,
+		       struct scan_unit *x, const uint64_t *src, long got,
+		       size_t *fill, int li)
+{
+	size_t len = (size_t)(x->end - x->start), i, nw, f = *fill;
+	uint64_t lo = s->lo, span = s->span, *buf = l->buf;
+
+	if (got < 0)
+		got = 0;
+	if ((size_t)got > len)
+		got = (long)len;
+	x->got = (uint64_t)got;
+	x->lane = (uint8_t)li;
+	x->w0 = (uint32_t)f;
+	nw = (size_t)got / 8;
+	for (i = 0; i < nw; i++) {
+		uint64_t w = src[i];
+
+		buf[f] = w;
+		f += w - lo < span;
+	}
+	x->w1 = (uint32_t)f;
+	*fill = f;
+}
+
+/* Job K of the batch on lane LI: its units read (in address order when
+ * they come in reverse, neighbours as one span) and looked up. */
+static void run_job(struct scanner *s, int li, size_t k)
+{
+	struct scan_lane *l = &s->lane[li];
+	size_t u0 = s->job[k], n = s->job[k + 1] - u0, j, e, first = 0, fill = 0;
+	const struct scan_unit *unit = s->unit;
+	uint32_t *ord = l->ord;
+	int desc = n > 1;
+
+	if (l->gen != s->gen) {
+		l->gen = s->gen;
+		l->nhits = 0;
+	}
+	for (j = 0; j + 1 < n && desc; j++)
+		desc = unit[u0 + j + 1].start < unit[u0 + j].start;
+	for (j = 0; j < n; j++)
+		ord[j] = (uint32_t)(desc ? u0 + n - 1 - j : u0 + j);
+	for (j = 0; j < n; j = e) {
+		struct scan_unit *x = &s->unit[ord[j]];
+		uint64_t a = x->start, end = x->end;
+		long got;
+
+		for (e = j + 1; e < n && x->end - x->start <= JOIN_MAX; e++) {
+			const struct scan_unit *y = &unit[ord[e]];
+
+			if (y->end - y->start > JOIN_MAX || y->start < end ||
+			    y->start - end > JOIN_GAP || y->end - a > UNIT_MAX)
+				break;
+			end = y->end;
+		}
+		if (fill + (end - a) / 8 > LANE_WORDS) {
+			lookup(s, l, ord + first, j - first, fill);
+			first = j;
+			fill = 0;
+		}
+		if (e == j + 1) {
+			populate(l->buf, &l->populated, fill * 8 + (end - a));
+			got = s->read(l->ctx, a, l->buf + fill, (size_t)(end - a));
+			take_words(s, l, x, l->buf + fill, got, &fill, li);
+			continue;
+		}
+		populate(l->stage, &l->staged, end - a);
+		got = s->read(l->ctx, a, l->stage, (size_t)(end - a));
+		for (; j < e; j++) {
+			struct scan_unit *y = &s->unit[ord[j]];
+			uint64_t off = y->start - a;
+
+			if (got >= 0 && (uint64_t)got >= y->end - a) {
+				take_words(s, l, y, l->stage + off / 8, (long)(y->end - y->start),
+					   &fill, li);
+			} else {
+				/* the span came short: this one alone */
+				populate(l->buf, &l->populated, fill * 8 + (y->end - y->start));
+				take_words(s, l, y, l->buf + fill,
+					   s->read(l->ctx, y->start, l->buf + fill,
+						   (size_t)(y->end - y->start)), &fill, li);
+			}
+		}
+	}
+	lookup(s, l, ord + first, n - first, fill);
+}
+
+/* The next job of batch GEN for the taker (-1: none left). */
+static long take(struct scan_workers *w, unsigned gen)
+{
+	uint64_t v = __atomic_load_n(&w->next, __ATOMIC_ACQUIRE);
+
+	for (;;) {
+		unsigned next = (unsigned)(v & 0xffff), jobs = (unsigned)(v >> 16) & 0xffff;
+
+		if ((unsigned)(v >> 32) != gen || next >= jobs)
+			return -1;
+		if (__atomic_compare_exchange_n(&w->next, &v, v + (w->split ? 2 : 1), 0,
+						__ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+			return (long)next;
+	}
+}
+
+static void finished(struct scan_workers *w)
+{
+	unsigned want = w->want;
+
+	if (__atomic_add_fetch(&w->ndone, 1, __ATOMIC_ACQ_REL) == want) {
+		pthread_mutex_lock(&w->mu);
+		pthread_cond_signal(&w->done);
+		pthread_mutex_unlock(&w->mu);
+	}
+}
+
+static void *worker_main(void *arg)
+{
+	struct scan_workers *w = arg;
+	unsigned seen = 0;
+
+	for (;;) {
+		long k;
+
+		pthread_mutex_lock(&w->mu);
+		while (w->gen == seen && !w->quit)
+			pthread_cond_wait(&w->go, &w->mu);
+		seen = w->gen;
+		if (w->quit) {
+			pthread_mutex_unlock(&w->mu);
+			return NULL;
+		}
+		pthread_mutex_unlock(&w->mu);
+		while ((k = take(w, seen)) >= 0) {
+			run_job(w->s, 1, (size_t)k);
+			finished(w);
+		}
+	}
+}
+
+static struct scan_lane *lane_alloc(struct scan_lane *l, void *ctx)
+{
+	l->ctx = ctx;
+	l->buf = malloc(LANE_WORDS * sizeof(*l->buf));
+	l->pos = malloc(LANE_WORDS * sizeof(*l->pos));
+	l->hits = malloc(LANE_HITS * sizeof(*l->hits));
+	l->stage = malloc(UNIT_MAX);
+	l->ord = malloc(BATCH_UNITS * sizeof(*l->ord));
+	l->populated = l->staged = 0;
+	l->gen = 0;
+	return l->buf && l->pos && l->hits && l->stage && l->ord ? l : NULL;
+}
+
+static void lane_free(struct scan_lane *l)
+{
+	free(l->stage);
+	free(l->ord);
+	free(l->buf);
+	free(l->pos);
+	free(l->hits);
+	memset(l, 0, sizeof(*l));
+}
+
+int scan_lanes_init(struct scanner *s, const struct scan_input *in)
+{
+	s->threads = in->threads;
+	s->unit = malloc(BATCH_UNITS * sizeof(*s->unit));
+	if (!s->unit || !lane_alloc(&s->lane[0], in->ctx))
+		return -1;
+	/* the worker's lane: its own read context, else none */
+	s->lane[1].ctx = in->ctx_worker;
+	if (!in->ctx_worker)
+		s->threads = 1;
+	return 0;
+}
+
+/* The worker started (once), every signal blocked in it.  0, or -1 (one
+ * thread from then on). */
+static int start_worker(struct scanner *s)
+{
+	struct scan_workers *w;
+	sigset_t all, was;
+	int rc;
+
+	if (s->w)
+		return 0;
+	w = calloc(1, sizeof(*w));
+	if (!w || !lane_alloc(&s->lane[1], s->lane[1].ctx)) {
+		free(w);
+		s->threads = 1;
+		return -1;
+	}
+	pthread_mutex_init(&w->mu, NULL);
+	pthread_cond_init(&w->go, NULL);
+	pthread_cond_init(&w->done, NULL);
+	w->s = s;
+	w->split = s->threads == SCAN_THREADS_SPLIT;
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &was);
+	rc = pthread_create(&w->th, NULL, worker_main, w);
+	pthread_sigmask(SIG_SETMASK, &was, NULL);
+	if (rc) {
+		pthread_mutex_destroy(&w->mu);
+		pthread_cond_destroy(&w->go);
+		pthread_cond_destroy(&w->done);
+		free(w);
+		s->threads = 1;
+		return -1;
+	}
+	s->w = w;
+	return 0;
+}
+
+void scan_lanes_run(struct scanner *s)
+{
+	struct scan_workers *w;
+	size_t k;
+	long j;
+
+	s->gen++;
+	if (s->njob < 2 || (s->threads != 2 && s->threads != SCAN_THREADS_SPLIT) ||
+	    start_worker(s)) {
+		for (k = 0; k < s->njob; k++)
+			run_job(s, 0, k);
+		return;
+	}
+	w = s->w;
+	pthread_mutex_lock(&w->mu);
+	w->want = w->split ? (unsigned)(s->njob / 2) : (unsigned)s->njob;
+	__atomic_store_n(&w->ndone, 0, __ATOMIC_RELAXED);
+	__atomic_store_n(&w->next, (uint64_t)s->gen << 32 | (uint64_t)s->njob << 16 |
+			 (w->split ? 1 : 0), __ATOMIC_RELEASE);
+	w->gen = s->gen;
+	pthread_cond_signal(&w->go);
+	pthread_mutex_unlock(&w->mu);
+	if (w->split) {
+		for (k = 0; k < s->njob; k += 2)
+			run_job(s, 0, k);
+	} else {
+		while ((j = take(w, s->gen)) >= 0) {
+			run_job(s, 0, (size_t)j);
+			finished(w);
+		}
+	}
+	pthread_mutex_lock(&w->mu);
+	while (__atomic_load_n(&w->ndone, __ATOMIC_ACQUIRE) != w->want)
+		pthread_cond_wait(&w->done, &w->mu);
+	pthread_mutex_unlock(&w->mu);
+}
+
+void scan_lanes_free(struct scanner *s)
+{
+	struct scan_workers *w = s->w;
+
+	if (w) {
+		pthread_mutex_lock(&w->mu);
+		w->quit = 1;
+		pthread_cond_signal(&w->go);
+		pthread_mutex_unlock(&w->mu);
+		pthread_join(w->th, NULL);
+		pthread_mutex_destroy(&w->mu);
+		pthread_cond_destroy(&w->go);
+		pthread_cond_destroy(&w->done);
+		free(w);
+		s->w = NULL;
+	}
+	lane_free(&s->lane[0]);
+	lane_free(&s->lane[1]);
+	free(s->unit);
+	s->unit = NULL;
+}

@@ -1,0 +1,250 @@
+/*
+ * scan_priv.h - the scanner's state, shared by scan.c (the rules: marks,
+ * phases, verdicts), scan_index.c (the lookup index: regions, buckets,
+ * keys) and scan_lane.c (reading memory and looking its words up, on one
+ * or two threads).
+ */
+#ifndef PTLEAK_SCAN_PRIV_H
+#define PTLEAK_SCAN_PRIV_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "analysis/scan.h"
+
+/*
+ * The work is done in batches: the main thread takes up to BATCH_BYTES
+ * of ranges (root ranges, popped blocks) as units of at most UNIT_MAX
+ * bytes (a bigger range is cut), groups them in jobs of about JOB_BYTES,
+ * and the lanes (the main thread and, with scan_input.threads 2, a
+ * worker) take the jobs: each reads its units' memory and looks their
+ * words up, giving hits (the words that point at or into a block).  The
+ * main thread then applies the hits, unit by unit in order: marks,
+ * pushes (the rules never run on the worker).  Reads of a root range are
+ * asked whether the memory is untouched (scan_input.skip) every
+ * SCAN_CHUNK bytes, as before batches.
+ */
+#define SCAN_CHUNK	(1u << 20)
+#define UNIT_MAX	(128u << 10)
+#define JOB_BYTES	(128u << 10)
+#define BATCH_BYTES	(1u << 20)
+#define BATCH_UNITS	8192
+#define BATCH_JOBS	((BATCH_BYTES + UNIT_MAX) / JOB_BYTES + 2)
+/* a lane's word buffer: flushed (looked up) when full and at a job's end */
+#define LANE_WORDS	(UNIT_MAX / 8)
+/* a lane's hits in one batch: at most its words */
+#define LANE_HITS	((BATCH_BYTES + UNIT_MAX) / 8)
+
+/*
+ * With keys, the buckets are per region: 4 GiB of the span from lo (the
+ * brk heap, each thread arena's heaps, the mmapped chunks are far apart,
+ * and buckets over the whole span put a heap in one bucket).  A region
+ * with blocks: its first block's address and position, its NB buckets
+ * of 2^SHIFT bytes from there (bucket[BOFF + k]: the last of its blocks
+ * at or below the bucket's start; bucket[BOFF + NB]: its last block).
+ * An empty one: NB 0, FIRST the position of the first block after it.
+ */
+#define REGION_BITS	32
+#define MAX_REGIONS	65536
+
+struct region {
+	uint64_t base;
+	uint32_t first, boff, nb;
+	uint8_t shift;
+};
+
+/* A piece of a range to read: the aligned words [start, end). */
+struct scan_unit {
+	uint64_t start, end;
+	uint64_t rend;		/* the end of the range it is cut from */
+	uint64_t born_before;	/* of a root range (scan_range) */
+	uint32_t rid;		/* the range: consecutive units of one share it */
+	uint8_t definite;	/* phase 1: prior definite */
+	uint8_t root;		/* a root range: unreadable bytes counted */
+	uint8_t lane;		/* out: the lane that read it */
+	uint64_t got;		/* out: bytes read from start */
+	uint32_t h0, h1;	/* out: its hits in its lane's list */
+	uint32_t w0, w1;	/* its words in the lane's buffer (inside) */
+};
+
+/* A hit: the position of the block a word points at or into, with
+ * HIT_START if at its first byte. */
+#define HIT_START	(1ull << 32)
+
+struct scan_lane {
+	void *ctx;		/* its read context */
+	uint64_t *buf;		/* LANE_WORDS words */
+	size_t populated;	/* bytes of buf faulted in */
+	uint64_t *stage;	/* UNIT_MAX bytes: a span of units read */
+	size_t staged;		/* bytes of stage faulted in */
+	uint32_t *ord;		/* BATCH_UNITS: a job's units in reading order */
+	uint32_t *pos;		/* LANE_WORDS: candidates (keyed lookup) */
+	uint64_t *hits;		/* LANE_HITS */
+	size_t nhits;
+	unsigned gen;		/* the batch its hits are of */
+};
+
+struct scan_workers;
+
+struct scanner {
+	const struct scan_blocks *b;
+	size_t n;
+	uint8_t *mark;		/* [id] */
+	uint32_t *stack;	/* positions, cap of them */
+	size_t top, cap;
+	size_t spilled;		/* pending blocks not on the stack */
+	size_t sweep;		/* where the next sweep starts */
+	/* phase 2: the clique leader's indirect bytes so far; a former
+	 * leader's (M_LED) in ind, by position (sorted: leaders come in
+	 * address order; 0 bytes once taken) */
+	uint64_t acc;
+	struct scan_indirect *ind;
+	size_t nind, aind;
+	uint64_t lo, span;	/* candidate words: w - lo < span */
+	/*
+	 * Lookup accelerator: bucket[k] is the last block whose addr <= lo +
+	 * (k << shift), so the block holding W lies in bucket[k] ..
+	 * bucket[k + 1] for k = (W - lo) >> shift; binary search there.
+	 */
+	uint32_t *bucket;
+	unsigned shift;
+	/* with buckets of 2^31 bytes or less: key[k] = (uint32_t)(addr of
+	 * block k - lo), so the search in a bucket reads 4 contiguous
+	 * bytes a candidate, not the block (about 8 blocks a bucket) */
+	uint32_t *key;
+	struct region *reg;
+	int glibc;		/* see scan_input.glibc_chunks */
+	scan_read_fn read;
+	scan_skip_fn skip;
+	void *ctx;
+	struct scan_stats *st;
+	/* the batch */
+	struct scan_unit *unit;	/* BATCH_UNITS */
+	size_t nunit;
+	uint32_t job[BATCH_JOBS + 1];	/* job k: units [job[k], job[k + 1]) */
+	size_t njob;
+	unsigned gen;		/* batches so far */
+	struct scan_lane lane[2];	/* [0] the main thread's, [1] the worker's */
+	int threads;		/* scan_input.threads */
+	struct scan_workers *w;	/* the worker, once started */
+};
+
+static inline uint64_t addr_of(const struct scanner *s, size_t k)
+{
+	return scan_blocks_addr(s->b, k);
+}
+
+static inline uint64_t size_of(const struct scanner *s, size_t k)
+{
+	return scan_blocks_size(s->b, k);
+}
+
+static inline uint8_t *mark_of(const struct scanner *s, size_t k)
+{
+	return &s->mark[scan_blocks_id(s->b, k)];
+}
+
+static inline uint64_t born_of(const struct scanner *s, size_t k)
+{
+	const struct scan_blocks *b = s->b;
+
+	return b->order ? heap_entry_time(&b->e, heap_entry(&b->e, b->order[k])) :
+	       b->arr[k].born;
+}
+
+/*
+ * The last block at or below W (in span, keys built): W's region (4 GiB
+ * from lo), then among the blocks of its bucket there, by their keys.  A
+ * word before a region's first block is in the last block before it, if
+ * anywhere.  The first candidate (bucket[k]) may start below the bucket
+ * and is never compared; the others start in (bucket start, bucket end],
+ * and so does W: their offsets from the bucket's start fit 32 bits.
+ */
+static inline size_t locate(const struct scanner *s, uint64_t w)
+{
+	const struct region *r = &s->reg[(w - s->lo) >> REGION_BITS];
+	uint64_t off;
+	size_t k, lo, hi;
+	uint32_t base, wo;
+
+	if (!r->nb || w < r->base)
+		return (size_t)r->first - 1;
+	off = w - r->base;
+	k = (size_t)(off >> r->shift);
+	if (k >= r->nb)
+		return s->bucket[r->boff + r->nb];
+	lo = s->bucket[r->boff + k];
+	hi = (size_t)s->bucket[r->boff + k + 1] + 1;
+	base = (uint32_t)(r->base - s->lo + ((uint64_t)k << r->shift));
+	wo = (uint32_t)(off - ((uint64_t)k << r->shift));
+
+	while (hi - lo > 1) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if ((uint32_t)(s->key[mid] - base) <= wo)
+			lo = mid;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+/* Block LO (the last at or below W) if W points at or into it, else -1. */
+static inline long holder(const struct scanner *s, uint64_t w, size_t lo)
+{
+	uint64_t a, size;
+
+	a = addr_of(s, lo);
+	if (w == a)
+		return (long)lo;
+	size = size_of(s, lo);
+	if (w > a && w - a < size) {
+		if (s->glibc && scan_glibc_next_header(size, w - a))
+			return -1;
+		return (long)lo;
+	}
+	return -1;
+}
+
+/* Index of the block W points at or into, or -1. */
+static inline long find_block(const struct scanner *s, uint64_t w)
+{
+	size_t lo = 0, hi = s->n;
+
+	if (w - s->lo >= s->span)
+		return -1;
+	if (s->key) {
+		lo = locate(s, w);
+		hi = lo + 1;
+	} else if (s->bucket) {
+		size_t k = (size_t)((w - s->lo) >> s->shift);
+
+		lo = s->bucket[k];
+		hi = (size_t)s->bucket[k + 1] + 1;
+	}
+	/* last block with addr <= w */
+	while (hi - lo > 1) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (addr_of(s, mid) <= w)
+			lo = mid;
+		else
+			hi = mid;
+	}
+	return holder(s, w, lo);
+}
+
+/* scan_index.c: the regions, buckets and keys, or single-level buckets,
+ * or none (few blocks, no memory: binary searches).  Speed only. */
+void scan_index_build(struct scanner *s);
+void scan_index_free(struct scanner *s);
+
+/* scan_lane.c */
+/* The lanes' buffers (and the worker's context).  0, or -1 (no memory). */
+int scan_lanes_init(struct scanner *s, const struct scan_input *in);
+/* The batch's jobs read and looked up (units' got, lane, h0, h1). */
+void scan_lanes_run(struct scanner *s);
+/* The worker stopped and joined; the buffers freed. */
+void scan_lanes_free(struct scanner *s);
+
+#endif
