@@ -91,7 +91,7 @@ TARGET_CFLAGS := -O0 -g -fno-omit-frame-pointer -pthread
 TARGET_LIB := $(patsubst tests/targets/lib/%.c,$(B)/targets/%.so,$(wildcard tests/targets/lib/*.c))
 TARGET_BIN += $(TARGET_LIB)
 
-.PHONY: all deps demo check check-valgrind unit integration bench bench-deps bench-detail bench-bigheap \
+.PHONY: all deps demo check check-valgrind unit integration bench bench-deps bench-detail bench-bigheap bench-compile \
 	bench-unwtab bench-pause clean install uninstall fuzz fuzz-deps fuzz-build
 all: $(B)/ptleak
 
@@ -253,8 +253,12 @@ unit: $(UNIT_BIN)
 # the unwind tables' disk cache of the tests (and benchmarks): the build's
 export PTLEAK_CACHE_DIR ?= $(abspath $(B))/cache
 
-check: $(B)/ptleak $(UNIT_BIN) $(TARGET_BIN)
+check: $(B)/ptleak $(UNIT_BIN) $(TARGET_BIN) bench-compile
 	@tests/run-all $(B) $(UNIT_BIN)
+
+# the benchmarks' programs compiled, not run (make check)
+bench-compile: $(B)/libptleak.a
+	@$(MAKE) -s -C bench compile B=$(BENCH_B)
 
 # ptleak's in-use totals against valgrind's, live, on every dynamic target
 check-valgrind: $(B)/ptleak $(TARGET_BIN)

@@ -150,7 +150,7 @@ int main(int argc, char **argv)
 		c0 = ts.tv_sec * 1000000000ull + ts.tv_nsec;
 		clock_gettime(CLOCK_MONOTONIC, &ts);
 		t0 = ts.tv_sec * 1000000000ull + ts.tv_nsec;
-		if (scan_process(pid, h, &regs, 1, 0, NULL, 0, 1, &out, &st))
+		if (scan_process(pid, h, &regs, 1, 0, NULL, 0, 1, NULL, 0, &out, &st))
 			return 1;
 		clock_gettime(CLOCK_MONOTONIC, &ts);
 		t1 = ts.tv_sec * 1000000000ull + ts.tv_nsec;
