@@ -468,7 +468,10 @@ void lifetime_exec(struct session *S, struct task *t)
 	} else {
 		if (!P->exec_reported && !P->reported) {
 			/* no breakpoint saw it coming: the old image's tables,
-			 * its memory gone */
+			 * its memory gone; a live report still being made
+			 * from a snapshot comes first, and the census */
+			snap_finish(S, 1, 0);
+			census_attach_step(S, P, 1, 0);
 			report_make(S, REPORT_EXEC, t->tid, NULL, 0, 0);
 		}
 		proc_set_argv(S, P, procstat_cmdline(P->pid));
