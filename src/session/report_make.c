@@ -241,6 +241,10 @@ static const char *make_scan(struct session *S, pid_t via,
 			 snap ? P->snap_shared : NULL, snap ? P->snap_nshared : 0,
 			 scan, &st);
 	free(dead);
+	if (!r && snap && S->in_rep_child && !snap_intact(via)) {
+		scan_result_free(scan);
+		return "the snapshot died during the scan";
+	}
 	if (debug_stats) {
 		double secs = (double)(now_ns() - t0) / 1e9;
 

@@ -406,6 +406,12 @@ void snap_kill(struct proc *P);
 void snap_reap(struct session *S, struct proc *P, int last);
 /* A report child is at work. */
 int snap_busy(const struct session *S);
+/* In a report child, after the scan of snapshot CLONE: 1 if the copy was
+ * whole for the whole scan (alive now: a clone never comes back); 0 if it
+ * died meanwhile (its reads failed: the scan is worthless).  Exits the
+ * child quietly when ptleak itself is gone (its death killed the copy:
+ * nothing is reported to anyone). */
+int snap_intact(pid_t clone);
 /* Wait for the report child to end and take its results (BLOCK: in
  * waitpid; else in the wait loop, the target running and its ring
  * drained), then let go of the snapshots: killed, and, with REAP, their
