@@ -4,10 +4,12 @@
  * gathered for report_write (report.h); at exit, on a signal, at a detach.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "arch/arch.h"
 #include "output/events_log.h"
@@ -217,6 +219,35 @@ void report_tree(struct session *S, struct proc *P)
  * snapshot's scan (VIA its clone) leaves out the shared writable
  * mappings read while the threads were held (snap_shared.c).
  */
+/*
+ * In a report child, after the scan of snapshot CLONE: 1 if the copy was
+ * whole for the whole scan (stopped now: a clone never comes back), 0 if
+ * it died meanwhile (its reads failed: the scan is worthless).  Exits the
+ * child quietly when ptleak itself is gone (its death killed the copy:
+ * nothing is reported to anyone).
+ */
+static int snap_intact(const struct session *S, pid_t clone)
+{
+	char path[64], buf[256], *p;
+	ssize_t n;
+	int fd;
+
+	if (getppid() != S->rep_parent)
+		_exit(1);
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)clone);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return 0;
+	buf[n] = 0;
+	p = strrchr(buf, ')');
+	/* stopped for ever ('t'); dying or dead: anything else */
+	return p && p[1] == ' ' && p[2] == 't';
+}
+
 static const char *make_scan(struct session *S, pid_t via,
 			     const struct arch_regs *regs, unsigned nregs,
 			     int reg_roots, struct scan_result *scan)
@@ -241,7 +272,7 @@ static const char *make_scan(struct session *S, pid_t via,
 			 snap ? P->snap_shared : NULL, snap ? P->snap_nshared : 0,
 			 scan, &st);
 	free(dead);
-	if (!r && snap && S->in_rep_child && !snap_intact(via)) {
+	if (!r && snap && S->in_rep_child && !snap_intact(S, via)) {
 		scan_result_free(scan);
 		return "the snapshot died during the scan";
 	}

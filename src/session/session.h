@@ -222,6 +222,7 @@ struct session {
 	int rep_fd, rep_pause_fd;
 	int rep_exited, rep_status;
 	int in_rep_child;	/* this process is a report child */
+	pid_t rep_parent;	/* ... whose parent is this tracer */
 	enum report_reason rep_reason;	/* of its reports */
 	struct report_result last_result;	/* report_make's last */
 	/* the report being made: when its threads were stopped (now_ns(),
@@ -406,12 +407,6 @@ void snap_kill(struct proc *P);
 void snap_reap(struct session *S, struct proc *P, int last);
 /* A report child is at work. */
 int snap_busy(const struct session *S);
-/* In a report child, after the scan of snapshot CLONE: 1 if the copy was
- * whole for the whole scan (alive now: a clone never comes back); 0 if it
- * died meanwhile (its reads failed: the scan is worthless).  Exits the
- * child quietly when ptleak itself is gone (its death killed the copy:
- * nothing is reported to anyone). */
-int snap_intact(pid_t clone);
 /* Wait for the report child to end and take its results (BLOCK: in
  * waitpid; else in the wait loop, the target running and its ring
  * drained), then let go of the snapshots: killed, and, with REAP, their

@@ -330,31 +330,6 @@ static void check_held(struct session *S, struct proc *P)
 	}
 }
 
-/* The report child's parent: ptleak's tracer. */
-static pid_t rep_parent;
-
-int snap_intact(pid_t clone)
-{
-	char path[64], buf[256], *p;
-	ssize_t n;
-	int fd;
-
-	if (getppid() != rep_parent)
-		_exit(1);
-	snprintf(path, sizeof(path), "/proc/%d/stat", (int)clone);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return 0;
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0)
-		return 0;
-	buf[n] = 0;
-	p = strrchr(buf, ')');
-	/* stopped for ever ('t'); dying or dead: anything else */
-	return p && p[1] == ' ' && p[2] == 't';
-}
-
 /* The report child: the reports of the snapshots, results to FD. */
 static void __attribute__((noreturn))
 report_child(struct session *S, enum report_reason reason, pid_t parent,
@@ -364,7 +339,7 @@ report_child(struct session *S, enum report_reason reason, pid_t parent,
 	uint64_t pause = 0;
 
 	prctl(PR_SET_PDEATHSIG, SIGKILL);
-	rep_parent = parent;
+	S->rep_parent = parent;
 	if (getppid() != parent)
 		_exit(1);
 	/* a fatal error here is the tracer's to handle: it detaches */
