@@ -33,6 +33,10 @@ int procstat_resources(pid_t pid, pid_t via, double wall_s,
  * (LEN bytes, newline dropped).  0, or -1 (gone). */
 int procstat_comm(pid_t pid, pid_t tid, char *name, size_t len);
 
+/* The state letter of thread TID of PID ('R', 'S', 't', 'Z', ...) from
+ * /proc/PID/task/TID/stat, 0 if it is gone. */
+char procstat_state(pid_t pid, pid_t tid);
+
 /* /proc/PID/cmdline as a NULL-terminated argv (the caller frees it and
  * its strings), or NULL.  At most 4 KiB of it: a longer one is cut. */
 char **procstat_cmdline(pid_t pid);

@@ -15,26 +15,9 @@
 #include "analysis/census.h"
 #include "breakpoints/fdprobe.h"
 #include "target/guard.h"
+#include "target/procstat.h"
 #include "session.h"
 #include "base/util.h"
-
-/* The state letter of thread TID of PID ('R', 'S', 'T', 'Z', ...), 0 if
- * it is gone. */
-static char thread_state(pid_t pid, pid_t tid)
-{
-	char path[96], buf[512], *p;
-	char state = 0;
-	FILE *f;
-
-	snprintf(path, sizeof(path), "/proc/%d/task/%d/stat", (int)pid, (int)tid);
-	f = fopen(path, "r");
-	if (!f)
-		return 0;
-	if (fgets(buf, sizeof(buf), f) && (p = strrchr(buf, ')')) && p[1] == ' ')
-		state = p[2];
-	fclose(f);
-	return state;
-}
 
 /* The threads of PID in /proc, into *TIDS (the caller frees); -1 if the
  * process is gone. */
@@ -102,8 +85,8 @@ int attach_check(pid_t pid)
 	if (list_threads(pid, &tids, &n))
 		return error("cannot attach to process %d: no such process", (int)pid);
 	for (i = 0; i < n; i++)
-		live += thread_state(pid, tids[i]) != 'Z' &&
-			thread_state(pid, tids[i]) != 'X';
+		live += procstat_state(pid, tids[i]) != 'Z' &&
+			procstat_state(pid, tids[i]) != 'X';
 	free(tids);
 	if (!live)
 		return error("cannot attach to process %d: it is a zombie (it has "
@@ -136,7 +119,7 @@ static int seize_all(struct session *S)
 
 			if (task_find(S, tids[i]))
 				continue;
-			st = thread_state(P->pid, tids[i]);
+			st = procstat_state(P->pid, tids[i]);
 			if (!st || st == 'Z' || st == 'X')
 				continue;
 			if (ptrace(PTRACE_SEIZE, tids[i], 0,

@@ -4,7 +4,6 @@
  * gathered for report_write (report.h); at exit, on a signal, at a detach.
  */
 #include <errno.h>
-#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -228,24 +227,10 @@ void report_tree(struct session *S, struct proc *P)
  */
 static int snap_intact(const struct session *S, pid_t clone)
 {
-	char path[64], buf[256], *p;
-	ssize_t n;
-	int fd;
-
 	if (getppid() != S->rep_parent)
 		_exit(1);
-	snprintf(path, sizeof(path), "/proc/%d/stat", (int)clone);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return 0;
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0)
-		return 0;
-	buf[n] = 0;
-	p = strrchr(buf, ')');
 	/* stopped for ever ('t'); dying or dead: anything else */
-	return p && p[1] == ' ' && p[2] == 't';
+	return procstat_state(clone, clone) == 't';
 }
 
 static const char *make_scan(struct session *S, pid_t via,

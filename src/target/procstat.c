@@ -81,6 +81,18 @@ int procstat_comm(pid_t pid, pid_t tid, char *name, size_t len)
 
 /* /proc/PID/cmdline as a NULL-terminated argv (the caller frees it and
  * its strings), or NULL. */
+char procstat_state(pid_t pid, pid_t tid)
+{
+	char path[96], buf[512], *p;
+
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/stat", (int)pid, (int)tid);
+	if (read_small(path, buf, sizeof(buf)) <= 0)
+		return 0;
+	/* "pid (comm) state ...": comm may hold spaces and ')' */
+	p = strrchr(buf, ')');
+	return p && p[1] == ' ' ? p[2] : 0;
+}
+
 char **procstat_cmdline(pid_t pid)
 {
 	char path[64], buf[4096];

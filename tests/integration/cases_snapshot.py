@@ -217,18 +217,6 @@ def t_snapshot_stall():
     ck.done()
 
 
-def ptleak_children(pid):
-    """The children of ptleak PID (its report child, its guardian)."""
-    out = []
-    for tid in os.listdir("/proc/%d/task" % pid):
-        try:
-            with open("/proc/%d/task/%s/children" % (pid, tid)) as f:
-                out += [int(x) for x in f.read().split()]
-        except (FileNotFoundError, ProcessLookupError):
-            pass
-    return out
-
-
 def proc_state(pid):
     try:
         with open("/proc/%d/stat" % pid) as f:
@@ -253,7 +241,7 @@ def t_snapshot_sigkill():
         end = time.time() + 30
         while w.stats()[2] == 0 and time.time() < end:
             time.sleep(0.01)
-        kids = ptleak_children(at.p.pid)
+        kids = child_pids(at.p.pid)	# its report child, its guardian
         at.p.kill()
         at.p.wait()
         time.sleep(0.5)
