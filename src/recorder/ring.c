@@ -239,8 +239,8 @@ int ring_skip(struct ring_reader *rd)
 	default:
 		return bad_header(rd, h);
 	}
-	/* The producer's commit (or its header write) races with this CAS:
-	 * whichever wins decides; a lost race leaves a record to consume. */
+	/* No producer is inside this reservation (ring.h: the caller's
+	 * promise); a header committed since is still taken, not skipped. */
 	if (!__atomic_compare_exchange_n(w, &h, RING_HDR(len, RING_SKIP, 0, 0), 0,
 					 __ATOMIC_ACQUIRE, __ATOMIC_ACQUIRE))
 		return 0;

@@ -176,7 +176,7 @@ static void test_big_table(void **state)
 	(void)state;
 	for (a = 0; a < 60000; a++) {
 		put_alloc(R, 0, b + 32 * a, 24, 0x1000, a ? NULL : pa, a ? 0 : 1);
-		if (a % 20000 == 19999)
+		if (a % 10000 == 9999)	/* 560 KB: the ring is 1 MiB */
 			got += rec_drain(R, h, NULL, st, &lost);
 	}
 	assert_int_equal(heap_prefetch_worth(h), 1);
@@ -184,7 +184,7 @@ static void test_big_table(void **state)
 		put_free(R, b + 32 * a);
 		if (a % 6 == 0)
 			put_alloc(R, 0, 0x30000000 + 32 * a, 40, 0x1000, NULL, 0);
-		if (a % 20000 == 19998)
+		if (a % 10000 == 9998)
 			got += rec_drain(R, h, NULL, st, &lost);
 	}
 	got += rec_drain(R, h, NULL, st, &lost);

@@ -306,7 +306,7 @@ static void test_signal_inside_production(void **state)
 	/* the main record, still WRITING, holds the handler's back */
 	assert_int_equal(ring_consume(rd, count_sig_rec, &c, 10), 0);
 	ring_put(r, &res, 0, 0);
-	assert_int_equal(ring_commit(r, &res), 0);
+	ring_commit(r, &res);
 	assert_int_equal(ring_consume(rd, count_sig_rec, &c, 10), 2);
 	assert_int_equal(c.main, 1);
 	assert_int_equal(c.handler, 1);
@@ -388,8 +388,8 @@ static int count_rec(void *ctx, const struct ring_rec *rec)
 	return 0;
 }
 
-/* A record reserved and never committed: the consumer gives it up, the
- * next one arrives, the late commit fails and counts in lost. */
+/* A record reserved and never committed (its producer left the hook by
+ * longjmp): the consumer gives it up and the next one arrives. */
 static void test_skip_writing(void **state)
 {
 	struct ring *r = ring_new(10);
@@ -408,8 +408,6 @@ static void test_skip_writing(void **state)
 	assert_int_equal(ring_consume(rd, count_rec, &got, 10), 1);
 	assert_int_equal(got, 1);
 	assert_int_equal(r->lost, 0);
-	assert_int_equal(ring_commit(r, &res), -1);
-	assert_int_equal(r->lost, 1);
 	assert_int_equal(ring_consume(rd, count_rec, &got, 10), 0);
 	assert_ring_clean(r);
 	ring_reader_delete(rd);
@@ -548,7 +546,7 @@ static void test_blocked_at_own_hole(void **state)
 	assert_int_equal(r->lost, 1);
 	assert_int_equal(r->enabled, 1);
 	assert_int_equal(b.got, 0);
-	assert_int_equal(ring_commit(r, &res), 0);
+	ring_commit(r, &res);
 	while (__atomic_load_n(&b.got, __ATOMIC_RELAXED) < 4)
 		sched_yield();
 	b.stop = 1;
