@@ -107,9 +107,10 @@ $(B)/obj/%.o: %.c $(wildcard include/*/*.h) $(wildcard src/*/*.h) $(wildcard arc
 BLOB_CFLAGS := -std=gnu11 $(WARN) -O2 -ffreestanding -fPIC -fno-plt \
 	-fvisibility=hidden -fno-stack-protector -fasynchronous-unwind-tables \
 	-mgeneral-regs-only -nostdlib -fno-builtin -fno-tree-loop-distribute-patterns
-BLOB_SRC := src/recorder/hooks/hooks.c $(wildcard arch/$(ARCH)/recorder/*.S)
+BLOB_SRC := src/recorder/hooks/hooks.c src/recorder/hooks/walk.c $(wildcard arch/$(ARCH)/recorder/*.S)
 BLOB_OBJ := $(patsubst %,$(B)/recorder/%.o,$(BLOB_SRC))
 BLOB_DEPS := $(addprefix include/recorder/,ring.h rechook.h unwtab.h unwtab_walk.h) arch/$(ARCH)/ring_arch.h \
+	src/recorder/hooks/hooks_priv.h \
 	arch/$(ARCH)/rec_arch.h
 
 # the blob is the target's code, not ptleak's: always the host's gcc

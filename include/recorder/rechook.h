@@ -87,7 +87,8 @@ struct rec_call {
 	uint64_t outer;		/* set by hook_enter: the word it made this
 				 * call's (struct rec_thread.outer), to clear */
 	uint64_t saved[5];	/* rbx r12 r13 r14 r15 */
-	uint64_t pad;
+	uint64_t entry;		/* set by hook_enter: the thread's struct
+				 * rec_thread, 0: none (looked up once a call) */
 	uint64_t in_r10, in_r11;
 };
 
@@ -304,6 +305,10 @@ struct rec_conf {
 	 * taken with a compare-and-swap) */
 	struct rec_scache *scache;
 	struct rec_scache *main_scache;
+	/* [near_lo, near_hi): covers every range and stub page (widened
+	 * before a new one is published): a return address outside is not
+	 * nested, whatever the lists say (0, 0: not known, look) */
+	uint64_t near_lo, near_hi;
 };
 
 /*
@@ -379,10 +384,38 @@ static inline uint64_t rec_pccache_slot(uint64_t key, uint64_t mask)
  */
 #define REC_SCACHE_FRAMES	32
 #define REC_SCACHE_PENDING	8
+/*
+ * The ways: the last REC_SCACHE_WAYS whole walks of the thread, each as
+ * its first frame (pc, sp, and fp if the walk depends on it), the words
+ * its steps read that the walk depends on (at sp + off: every return
+ * address; a saved fp only if a rule finds a CFA from it before a step
+ * reads fp again: code built without frame pointers keeps anything in
+ * %rbp) and what it gave (hash, count).  A program allocates from a few sites
+ * in turn (sqlite3's and perl's loops: 99% of their stacks are one of the
+ * last 4-8, 0.1% the last one): a walk whose first frame is a way's and
+ * whose words all hold is that way's walk, by the argument above, and
+ * costs a load and a compare a word.  A way is written only by a walk
+ * that owns the cache and is whole (f[] the whole walk, every step's
+ * words known: no signal frame, no hijacked return address), and
+ * thrown away with the cache when the key changes.
+ */
+#define REC_SCACHE_WAYS		8
+#define REC_SWAY_WORDS		32
+
+struct rec_sway {
+	uint64_t pc, sp, fp;
+	uint64_t fpkey;		/* 1: the walk depends on the first fp */
+	uint64_t hash;
+	uint32_t n;		/* pcs of the walk */
+	uint32_t nwords;	/* words read + 1; 0: an empty way */
+	uint32_t off[REC_SWAY_WORDS];	/* their addresses less sp */
+	uint64_t val[REC_SWAY_WORDS];	/* their values */
+};
 /* rec_sframe.flags */
 #define REC_SF_EXACT	1	/* unwtab_frame.exact */
 #define REC_SF_SKIP	2	/* in ptleak's code pages: not recorded */
 #define REC_SF_MAIN	4	/* a return address into main: the last */
+#define REC_SF_FPCFA	8	/* its rule finds the CFA from its fp */
 
 struct rec_sframe {
 	uint64_t pc, sp, fp;
@@ -400,10 +433,12 @@ struct rec_scache {
 	 * INVALID, no table), hash its hash; done: it ended by the rule (so
 	 * does any walk reaching that frame) */
 	uint64_t whole, done, hash;
-	uint64_t pad[4];
+	uint64_t way_next;	/* the way a whole walk writes next */
+	uint64_t pad[3];
 	struct rec_sframe f[REC_SCACHE_FRAMES];
 	/* the walk's scratch: frames walked before one met the cache */
 	struct rec_sframe pend[REC_SCACHE_PENDING];
+	struct rec_sway way[REC_SCACHE_WAYS];
 };
 
 #define REC_STACKSET_PROBES	8

@@ -287,6 +287,7 @@ int rec_inject(struct recorder *R, pid_t tid, uint64_t near_lo,
 	/* the code page mapped already */
 	R->conf->stub_lo = pg->addr;
 	R->conf->stub_hi = pg->addr + CODE_PAGE_SIZE;
+	rec_near_add(R, pg->addr, pg->addr + CODE_PAGE_SIZE);
 	R->conf->nstubs = R->nstubs = 1;
 	R->conf->stub[0].lo = pg->addr;
 	R->conf->stub[0].hi = pg->addr + CODE_PAGE_SIZE;
@@ -449,12 +450,23 @@ struct code_page *rec_code_page(struct recorder *R, pid_t tid, uint64_t lo,
 	if (ctx && rec_code_write(R, pg->addr + RECBLOB_OFF_rec_ctx, &ctx, 8))
 		return NULL;
 	if (R->conf && R->npages > 1 && R->nstubs < REC_MAX_STUBS) {
+		rec_near_add(R, pg->addr, pg->addr + CODE_PAGE_SIZE);
 		R->conf->stub[R->nstubs].lo = pg->addr;
 		R->conf->stub[R->nstubs].hi = pg->addr + CODE_PAGE_SIZE;
 		R->nstubs++;
 		__atomic_store_n(&R->conf->nstubs, R->nstubs, __ATOMIC_RELEASE);
 	}
 	return pg;
+}
+
+void rec_near_add(struct recorder *R, uint64_t lo, uint64_t hi)
+{
+	struct rec_conf *c = R->conf;
+
+	if (!c->near_hi || lo < c->near_lo)
+		__atomic_store_n(&c->near_lo, lo, __ATOMIC_RELAXED);
+	if (hi > c->near_hi)
+		__atomic_store_n(&c->near_hi, hi, __ATOMIC_RELAXED);
 }
 
 /* The first code page is mapped before the area: its context word. */

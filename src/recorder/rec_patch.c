@@ -114,6 +114,7 @@ int rec_patch(struct recorder *R, pid_t tid, const char *name, uint64_t addr,
 	 * calls free) */
 	if (!REC_FN_IS_FD(kind)) {
 		i = R->nranges++;
+		rec_near_add(R, addr, addr + (size ? size : f.p.len));
 		R->conf->range[i].lo = addr;
 		R->conf->range[i].hi = addr + (size ? size : f.p.len);
 		R->conf->range[i].obj = obj;
@@ -142,6 +143,7 @@ int rec_nest_range(struct recorder *R, uint64_t addr, uint64_t size,
 	if (i == REC_MAX_RANGES)
 		return -1;
 	R->nranges++;
+	rec_near_add(R, addr, addr + size);
 	R->conf->range[i].lo = addr;
 	R->conf->range[i].hi = addr + size;
 	R->conf->range[i].obj = obj;

@@ -371,15 +371,26 @@ static void test_sigaltstack(void **state)
 
 /* ---- the stack cache (rechook.h, struct rec_scache) ---- */
 
+static void clear_ways(struct rec_scache *sc)
+{
+	unsigned i;
+
+	for (i = 0; i < REC_SCACHE_WAYS; i++)
+		sc->way[i].nwords = 0;
+}
+
 /*
  * The main thread (no entry: conf.main_scache): chains of changing depth
- * after each other, each equal to libunwind's; a cache in use (gen odd,
- * as a signal handler finds it in the middle of a walk) is neither used
- * nor written; a cached frame whose words no longer hold is walked again.
+ * after each other, each equal to libunwind's; a chain seen before is a
+ * way (3, 5 and 3 again: 4 walks written as ways of 7); a cache in use
+ * (gen odd, as a signal handler finds it in the middle of a walk) is
+ * neither used nor written; a cached frame or a way whose words no
+ * longer hold is walked again.
  */
 static void test_stack_cache(void **state)
 {
 	static const int depths[] = { 3, 3, 5, 2, 5, 0, 3 };
+	static const unsigned ways[] = { 1, 1, 2, 3, 3, 4, 4 };
 	struct rec_scache *sc = conf.main_scache, copy;
 	struct seen s;
 	struct got g;
@@ -393,7 +404,16 @@ static void test_stack_cache(void **state)
 		assert_int_equal(n, s.nbt);
 		assert_int_equal(sc->gen % 2, 0);
 		assert_int_equal(sc->gen, 2 * (i + 1));
-		assert_true(sc->n >= (n < REC_SCACHE_FRAMES ? n : REC_SCACHE_FRAMES));
+		assert_int_equal(sc->way_next, ways[i]);
+	}
+	/* a way whose return address no longer holds: walked, written
+	 * (the first round), then taken (the second: the same call site) */
+	for (i = 0; i < REC_SCACHE_WAYS; i++)
+		sc->way[i].val[0] ^= 0x10;
+	for (i = 0; i < 2; i++) {
+		n = one_call(3, MAXF, 0, conf.main_tid, 0, &s, &g);
+		assert_int_equal(n, s.nbt);
+		assert_int_equal(sc->way_next, 5);
 	}
 	sc->gen++;
 	copy = *sc;
@@ -405,6 +425,7 @@ static void test_stack_cache(void **state)
 	 * (chain, call_chain, ...) taken again from the stack */
 	assert_true(sc->n > 4);
 	sc->f[3].pc ^= 0x10;
+	clear_ways(sc);
 	n = one_call(4, MAXF, 0, conf.main_tid, 0, &s, &g);
 	assert_int_equal(n, s.nbt);
 	assert_int_equal(sc->gen % 2, 0);

@@ -12,7 +12,7 @@
  * one's offset in the image (recblob.h).  Nothing else may be named rec_*.
  * hook_enter and hook_leave are called by the stub (stub.S) only.
  */
-#include "recorder/rechook.h"
+#include "hooks_priv.h"
 #include "rec_arch.h"
 #include "recorder/ring.h"
 
@@ -44,32 +44,14 @@ int rec_record(uint64_t type, uint64_t a0, uint64_t a1, uint64_t a2)
 	return ring_produce(cf->ring, (unsigned)type, 0, w, 3);
 }
 
-/* 1 if ADDR lies in [LO, HI). */
-static int within(uint64_t addr, uint64_t lo, uint64_t hi)
-{
-	return addr >= lo && addr < hi;
-}
-
-/* 1 if RA lies in ptleak's code pages: a tail call from another patched
- * function returns there. */
-static int in_stubs(const struct rec_conf *cf, uint64_t ra)
-{
-	uint64_t i, n;
-
-	if (within(ra, cf->stub_lo, cf->stub_hi))
-		return 1;
-	n = cf->nstubs < REC_MAX_STUBS ? cf->nstubs : REC_MAX_STUBS;
-	for (i = 0; i < n; i++)
-		if (within(ra, cf->stub[i].lo, cf->stub[i].hi))
-			return 1;
-	return 0;
-}
-
 /* The nesting rule (rechook.h): 1 if the call is inside another one. */
 static int nested(const struct rec_conf *cf, const struct rec_call *c)
 {
-	uint64_t ra = c->ra, i, n = cf->nranges;
+	uint64_t ra = c->ra, i, n = cf->nranges, hi;
 
+	hi = __atomic_load_n(&cf->near_hi, __ATOMIC_RELAXED);
+	if (hi && !within(ra, __atomic_load_n(&cf->near_lo, __ATOMIC_RELAXED), hi))
+		return 0;	/* the program's own code: the common case */
 	if (in_stubs(cf, ra))
 		return 1;
 	if (n > REC_MAX_RANGES)
@@ -102,21 +84,25 @@ static const struct rec_thread *thread_entry(const struct rec_conf *cf,
 	return NULL;
 }
 
-/* Who calls, from where: the thread's tid, the caller's frame and the
- * stack its walk may read (hi 0: none, the caller's return address only). */
-struct caller {
-	uint64_t tid;
-	uint64_t sp, fp;
-	struct unwtab_stack st;
-	const struct rec_thread *e;	/* its entry, NULL: none */
-};
+/* c->entry := the calling thread's entry, once a call (hook_enter). */
+static void look_up_entry(const struct rec_conf *cf, struct rec_call *c)
+{
+	/* %fs:0 only if there is a table: a thread with no TLS faults */
+	if (cf->threads)
+		c->entry = (uint64_t)(uintptr_t)thread_entry(cf, rec_arch_tcb());
+}
+
+/* The calling thread's entry (c->entry, set by hook_enter). */
+static const struct rec_thread *entry_of(const struct rec_call *c)
+{
+	return (const struct rec_thread *)(uintptr_t)c->entry;
+}
 
 static void caller_of(const struct rec_conf *cf, const struct rec_call *c,
 		      struct caller *w)
 {
-	/* %fs:0 only if it is needed: a thread with no TLS faults there */
-	uint64_t tcb = cf->threads || cf->tid_off ? rec_arch_tcb() : 0;
-	const struct rec_thread *e = thread_entry(cf, tcb);
+	const struct rec_thread *e = entry_of(c);
+	uint64_t tcb;
 	int on_main;
 
 	rec_arch_caller(c, &w->sp, &w->fp);
@@ -129,361 +115,14 @@ static void caller_of(const struct rec_conf *cf, const struct rec_call *c,
 		return;
 	}
 	on_main = within(w->sp, cf->main_stack_lo, cf->main_stack_hi);
-	if (cf->tid_off)
+	/* %fs:0 only if it is needed: a thread with no TLS faults there */
+	tcb = cf->tid_off ? rec_arch_tcb() : 0;
+	if (tcb)
 		w->tid = (uint64_t)*(const volatile int32_t *)(tcb + cf->tid_off);
 	else
 		w->tid = on_main ? cf->main_tid : 0;
 	if (on_main)
 		w->st.lo = w->sp, w->st.hi = cf->main_stack_hi;
-}
-
-/* The rule at address KEY: from the rule cache, else looked up in OBJS
- * (F's object first) and cached.  NULL if no table covers KEY. */
-static const struct unwtab_rule *rule_at(const struct rec_conf *cf,
-					 const struct rec_objs *objs,
-					 uint64_t key, struct unwtab_frame *f)
-{
-	struct rec_pccache *e = NULL;
-	const struct unwtab_rule *r;
-	uint64_t rule, check;
-
-	if (cf->pccache) {
-		e = &cf->pccache[rec_pccache_slot(key, cf->pccache_mask)];
-		rule = __atomic_load_n(&e->rule, __ATOMIC_RELAXED);
-		check = __atomic_load_n(&e->check, __ATOMIC_RELAXED);
-		if (rule && (check ^ rule ^ (uint64_t)(uintptr_t)objs) == key)
-			return (const struct unwtab_rule *)(uintptr_t)rule;
-	}
-	r = unwtab_lookup(objs->obj, (unsigned)objs->n, key, f);
-	if (r && e) {
-		rule = (uint64_t)(uintptr_t)r;
-		__atomic_store_n(&e->rule, rule, __ATOMIC_RELAXED);
-		__atomic_store_n(&e->check, key ^ rule ^ (uint64_t)(uintptr_t)objs,
-				 __ATOMIC_RELAXED);
-	}
-	return r;
-}
-
-/* F's pc read from stack slot SLOT is ptleak's trampoline: the real
- * return address (0: not known, the walk ends). */
-static uint64_t unhijack(const struct rec_conf *cf, uint64_t slot)
-{
-	const struct rec_hijack *t = cf->hijacks;
-	uint64_t mask = cf->hijacks_mask, i, n, s;
-
-	if (!t)
-		return 0;
-	for (i = rec_hijack_slot(slot, mask), n = 0; n <= mask;
-	     i = (i + 1) & mask, n++) {
-		s = __atomic_load_n(&t[i].slot, __ATOMIC_ACQUIRE);
-		if (!s)
-			return 0;
-		if (s == slot)
-			return __atomic_load_n(&t[i].real, __ATOMIC_RELAXED);
-	}
-	return 0;
-}
-
-/*
- * The caller's stack, at most MAX pcs from its return address on: hashed
- * into *HASH, and put in words FIRST.. of reservation RES unless RES is
- * NULL.  Returns the number of pcs.  The walk is deterministic (it reads
- * the frames above ours, which stand still while we run), so a second
- * pass writes what the first hashed.
- */
-static unsigned walk(const struct rec_conf *cf, const struct rec_call *c,
-		     const struct caller *w, const struct rec_objs *objs,
-		     unsigned max, uint64_t *hash, const struct ring_res *res,
-		     unsigned first)
-{
-	struct unwtab_frame f = { c->ra, w->sp, w->fp, 0, NULL };
-	uint64_t h = REC_STACK_HASH_SEED;
-	const struct unwtab_rule *r;
-	unsigned n = 0, skipped = 0;
-
-	for (;;) {
-		/* a patched function's stub between a caller and the
-		 * function (an allocation inside fopen): not the program's,
-		 * left out as the breakpoint engine has no frame there */
-		if (in_stubs(cf, f.pc)) {
-			if (++skipped > REC_MAX_DEPTH)
-				break;
-		} else {
-			h = rec_stack_hash_add(h, f.pc, n);
-			if (res)
-				ring_put(cf->ring, res, first + n, f.pc);
-			if (++n >= max ||
-			    within(f.pc - 1, cf->main_lo, cf->main_hi))
-				break;
-		}
-		r = rule_at(cf, objs, unwtab_key(&f), &f);
-		if (!r || !unwtab_apply(&w->st, r, &f))
-			break;
-		/* a return address at CFA - 8 that ptleak hijacked */
-		if (f.pc == cf->hijack_ret && cf->hijack_ret &&
-		    !(f.pc = unhijack(cf, f.sp - 8)))
-			break;
-	}
-	*hash = rec_stack_hash_end(h, n);
-	return n;
-}
-
-/* ---- the stack cache (rechook.h, struct rec_scache) ---- */
-
-/* What the frame at PC is for the record: REC_SF_SKIP (a stub between a
- * caller and a patched function, left out), REC_SF_MAIN (the last). */
-static uint64_t pc_flags(const struct rec_conf *cf, uint64_t pc)
-{
-	if (in_stubs(cf, pc))
-		return REC_SF_SKIP;
-	return within(pc - 1, cf->main_lo, cf->main_hi) ? REC_SF_MAIN : 0;
-}
-
-/* Frame flags FL counted into *N and *SKIPPED as walk() counts: 1 if the
- * walk ends with that frame. */
-static int last_frame(uint64_t fl, unsigned *n, unsigned *skipped,
-		      unsigned max)
-{
-	if (fl & REC_SF_SKIP)
-		return ++*skipped > REC_MAX_DEPTH;
-	return ++*n >= max || (fl & REC_SF_MAIN);
-}
-
-/* walk()'s step: F becomes its caller's frame, *RA_AT and *FP_AT where
- * the step read its pc and fp (ra_at 0: a step the cache does not
- * check).  1, or 0 when the walk ends, *RULE_END 1 if F's rule ended it
- * (no table, STOP, INVALID: whatever the stack holds). */
-static int step(const struct rec_conf *cf, const struct rec_objs *objs,
-		const struct unwtab_stack *st, struct unwtab_frame *f,
-		uint64_t *ra_at, uint64_t *fp_at, int *rule_end)
-{
-	const struct unwtab_rule *r = rule_at(cf, objs, unwtab_key(f), f);
-
-	*rule_end = !r || r->kind < UNWTAB_CFA_SP || r->kind > UNWTAB_SIGNAL;
-	if (*rule_end || !unwtab_apply(st, r, f))
-		return 0;
-	*ra_at = *fp_at = 0;
-	if (r->kind != UNWTAB_SIGNAL) {
-		*ra_at = f->sp + (int64_t)r->ra_off;
-		*fp_at = r->fp_off ? f->sp + (int64_t)r->fp_off : 0;
-	}
-	/* a return address at CFA - 8 that ptleak hijacked */
-	if (f->pc == cf->hijack_ret && cf->hijack_ret) {
-		*ra_at = 0;
-		if (!(f->pc = unhijack(cf, f->sp - 8)))
-			return 0;
-	}
-	return 1;
-}
-
-/* The caller's thread's cache, NULL if none (no walk); *SHARED 1 if
- * other threads may take it too (main_scache). */
-static struct rec_scache *scache_of(const struct rec_conf *cf,
-				    const struct caller *w, int *shared)
-{
-	*shared = !w->e;
-	if (!w->st.hi)
-		return NULL;
-	if (w->e)
-		return cf->scache ? &cf->scache[w->e - cf->threads] : NULL;
-	return cf->main_scache;
-}
-
-#define SC_KEY	7
-
-/* Word I of the key of a walk (struct rec_scache, from objs on). */
-static uint64_t scache_key(const struct rec_conf *cf, const struct caller *w,
-			   const struct rec_objs *objs, unsigned max, unsigned i)
-{
-	switch (i) {
-	case 0:
-		return (uint64_t)(uintptr_t)objs;
-	case 1:
-		return w->st.hi;
-	case 2:
-		return __atomic_load_n(&cf->main_lo, __ATOMIC_RELAXED);
-	case 3:
-		return __atomic_load_n(&cf->main_hi, __ATOMIC_RELAXED);
-	case 4:
-		return cf->hijack_ret;
-	case 5:
-		return cf->nstubs;
-	default:
-		return max;
-	}
-}
-
-static void sframe_set(struct rec_sframe *d, const struct unwtab_frame *f,
-		       uint64_t ra_at, uint64_t fp_at, uint64_t fl)
-{
-	d->pc = f->pc, d->sp = f->sp, d->fp = f->fp;
-	d->ra_at = ra_at, d->fp_at = fp_at;
-	d->flags = fl | (f->exact ? REC_SF_EXACT : 0);
-}
-
-static void sframe_copy(struct rec_sframe *d, const struct rec_sframe *s)
-{
-	d->pc = s->pc, d->sp = s->sp, d->fp = s->fp;
-	d->ra_at = s->ra_at, d->fp_at = s->fp_at, d->flags = s->flags;
-}
-
-/* 1 if the words the step into cached frame D read still hold D's. */
-static int sframe_holds(const struct unwtab_stack *st,
-			const struct rec_sframe *d)
-{
-	uint64_t v;
-
-	if (!d->ra_at || unwtab_read(st, d->ra_at, &v) || v != d->pc)
-		return 0;
-	return !d->fp_at || (!unwtab_read(st, d->fp_at, &v) && v == d->fp);
-}
-
-/*
- * walk() (no reservation) with the thread's cache SC: the same pcs and
- * hash.  Frames are walked until one equals a cached frame; the cached
- * frames after it are taken while their words hold (sframe_holds), the
- * rest walked again.  The cache then holds this walk.  -1 if SC is in
- * use (the caller walks without it: not from here, so that the hooks'
- * deepest stack stays within REC_SCRUB).
- */
-static __attribute__((noinline)) int
-walk_cached(const struct rec_conf *cf, const struct rec_call *c,
-			    const struct caller *w, const struct rec_objs *objs,
-			    unsigned max, uint64_t *hash, struct rec_scache *sc,
-			    int shared)
-{
-	struct unwtab_frame f = { c->ra, w->sp, w->fp, 0, NULL };
-	struct rec_sframe *C = sc->f, *P = sc->pend, *d;
-	uint64_t h = REC_STACK_HASH_SEED, g, ra_at = 0, fp_at = 0, fl, v;
-	uint64_t *kw = &sc->objs;
-	unsigned n = 0, skipped = 0, m = 0, k = 0, j = 0, e, i, cnt;
-	int usable = 1, rule_end = 0, ended = 0, deferred, whole_hash = 0;
-
-	g = __atomic_load_n(&sc->gen, __ATOMIC_RELAXED);
-	/* odd: a walk of this thread's in progress (or left), or of
-	 * another thread's if SHARED */
-	if ((g & 1) || (shared && !__atomic_compare_exchange_n(&sc->gen, &g,
-			g + 1, 0, __ATOMIC_ACQUIRE, __ATOMIC_RELAXED)))
-		return -1;
-	if (!shared)
-		__atomic_store_n(&sc->gen, g + 1, __ATOMIC_RELAXED);
-	__atomic_signal_fence(__ATOMIC_SEQ_CST);
-	/* the key as this walk reads it, in the cache at once (ours now) */
-	for (i = 0; i < SC_KEY; i++) {
-		v = scache_key(cf, w, objs, max, i);
-		usable &= kw[i] == v;
-		kw[i] = v;
-	}
-	if (usable)
-		m = sc->n < REC_SCACHE_FRAMES ? (unsigned)sc->n : REC_SCACHE_FRAMES;
-
-	/* 1: frames walked until one meets the cache (into P while the
-	 * cache may still be met, else into C) */
-	for (;;) {
-		if (usable) {
-			while (k < m && C[k].sp < f.sp)
-				k++;
-			if (k < m && C[k].sp == f.sp && C[k].pc == f.pc &&
-			    C[k].fp == f.fp &&
-			    !(C[k].flags & REC_SF_EXACT) == !f.exact)
-				goto met;
-			if (j == REC_SCACHE_PENDING) {
-				for (i = 0; i < j; i++)
-					sframe_copy(&C[i], &P[i]);
-				usable = 0;
-			}
-		}
-		fl = pc_flags(cf, f.pc);
-		d = usable ? &P[j] : j < REC_SCACHE_FRAMES ? &C[j] : NULL;
-		if (d)
-			sframe_set(d, &f, ra_at, fp_at, fl);
-		j++;
-		if (!(fl & REC_SF_SKIP))
-			h = rec_stack_hash_add(h, f.pc, n);
-		if (last_frame(fl, &n, &skipped, max)) {
-			ended = 1;
-			rule_end = 0;
-			break;
-		}
-		if (!step(cf, objs, &w->st, &f, &ra_at, &fp_at, &rule_end)) {
-			ended = rule_end;
-			break;
-		}
-	}
-	goto end;
-
-met:
-	/* 2: f is cached frame k; the frames after it while they hold */
-	deferred = j == 0 && k == 0;	/* the hash: the cache's, or later */
-	for (e = k;; e++) {
-		fl = C[e].flags;
-		if (!deferred && !(fl & REC_SF_SKIP))
-			h = rec_stack_hash_add(h, C[e].pc, n);
-		if (last_frame(fl, &n, &skipped, max)) {
-			ended = 1;
-			rule_end = 0;
-			break;
-		}
-		if (e + 1 == m) {
-			/* the cached walk ended there by that frame's rule */
-			ended = rule_end = sc->done == 1;
-			break;
-		}
-		if (!sframe_holds(&w->st, &C[e + 1]))
-			break;
-	}
-	if (deferred) {
-		if (ended && e + 1 == m && sc->whole == 1)
-			whole_hash = 1;
-		else
-			for (i = 0, cnt = 0; i <= e; i++)
-				if (!(C[i].flags & REC_SF_SKIP))
-					h = rec_stack_hash_add(h, C[i].pc, cnt++);
-	}
-	f = (struct unwtab_frame){ C[e].pc, C[e].sp, C[e].fp,
-				   !!(C[e].flags & REC_SF_EXACT), NULL };
-	/* the walk's frames: P[0 .. j), C[k .. e] */
-	cnt = e - k + 1;
-	if (j < k)
-		for (i = 0; i < cnt; i++)
-			sframe_copy(&C[j + i], &C[k + i]);
-	else if (j > k)
-		for (i = cnt; i-- > 0;)
-			if (j + i < REC_SCACHE_FRAMES)
-				sframe_copy(&C[j + i], &C[k + i]);
-	for (i = 0; i < j; i++)
-		sframe_copy(&C[i], &P[i]);
-	j += cnt;
-	usable = 0;
-	/* 3: the rest walked */
-	while (!ended) {
-		if (!step(cf, objs, &w->st, &f, &ra_at, &fp_at, &rule_end)) {
-			ended = rule_end;
-			break;
-		}
-		fl = pc_flags(cf, f.pc);
-		if (j < REC_SCACHE_FRAMES)
-			sframe_set(&C[j], &f, ra_at, fp_at, fl);
-		j++;
-		if (!(fl & REC_SF_SKIP))
-			h = rec_stack_hash_add(h, f.pc, n);
-		ended = last_frame(fl, &n, &skipped, max);
-	}
-
-end:
-	if (usable)
-		for (i = 0; i < j; i++)
-			sframe_copy(&C[i], &P[i]);
-	*hash = whole_hash ? sc->hash : rec_stack_hash_end(h, n);
-	sc->n = j < REC_SCACHE_FRAMES ? j : REC_SCACHE_FRAMES;
-	/* the walk is the cache's frames and ended there whatever the
-	 * words above: by the count, main, or the last frame's rule */
-	sc->whole = ended && j <= REC_SCACHE_FRAMES;
-	sc->done = rule_end && sc->whole;
-	sc->hash = *hash;
-	__atomic_signal_fence(__ATOMIC_SEQ_CST);
-	__atomic_store_n(&sc->gen, g + 2, __ATOMIC_RELEASE);
-	return (int)n;
 }
 
 /* 1 if ptleak has the stack of hash H already. */
@@ -570,8 +209,7 @@ static void emit_stack(const struct rec_conf *cf, unsigned type,
 static uint64_t *outer_of(const struct rec_conf *cf, const struct rec_call *c,
 			  int fd)
 {
-	uint64_t tcb = cf->threads ? rec_arch_tcb() : 0;
-	const struct rec_thread *e = thread_entry(cf, tcb);
+	const struct rec_thread *e = entry_of(c);
 	uint64_t sp, fp;
 
 	if (e)
@@ -704,14 +342,17 @@ void hook_enter(struct rec_call *c)
 
 	c->record = 0;
 	c->outer = 0;
+	c->entry = 0;
 	if (!cf || !cf->ring)
 		return;
 	if (REC_FN_IS_FD(kind)) {
+		look_up_entry(cf, c);
 		fd_enter(cf, c, kind);
 		return;
 	}
 	if (nested(cf, c))
 		return;
+	look_up_entry(cf, c);
 	outer = outer_of(cf, c, 0);
 	if (outer) {
 		o = __atomic_load_n(outer, __ATOMIC_RELAXED);
