@@ -399,8 +399,10 @@ int tracer_run(const struct options *o)
 		/* the largest of its children: report children (snapshot.c)
 		 * share its tables' pages, the guardian is small */
 		if (!getrusage(RUSAGE_CHILDREN, &ru))
-			fprintf(stderr, "ptleak-debug: its children's peak RSS: %ld KiB\n",
-				ru.ru_maxrss);
+			fprintf(stderr, "ptleak-debug: its children's peak RSS: %ld KiB, "
+				"CPU %.4f s user %.4f s system\n", ru.ru_maxrss,
+				ru.ru_utime.tv_sec + ru.ru_utime.tv_usec / 1e6,
+				ru.ru_stime.tv_sec + ru.ru_stime.tv_usec / 1e6);
 	}
 	return ret;
 }
