@@ -115,6 +115,7 @@ static int bind_allocator(struct session *S, pid_t tid, const uint64_t *order,
 	int ret = 0, r;
 
 	memset(defs, 0, sizeof(defs));
+	recs_bind_begin(S);
 	s = sym_open_setup(tid);
 	bind_exec(S, s, tid, order, n);
 	for (i = 0; i < n && !P->no_heap; i++)

@@ -331,17 +331,27 @@ static int others_stopped(struct session *S, pid_t tid)
 	return 1;
 }
 
-/* The pcs of the stopped threads, for rec_patch. */
-static unsigned stopped_pcs(struct session *S, uint64_t *pcs, unsigned max)
+/* The pcs of the stopped threads, for rec_patch: read once a binding
+ * pass (a PTRACE_GETREGS a thread for each of the ~50 functions). */
+static void stopped_pcs(struct session *S)
 {
 	unsigned i, n = 0;
 	struct task *t;
 	struct arch_regs r;
 
+	if (S->bind_pcs.known)
+		return;
 	for_each_proc_task(S, i, t)
-		if (n < max && t->role == ROLE_THREAD && !arch_get_regs(t->tid, &r))
-			pcs[n++] = arch_pc(&r);
-	return n;
+		if (n < ARRAY_SIZE(S->bind_pcs.pc) && t->role == ROLE_THREAD &&
+		    !arch_get_regs(t->tid, &r))
+			S->bind_pcs.pc[n++] = arch_pc(&r);
+	S->bind_pcs.n = n;
+	S->bind_pcs.known = 1;
+}
+
+void recs_bind_begin(struct session *S)
+{
+	S->bind_pcs.known = 0;
 }
 
 /* The recorder could not be injected: say why once; --engine=recorder
@@ -403,17 +413,15 @@ static int bind_fn(struct session *S, pid_t tid, const struct sym_def *d,
 		   const char *name, unsigned kind, unsigned tag, unsigned obj)
 {
 	struct proc *P = S->proc;
-	uint64_t pcs[256];
 	char why[256];
-	unsigned n;
 	int sig = 0, ret;
 
 	ret = ensure(S, tid, d->addr);
 	if (ret <= 0)
 		return ret;
-	n = stopped_pcs(S, pcs, 256);
+	stopped_pcs(S);
 	ret = rec_patch(P->rec, tid, name, d->addr, d->size, obj, kind, tag,
-			pcs, n, &sig, why, sizeof(why));
+			S->bind_pcs.pc, S->bind_pcs.n, &sig, why, sizeof(why));
 	if (sig)
 		P->bps.held_sig = sig;
 	if (ret >= 0) {

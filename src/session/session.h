@@ -179,6 +179,12 @@ struct session {
 	const struct options *o;
 	FILE *text;		/* the text report's stream: stderr or -o FILE */
 	int report_failed;
+	/* the stopped threads' pcs in a binding pass (recs_bind_begin) */
+	struct {
+		uint64_t pc[256];
+		unsigned n;
+		int known;
+	} bind_pcs;
 	struct suppressions *supp;
 	/* the process whose event is being handled: every function that
 	 * works on one process works on this one (set by events.c) */
@@ -553,6 +559,9 @@ void recs_drain_final(struct session *S);
  * and it cannot be (message). */
 int recs_bind(struct session *S, pid_t tid, const struct sym_def *d, int fn,
 	      const char *name, unsigned obj);
+/* A binding pass begins (every thread stopped until it ends): the
+ * threads' pcs, which no patch may cover, are read once in it. */
+void recs_bind_begin(struct session *S);
 /* The same for descriptor function NAME (fdprobe_patch_fn: its KIND,
  * fdprobe's index IDX, object OBJ spanning [LO, HI)); 0 also without a
  * heap (--fd-only: breakpoints). */
