@@ -20,7 +20,8 @@
 
 struct symbolizer;
 
-/* A session over the objects PID maps now.  NULL with a message on error. */
+/* A session over the objects PID maps (made at its first need: PID must
+ * stay stopped meanwhile).  NULL with a message if they cannot be read. */
 struct symbolizer *sym_open(pid_t pid);
 
 /*
