@@ -274,11 +274,32 @@ void rec_thread_gone(struct recorder *R, pid_t tid)
 	}
 }
 
+/* Thread TID's stack as rec_thread_set found it, if it holds SP: 0. */
+static int thread_stack(struct recorder *R, pid_t tid, uint64_t sp,
+			uint64_t *lo, uint64_t *hi)
+{
+	size_t i;
+
+	for (i = 0; i < R->ntslots; i++) {
+		const struct rec_thread *T = &threads(R)[R->tslots[i].slot];
+
+		if (R->tslots[i].tid == tid && T->tid == (uint64_t)tid &&
+		    sp >= T->lo && sp < T->hi) {
+			*lo = T->lo;
+			*hi = T->hi;
+			return 0;
+		}
+	}
+	return -1;
+}
+
 int rec_main_stack(struct recorder *R, pid_t tid, uint64_t sp)
 {
 	uint64_t lo, hi;
 
-	if (!R->area || rec_mapping_of(tid, sp, &lo, &hi))
+	/* the thread's mapping, read once (maps are dear to read) */
+	if (!R->area || (thread_stack(R, tid, sp, &lo, &hi) &&
+			 rec_mapping_of(tid, sp, &lo, &hi)))
 		return 0;
 	/* the stack grows down from hi: an sp up to 256 MiB below is on it
 	 * (a thread not in the table, on another stack there, is the risk:

@@ -400,10 +400,11 @@ static int ensure(struct session *S, pid_t tid, uint64_t near)
 	}
 	if (sig)
 		P->bps.held_sig = sig;
+	/* the threads' stacks first: the main one's is among them */
+	recs_threads_all(S);
 	if (!arch_get_regs(P->mem_pid, &r))
 		rec_main_stack(P->rec, P->mem_pid, arch_sp(&r));
 	rec_set_trampoline(P->rec, P->bps.trampoline);
-	recs_threads_all(S);
 	timer_start();
 	return 1;
 }
