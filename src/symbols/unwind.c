@@ -9,6 +9,7 @@
 #include "target/memio.h"
 #include "symbols/symbols.h"
 #include "symbols/unwind.h"
+#include "exefde.h"
 #include "base/util.h"
 
 /* exported by libunwind, declared only in its internal headers */
@@ -640,7 +641,7 @@ static int main_from_symbols(struct unwinder *u, uint64_t m)
  */
 static void resolve_main(struct unwinder *u)
 {
-	uint64_t m = u->main_ref;
+	uint64_t m = u->main_ref, end;
 	unw_proc_info_t pi;
 	struct utable *exe;
 
@@ -653,6 +654,12 @@ static void resolve_main(struct unwinder *u)
 		u->main_sym_m = m;
 		if (!main_from_symbols(u, m))
 			return;
+		/* stripped: its FDE from the file (exefde.h), else libunwind's */
+		if (!exe_fde_end(u->pid, u->entry, m, &end)) {
+			u->main_lo = m;
+			u->main_hi = end;
+			return;
+		}
 	}
 	exe = table_of(u, u->entry);
 	if (!exe || m < exe->start || m >= exe->end)
