@@ -9,9 +9,6 @@
  *            the word may be in a mapping shared between processes)
  *   void     ring_arch_futex_wake(uint32_t *w);   wake every waiter on W
  *   uint64_t ring_arch_now_ns(void);    CLOCK_MONOTONIC, nanoseconds
- *   void     ring_arch_prefetchw(const void *p);  P's line will be written
- *            soon: fetch it owned (a hint, never a fault; a no-op where
- *            the CPU has none)
  */
 #ifndef PTLEAK_RING_ARCH_H
 #define PTLEAK_RING_ARCH_H
@@ -33,12 +30,6 @@ struct ring_arch_timespec {
 static inline void ring_arch_pause(void)
 {
 	__asm__ volatile("pause" ::: "memory");
-}
-
-/* PREFETCHW (0f 0d /1): a NOP in 64-bit mode on CPUs without it */
-static inline void ring_arch_prefetchw(const void *p)
-{
-	__asm__ volatile("prefetchw %0" :: "m"(*(const char *)p));
 }
 
 static inline long ring_arch_syscall4(long nr, long a, long b, long c, long d)

@@ -81,9 +81,6 @@ enum ring_state {
 #define RING_HDR_WITH(h, state) \
 	(((h) & ~(0xffull << 32)) | (uint64_t)(state) << 32)
 
-/* How far past its record a producer fetches lines for the next ones. */
-#define RING_PREFETCH	128
-
 /* Spins before a full ring's producer sleeps, and each sleep's bound. */
 #define RING_SPINS	128
 #define RING_SLEEP_NS	100000000ull	/* 100 ms */
@@ -231,10 +228,6 @@ static inline int ring_reserve(struct ring *r, unsigned type, unsigned npcs,
 		goto lost;
 	res->pos = pos;
 	res->hdr = RING_HDR(len, RING_WRITING, type, npcs);
-	/* the lines the next records take: last written by the consumer
-	 * (zeroed) on another CPU, they would cost a miss each when stored */
-	ring_arch_prefetchw(ring_word(r, pos + len + RING_PREFETCH));
-	ring_arch_prefetchw(ring_word(r, pos + len + RING_PREFETCH + 64));
 	/* the tail's acquire above orders this after the consumer's zeroing */
 	__atomic_store_n(ring_word(r, pos), res->hdr, __ATOMIC_RELAXED);
 	return 0;
