@@ -434,7 +434,9 @@ struct rec_scache {
 	 * does any walk reaching that frame) */
 	uint64_t whole, done, hash;
 	uint64_t way_next;	/* the way a whole walk writes next */
-	uint64_t pad[3];
+	uint64_t walks, from_way;	/* walks with the cache, of them ways
+					 * (PTLEAK_DEBUG=stats) */
+	uint64_t pad;
 	struct rec_sframe f[REC_SCACHE_FRAMES];
 	/* the walk's scratch: frames walked before one met the cache */
 	struct rec_sframe pend[REC_SCACHE_PENDING];

@@ -568,4 +568,5 @@ void rec_debug_ring(const struct recorder *R)
 		(unsigned long long)r->tail, r->heartbeat,
 		(unsigned long long)r->lost, (unsigned long long)r->dropped,
 		(unsigned long long)r->sleeps, r->waiters);
+	rec_debug_scache(R);
 }

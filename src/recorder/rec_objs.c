@@ -210,6 +210,29 @@ static struct rec_scache *scaches(struct recorder *R)
 	return (struct rec_scache *)(R->area + AREA_SCACHE);
 }
 
+void rec_debug_scache(const struct recorder *R)
+{
+	const struct rec_thread *T;
+	const struct rec_scache *C;
+	uint64_t walks, from_way, i;
+
+	if (!R->area)
+		return;
+	T = (const struct rec_thread *)(R->area + AREA_THREADS);
+	C = (const struct rec_scache *)(R->area + AREA_SCACHE);
+	/* the main thread's shared cache, then the live entries' (a slot
+	 * never given out is a hole of the memfd: not read) */
+	walks = C[NTHREADS].walks, from_way = C[NTHREADS].from_way;
+	for (i = 0; i < NTHREADS; i++)
+		if (__atomic_load_n(&T[i].tcb, __ATOMIC_RELAXED)) {
+			walks += C[i].walks;
+			from_way += C[i].from_way;
+		}
+	fprintf(stderr, "ptleak-debug: stack cache: %llu walks of live threads, "
+		"%llu of them a way\n", (unsigned long long)walks,
+		(unsigned long long)from_way);
+}
+
 int rec_thread_set(struct recorder *R, pid_t tid, uint64_t tcb, uint64_t sp)
 {
 	struct rec_thread *T;

@@ -156,6 +156,9 @@ struct code_page *rec_code_page(struct recorder *R, pid_t tid, uint64_t lo,
 int rec_mapping_of(pid_t pid, uint64_t addr, uint64_t *lo, uint64_t *hi);
 /* LEN bytes of code page PG, or 0 when it is full. */
 uint64_t rec_code_alloc(struct code_page *pg, uint64_t len);
+/* PTLEAK_DEBUG=stats: the live threads' walks with the stack cache and
+ * how many a way gave (stderr). */
+void rec_debug_scache(const struct recorder *R);
 /* rec_conf's [near_lo, near_hi) widened to hold [LO, HI): before the
  * range or stub page is published. */
 void rec_near_add(struct recorder *R, uint64_t lo, uint64_t hi);

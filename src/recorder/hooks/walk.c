@@ -337,6 +337,7 @@ int walk_cached(const struct rec_conf *cf, const struct rec_call *c,
 	if (!shared)
 		__atomic_store_n(&sc->gen, g + 1, __ATOMIC_RELAXED);
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	sc->walks++;
 	/* the key as this walk reads it, in the cache at once (ours now) */
 	for (i = 0; i < SC_KEY; i++) {
 		v = scache_key(cf, w, objs, max, i);
@@ -347,6 +348,7 @@ int walk_cached(const struct rec_conf *cf, const struct rec_call *c,
 		const struct rec_sway *way = way_of(sc, &f, &w->st);
 
 		if (way) {
+			sc->from_way++;
 			*hash = way->hash;
 			n = way->n;
 			goto out;
