@@ -7,6 +7,11 @@
 
 struct arch_regs {
 	struct user_regs_struct r;
+	/* xmm0_set: arch_set_regs puts xmm0 back too (a thread taken out
+	 * of the stub's scrub, which zeroes with %xmm0: rec_out.c);
+	 * arch_get_regs clears it */
+	int xmm0_set;
+	uint64_t xmm0[2];
 };
 
 #define ARCH_NAME "x86_64"

@@ -32,11 +32,21 @@ const uint32_t arch_audit_arch = AUDIT_ARCH_X86_64;
 
 int arch_get_regs(pid_t tid, struct arch_regs *r)
 {
+	memset(r, 0, sizeof(*r));	/* xmm0_set 0; copies compare equal */
 	return ptrace(PTRACE_GETREGS, tid, NULL, &r->r) == -1 ? -1 : 0;
 }
 
 int arch_set_regs(pid_t tid, const struct arch_regs *r)
 {
+	struct user_fpregs_struct fp;
+
+	if (r->xmm0_set) {
+		if (ptrace(PTRACE_GETFPREGS, tid, NULL, &fp) == -1)
+			return -1;
+		memcpy(&fp.xmm_space[0], r->xmm0, sizeof(r->xmm0));
+		if (ptrace(PTRACE_SETFPREGS, tid, NULL, &fp) == -1)
+			return -1;
+	}
 	return ptrace(PTRACE_SETREGS, tid, NULL, &r->r) == -1 ? -1 : 0;
 }
 

@@ -66,7 +66,7 @@
  * a root for the leak scan.  The deepest chain, by gcc -fstack-usage
  * with return addresses: hook_leave, emit_stack, walk_cached, step,
  * rule_at, 592 bytes (walk instead of walk_cached: 440). */
-#define REC_SCRUB	768
+#define REC_SCRUB	768	/* stub.S's scrub: 48 stores of 16 bytes */
 
 #ifndef __ASSEMBLER__
 #include <stddef.h>
