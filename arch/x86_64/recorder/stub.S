@@ -79,7 +79,10 @@ rec_stub:
 	/* scrub what the hooks used below the frame, then the frame's
 	 * words once read: a block's address left in dead stack would be
 	 * a root for the leak scan (rechook.h, REC_SCRUB).  16 bytes a
-	 * store with %xmm0 (2.5x faster than rep stosq), kept meanwhile in
+	 * store with %xmm0 (2.5x faster than rep stosq; movups: not every
+	 * call comes with the ABI's alignment: h_own_malloc's allocator is
+	 * entered with %rsp % 16 == 0 once, where movaps faulted), kept
+	 * meanwhile in
 	 * the argument words, dead now and zeroed below (a thread taken out
 	 * between xmm_saved and xmm_back gets it back: rec_out.c) */
 	.if	REC_SCRUB != 768
@@ -92,7 +95,7 @@ rec_stub:
 		224, 240, 256, 272, 288, 304, 320, 336, 352, 368, 384, 400, \
 		416, 432, 448, 464, 480, 496, 512, 528, 544, 560, 576, 592, \
 		608, 624, 640, 656, 672, 688, 704, 720, 736, 752, 768
-	movaps	%xmm0, -\o(%rsp)
+	movups	%xmm0, -\o(%rsp)
 	.endr
 	movups	REC_CALL_ARGS(%rsp), %xmm0
 	LABEL(xmm_back)
