@@ -167,10 +167,12 @@ static struct window *window_fill(struct reader *rd, struct window *w,
 	w->lo = base < map->start ? map->start : base;
 	w->hi = base + size > map->end ? map->end : base + size;
 	/* on first use: a page fault costs 0.1-15 us (a VM's are dear),
-	 * and a small scan needs few windows */
-	if (!w->data)
+	 * and a small scan needs few windows; populated once (again on
+	 * every fill was a system call a window, 15,000 for perl's 48 MB) */
+	if (!w->data) {
 		w->data = xmalloc(size);
-	populate(w->data + (w->lo - base), w->hi - w->lo);
+		populate(w->data, size);
+	}
 	got = read_direct(rd->m, w->lo, w->data + (w->lo - base), w->hi - w->lo);
 	w->hi = got > 0 ? w->lo + (uint64_t)got : w->lo;
 	rd->last_lo = w->lo;
