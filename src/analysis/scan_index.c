@@ -14,9 +14,11 @@ void scan_index_free(struct scanner *s)
 {
 	free(s->reg);
 	free(s->key);
+	free(s->len);
 	free(s->bucket);
 	s->reg = NULL;
 	s->key = NULL;
+	s->len = NULL;
 	s->bucket = NULL;
 	s->shift = 0;
 }
@@ -33,7 +35,8 @@ static int build_regions(struct scanner *s)
 		return -1;
 	s->reg = calloc(nr, sizeof(*s->reg));
 	s->key = malloc(s->n * sizeof(*s->key));
-	if (!s->reg || !s->key)
+	s->len = malloc(s->n * sizeof(*s->len));
+	if (!s->reg || !s->key || !s->len)
 		return -1;
 	/* each region's blocks: its bucket count and size (2 buckets at
 	 * least: 2^31 bytes at most each) */
@@ -83,22 +86,19 @@ static int build_regions(struct scanner *s)
 			j++;
 		s->bucket[r->boff + r->nb] = (uint32_t)j;
 	}
-	for (k = 0; k < s->n; k++)
+	for (k = 0; k < s->n; k++) {
+		uint64_t size = size_of(s, k);
+
 		s->key[k] = (uint32_t)(addr_of(s, k) - s->lo);
+		s->len[k] = size < LEN_BIG ? (uint32_t)size : LEN_BIG;
+	}
 	return 0;
 }
 
-/* Build the regions, buckets and keys; else (too many regions, no
- * memory) single-level buckets, one per one or two blocks, no keys.
- * Optional (speed only). */
-void scan_index_build(struct scanner *s)
+void scan_index_buckets(struct scanner *s)
 {
 	size_t nb = 1, k, j = 0;
 
-	if (s->n > UINT32_MAX || s->n < 64)
-		return;
-	if (!build_regions(s))
-		return;
 	scan_index_free(s);
 	while (nb * 2 < s->n)
 		nb <<= 1;
@@ -116,4 +116,22 @@ void scan_index_build(struct scanner *s)
 		s->bucket[k] = (uint32_t)j;
 	}
 	s->bucket[nb] = (uint32_t)(s->n - 1);
+}
+
+/* lo and span; the regions, buckets and keys, else (too many regions, no
+ * memory) single-level buckets, one per one or two blocks, no keys.
+ * The index is optional (speed only). */
+void scan_index_build(struct scanner *s)
+{
+	uint64_t hi, alast = addr_of(s, s->n - 1), slast = size_of(s, s->n - 1);
+
+	s->lo = addr_of(s, 0);
+	hi = alast + (slast ? slast : 1);
+	if (hi < alast)	/* wraps: up to the top of the space */
+		hi = UINT64_MAX;
+	s->span = hi - s->lo;
+	if (s->n > UINT32_MAX || s->n < 64)
+		return;
+	if (build_regions(s))
+		scan_index_buckets(s);
 }
