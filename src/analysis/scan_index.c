@@ -23,20 +23,33 @@ void scan_index_free(struct scanner *s)
 	s->shift = 0;
 }
 
+void scan_index_sizes(struct scanner *s)
+{
+	size_t k;
+
+	if (s->len || !(s->len = malloc(s->n * sizeof(*s->len))))
+		return;
+	for (k = 0; k < s->n; k++) {
+		uint64_t size = size_of(s, k);
+
+		s->len[k] = size < LEN_BIG ? (uint32_t)size : LEN_BIG;
+	}
+}
+
 /* The regions and their buckets, with the keys (see struct region):
  * about a bucket per 8 blocks.  0, or -1 (no memory, or too many
  * regions: the single-level buckets then). */
 static int build_regions(struct scanner *s)
 {
 	size_t nr = (size_t)((s->span - 1) >> REGION_BITS) + 1, i, k, j, nbt = 0;
+	uint64_t bytes = 0;
 	struct region *r;
 
 	if (nr > MAX_REGIONS)
 		return -1;
 	s->reg = calloc(nr, sizeof(*s->reg));
 	s->key = malloc(s->n * sizeof(*s->key));
-	s->len = malloc(s->n * sizeof(*s->len));
-	if (!s->reg || !s->key || !s->len)
+	if (!s->reg || !s->key)
 		return -1;
 	/* each region's blocks: its bucket count and size (2 buckets at
 	 * least: 2^31 bytes at most each) */
@@ -87,11 +100,14 @@ static int build_regions(struct scanner *s)
 		s->bucket[r->boff + r->nb] = (uint32_t)j;
 	}
 	for (k = 0; k < s->n; k++) {
-		uint64_t size = size_of(s, k);
-
 		s->key[k] = (uint32_t)(addr_of(s, k) - s->lo);
-		s->len[k] = size < LEN_BIG ? (uint32_t)size : LEN_BIG;
+		bytes += size_of(s, k);
 	}
+	/* the sizes where they cost little beside the blocks (ptleak's
+	 * memory a block: 48 bytes at most with small ones, test
+	 * memory_per_block_*) */
+	if (bytes / s->n >= LEN_MIN_AVG)
+		scan_index_sizes(s);
 	return 0;
 }
 

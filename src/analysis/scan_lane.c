@@ -90,10 +90,10 @@ static inline uint64_t answer(const struct scanner *s, uint64_t w, size_t p,
 {
 	uint64_t off = w - a;
 
-	if (!off)
-		return (uint64_t)p | HIT_START;
 	if (len == LEN_BIG)
 		return (uint64_t)p | POS_ASK;
+	if (!off)
+		return (uint64_t)p | HIT_START;
 	if (off < len && !(s->glibc && scan_glibc_next_header(len, off)))
 		return (uint64_t)p;
 	return POS_NONE;
@@ -120,15 +120,12 @@ static void answers_keyed(const struct scanner *s, const uint64_t *w,
 			size_t j = s->bucket[region_bucket(s, w[k + PF_DIST])];
 
 			__builtin_prefetch(&s->key[j]);
-			__builtin_prefetch(&s->len[j]);
+			if (s->len)
+				__builtin_prefetch(&s->len[j]);
 		}
 		p = locate_in(s, x, &from, &to);
-		if (from == to) {
-			pos[k] = (uint64_t)p | POS_ASK;
-			continue;
-		}
 		a = from;
-		len = s->len[p];
+		len = s->len && from != to ? s->len[p] : LEN_BIG;
 		pos[k] = answer(s, x, p, a, len);
 	}
 }
@@ -185,6 +182,12 @@ static void lookup(const struct scanner *s, struct scan_lane *l,
 		for (k = x->w0; k < x->w1; k++) {
 			uint64_t v = pos[k];
 
+			/* the entries holder() reads, warmed ahead */
+			if (s->b->order && k + 2 * PF_DIST < m &&
+			    (pos[k + 2 * PF_DIST] & POS_ASK))
+				__builtin_prefetch(&s->b->order[(uint32_t)pos[k + 2 * PF_DIST]]);
+			if (k + PF_DIST < m && (pos[k + PF_DIST] & POS_ASK))
+				warm_entry(s, (uint32_t)pos[k + PF_DIST]);
 			if (v & (POS_NONE | POS_ASK) && (v = settle(s, w[k], v)) & POS_NONE)
 				continue;
 			if (bb && born_of(s, (uint32_t)v) >= bb)
@@ -217,6 +220,11 @@ int scan_lookup_words(const struct scan_blocks *b, int glibc, int kind,
 		scan_index_free(&s);
 		if (kind == 1)
 			scan_index_buckets(&s);
+	} else if (kind == 2) {
+		free(s.len);
+		s.len = NULL;
+	} else if (s.key) {
+		scan_index_sizes(&s);
 	}
 	for (k = 0; k < n; k++)
 		if (w[k] - s.lo < s.span)

@@ -112,9 +112,10 @@ struct scanner {
 	 * block k - lo), so the search in a bucket reads 4 contiguous
 	 * bytes a candidate, not the block (about 8 blocks a bucket) */
 	uint32_t *key;
-	/* with the keys: len[k] = the size of block k, LEN_BIG if 2^32 - 1
-	 * or more (size_of then), so the lanes tell a hit from the keys
-	 * and these, not from the blocks' entries */
+	/* with the keys, when the blocks average LEN_MIN_AVG bytes or more:
+	 * len[k] = the size of block k, LEN_BIG if 2^32 - 1 or more
+	 * (size_of then), so the lanes tell a hit from the keys and these,
+	 * not from the blocks' entries */
 	uint32_t *len;
 	struct region *reg;
 	int glibc;		/* see scan_input.glibc_chunks */
@@ -216,6 +217,7 @@ static inline size_t locate(const struct scanner *s, uint64_t w)
 }
 
 #define LEN_BIG		UINT32_MAX
+#define LEN_MIN_AVG	256
 
 /* Block LO (the last at or below W) if W points at or into it, else -1. */
 static inline long holder(const struct scanner *s, uint64_t w, size_t lo)
@@ -268,6 +270,8 @@ static inline long find_block(const struct scanner *s, uint64_t w)
 void scan_index_build(struct scanner *s);
 /* The single-level buckets (index freed first). */
 void scan_index_buckets(struct scanner *s);
+/* With the keys: the sizes (len), whatever the blocks' average. */
+void scan_index_sizes(struct scanner *s);
 void scan_index_free(struct scanner *s);
 
 /* scan_lane.c */
@@ -279,8 +283,9 @@ void scan_lanes_run(struct scanner *s);
 void scan_lanes_free(struct scanner *s);
 /*
  * For the unit tests: words W[0..N-1] looked up as a lane does against
- * the blocks B (GLIBC: scan_input.glibc_chunks) with the index KIND: 2
- * the regions (where built), 1 the single-level buckets, 0 none.  OUT[k]:
+ * the blocks B (GLIBC: scan_input.glibc_chunks) with the index KIND: 3
+ * the regions (where built) with the sizes, 2 without, 1 the
+ * single-level buckets, 0 none.  OUT[k]:
  * the block's position, with HIT_START at its first byte, or -1.  0, or
  * -1 (no memory, no blocks).
  */

@@ -1,8 +1,8 @@
 /*
  * test_scan_index.c - the scan's lookup (scan_index.c, scan_lane.c):
  * which block a word points at or into, with each index (the regions'
- * keys and sizes with the lanes' remembered range, the single-level
- * buckets, none), against a brute-force search, exactly, on random
+ * keys, with the blocks' sizes or without, and the lanes' remembered
+ * range; the single-level buckets; none), against a brute-force search, exactly, on random
  * layouts: adjacent blocks, 0-byte blocks, blocks sharing an address,
  * overlapping ones, blocks of 4 GiB or more, blocks far apart (several
  * regions), words at and around every block's ends and the span's.
@@ -146,7 +146,7 @@ static void check_layout(size_t n, uint64_t seed, uint64_t base)
 	set.arr = b;
 	set.n = n;
 	for (glibc = 0; glibc < 2; glibc++)
-		for (kind = 0; kind < 3; kind++) {
+		for (kind = 0; kind < 4; kind++) {
 			assert_int_equal(scan_lookup_words(&set, glibc, kind, w, m, got), 0);
 			for (k = 0; k < m; k++) {
 				int64_t want = brute(b, n, glibc, w[k]);
@@ -197,6 +197,7 @@ static void test_arenas(void **state)
 	int64_t *got = calloc(M, sizeof(*got));
 	struct scan_blocks set;
 	size_t i, m = 0, k;
+	int kind;
 
 	(void)state;
 	assert_non_null(b);
@@ -216,9 +217,11 @@ static void test_arenas(void **state)
 	memset(&set, 0, sizeof(set));
 	set.arr = b;
 	set.n = N;
-	assert_int_equal(scan_lookup_words(&set, 1, 2, w, m, got), 0);
-	for (k = 0; k < m; k++)
-		assert_int_equal(got[k], brute(b, N, 1, w[k]));
+	for (kind = 2; kind < 4; kind++) {
+		assert_int_equal(scan_lookup_words(&set, 1, kind, w, m, got), 0);
+		for (k = 0; k < m; k++)
+			assert_int_equal(got[k], brute(b, N, 1, w[k]));
+	}
 	free(b);
 	free(w);
 	free(got);
