@@ -50,6 +50,7 @@ static int plan(struct mirror *mi, const struct scan_blocks *b,
 		end = io->map_end(io->ctx, lo);
 		if (!end)
 			continue;
+		lo &= ~7ull;	/* its words' copies 8-byte aligned */
 		if (hi > end)
 			hi = end;
 		if (room + span_room(hi - lo) > cap)

@@ -14,7 +14,8 @@
 
 #include "analysis/scan.h"
 
-/* [lo, hi) read at data (hi: as far as the read came) */
+/* [lo, hi) read at data (lo 8-byte aligned, data 64; hi: as far as the
+ * read came) */
 struct mirror_span {
 	uint64_t lo, hi;
 	uint8_t *data;

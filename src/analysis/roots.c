@@ -511,6 +511,12 @@ static long mirror_read(void *ctx, uint64_t addr, void *buf, size_t len)
 	return read_direct(ctx, addr, buf, len);
 }
 
+/* The mirror's copy of [ADDR, ADDR + LEN), if it holds it (scan_view_fn). */
+static const void *view_mem(void *ctx, uint64_t addr, size_t len)
+{
+	return mirror_at(&((struct reader *)ctx)->m->mir, addr, len);
+}
+
 static uint64_t mirror_map_end(void *ctx, uint64_t addr)
 {
 	const struct mapping *map = mapping_at(ctx, addr);
@@ -589,6 +595,7 @@ int scan_process(pid_t pid, const struct heap *heap,
 	}
 	in.read = read_mem;
 	in.skip = skip_mem;
+	in.view = view_mem;
 	in.glibc_chunks = alloc & ROOTS_GLIBC;
 	m.rd[0].m = m.rd[1].m = &m;
 	in.ctx = &m.rd[0];

@@ -505,6 +505,7 @@ int scan_classify(struct scan_input *in, struct scan_stats *st)
 	s.n = s.b->n;
 	s.read = in->read;
 	s.skip = in->skip;
+	s.view = in->view;
 	s.glibc = in->glibc_chunks;
 	s.ctx = in->ctx;
 	s.st = st;

@@ -313,6 +313,7 @@ static void run_job(struct scanner *s, int li, size_t k)
 	for (j = 0; j < n; j = e) {
 		struct scan_unit *x = &s->unit[ord[j]];
 		uint64_t a = x->start, end = x->end;
+		const uint64_t *src;
 		long got;
 
 		for (e = j + 1; e < n && x->end - x->start <= JOIN_MAX; e++) {
@@ -328,20 +329,29 @@ static void run_job(struct scanner *s, int li, size_t k)
 			first = j;
 			fill = 0;
 		}
+		/* the reader's copy, if it holds the bytes; else a read */
+		src = s->view ? s->view(l->ctx, a, (size_t)(end - a)) : NULL;
+		got = (long)(end - a);
 		if (e == j + 1) {
 			populate(l->buf, &l->populated, fill * 8 + (end - a));
-			got = s->read(l->ctx, a, l->buf + fill, (size_t)(end - a));
-			take_words(s, l, x, l->buf + fill, got, &fill, li);
+			if (!src) {
+				got = s->read(l->ctx, a, l->buf + fill, (size_t)(end - a));
+				src = l->buf + fill;
+			}
+			take_words(s, l, x, src, got, &fill, li);
 			continue;
 		}
-		populate(l->stage, &l->staged, end - a);
-		got = s->read(l->ctx, a, l->stage, (size_t)(end - a));
+		if (!src) {
+			populate(l->stage, &l->staged, end - a);
+			got = s->read(l->ctx, a, l->stage, (size_t)(end - a));
+			src = l->stage;
+		}
 		for (; j < e; j++) {
 			struct scan_unit *y = &s->unit[ord[j]];
 			uint64_t off = y->start - a;
 
 			if (got >= 0 && (uint64_t)got >= y->end - a) {
-				take_words(s, l, y, l->stage + off / 8, (long)(y->end - y->start),
+				take_words(s, l, y, src + off / 8, (long)(y->end - y->start),
 					   &fill, li);
 			} else {
 				/* the span came short: this one alone */

@@ -121,6 +121,7 @@ struct scanner {
 	int glibc;		/* see scan_input.glibc_chunks */
 	scan_read_fn read;
 	scan_skip_fn skip;
+	scan_view_fn view;
 	void *ctx;
 	struct scan_stats *st;
 	/* the batch */
