@@ -37,13 +37,16 @@ void scan_index_sizes(struct scanner *s)
 }
 
 /* The regions and their buckets, with the keys (see struct region):
- * about a bucket per 8 blocks.  0, or -1 (no memory, or too many
- * regions: the single-level buckets then). */
+ * about a bucket per 8 blocks; where the blocks average LEN_MIN_AVG
+ * bytes or more, two buckets a block (a search of one step or two, not
+ * three or four: perl's arenas) and the blocks' sizes.  0, or -1 (no
+ * memory, or too many regions: the single-level buckets then). */
 static int build_regions(struct scanner *s)
 {
 	size_t nr = (size_t)((s->span - 1) >> REGION_BITS) + 1, i, k, j, nbt = 0;
 	uint64_t bytes = 0;
 	struct region *r;
+	int big;
 
 	if (nr > MAX_REGIONS)
 		return -1;
@@ -51,6 +54,13 @@ static int build_regions(struct scanner *s)
 	s->key = malloc(s->n * sizeof(*s->key));
 	if (!s->reg || !s->key)
 		return -1;
+	for (k = 0; k < s->n; k++) {
+		s->key[k] = (uint32_t)(addr_of(s, k) - s->lo);
+		bytes += size_of(s, k);
+	}
+	/* ptleak's memory a block is 48 bytes at most with small ones
+	 * (test memory_per_block_*): more only beside big blocks */
+	big = bytes / s->n >= LEN_MIN_AVG;
 	/* each region's blocks: its bucket count and size (2 buckets at
 	 * least: 2^31 bytes at most each) */
 	for (i = 0; i < s->n;) {
@@ -61,7 +71,7 @@ static int build_regions(struct scanner *s)
 		while (i < s->n && (addr_of(s, i) - s->lo) >> REGION_BITS == k)
 			i++;
 		c = i - first;
-		while (nb * 8 < c)
+		while (big ? nb < 2 * c : nb * 8 < c)
 			nb <<= 1;
 		ext = addr_of(s, i - 1) - a + 1;
 		r = &s->reg[k];
@@ -99,14 +109,7 @@ static int build_regions(struct scanner *s)
 			j++;
 		s->bucket[r->boff + r->nb] = (uint32_t)j;
 	}
-	for (k = 0; k < s->n; k++) {
-		s->key[k] = (uint32_t)(addr_of(s, k) - s->lo);
-		bytes += size_of(s, k);
-	}
-	/* the sizes where they cost little beside the blocks (ptleak's
-	 * memory a block: 48 bytes at most with small ones, test
-	 * memory_per_block_*) */
-	if (bytes / s->n >= LEN_MIN_AVG)
+	if (big)
 		scan_index_sizes(s);
 	return 0;
 }

@@ -2,10 +2,12 @@
  * test_scan_index.c - the scan's lookup (scan_index.c, scan_lane.c):
  * which block a word points at or into, with each index (the regions'
  * keys, with the blocks' sizes or without, and the lanes' remembered
- * range; the single-level buckets; none), against a brute-force search, exactly, on random
- * layouts: adjacent blocks, 0-byte blocks, blocks sharing an address,
- * overlapping ones, blocks of 4 GiB or more, blocks far apart (several
- * regions), words at and around every block's ends and the span's.
+ * range; the single-level buckets; none), against a brute-force search,
+ * exactly, on random layouts (with big blocks: two buckets a block;
+ * small ones only: one per 8): adjacent blocks, 0-byte blocks, blocks
+ * sharing an address, overlapping ones, blocks of 4 GiB or more, blocks
+ * far apart (several regions), words at and around every block's ends
+ * and the span's.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -49,6 +51,8 @@ static int64_t brute(const struct scan_block *b, size_t n, int glibc,
  * (glibc chunks), some adjacent with no gap, 0 bytes, sharing an address,
  * overlapping, huge, or after a jump of a region or more; none past the
  * top of the space (the count placed). */
+static int small_only;	/* blocks of 8-128 bytes (the index for small ones) */
+
 static size_t layout(struct scan_block *b, size_t n, uint64_t *x, uint64_t base)
 {
 	uint64_t a = base, was = base;
@@ -62,6 +66,8 @@ static size_t layout(struct scan_block *b, size_t n, uint64_t *x, uint64_t base)
 			return i;
 		was = a;
 		b[i].addr = a;
+		if (small_only)
+			r = r < 90 ? 0 : 70;	/* small, or 0 bytes */
 		if (r < 50)
 			b[i].size = 8 + rnd(x) % 120;
 		else if (r < 65)
@@ -171,10 +177,13 @@ static void test_random_layouts(void **state)
 	size_t i;
 
 	(void)state;
-	for (seed = 1; seed <= 30; seed++)
-		for (i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++)
-			if (sizes[i] < 1000 || seed <= 3)
-				check_layout(sizes[i], seed * 0x9e3779b97f4a7c15ull, 0x10000);
+	for (small_only = 0; small_only < 2; small_only++)
+		for (seed = 1; seed <= 30; seed++)
+			for (i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++)
+				if (sizes[i] < 1000 || seed <= 3)
+					check_layout(sizes[i], seed * 0x9e3779b97f4a7c15ull,
+						     0x10000);
+	small_only = 0;
 }
 
 /* The last region at the top of the address space (its end wraps). */
