@@ -2,8 +2,9 @@
  * scan_index.c - the scan's lookup index (scan_priv.h): which block a
  * candidate word points into, found without a binary search over every
  * block.  Regions of 4 GiB of the span, each with its buckets (about 8
- * blocks a bucket) and the blocks' 4-byte keys; single-level buckets when
- * there are too many regions (LA57) or no memory for them.
+ * blocks a bucket, or two buckets a block where blocks are big) and the
+ * blocks' 4-byte keys (and then sizes); single-level buckets when there
+ * are too many regions (LA57) or no memory for them.
  */
 #include <stdint.h>
 #include <stdlib.h>

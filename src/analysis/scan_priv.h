@@ -110,7 +110,8 @@ struct scanner {
 	unsigned shift;
 	/* with buckets of 2^31 bytes or less: key[k] = (uint32_t)(addr of
 	 * block k - lo), so the search in a bucket reads 4 contiguous
-	 * bytes a candidate, not the block (about 8 blocks a bucket) */
+	 * bytes a candidate, not the block (about 8 blocks a bucket; 1/2
+	 * where blocks average LEN_MIN_AVG bytes or more) */
 	uint32_t *key;
 	/* with the keys, when the blocks average LEN_MIN_AVG bytes or more:
 	 * len[k] = the size of block k, LEN_BIG if 2^32 - 1 or more
