@@ -78,6 +78,13 @@ typedef long (*scan_read_fn)(void *ctx, uint64_t addr, void *buf, size_t len);
 typedef uint64_t (*scan_skip_fn)(void *ctx, uint64_t addr, uint64_t len);
 
 /*
+ * Optional: the LEN bytes at ADDR (8-byte aligned) where the reader holds
+ * them already, 8-byte aligned too (a copy made before the scan), else
+ * NULL: the scan takes the words from there instead of reading them.
+ */
+typedef const void *(*scan_view_fn)(void *ctx, uint64_t addr, size_t len);
+
+/*
  * The blocks to classify in address order, 4 bytes a block: the heap
  * table's entries (heap_entries) read in place through ORDER, entry
  * indices sorted by address (scan_blocks_of); or, with ORDER NULL, an
@@ -155,6 +162,7 @@ struct scan_input {
 	size_t nvalues;
 	scan_read_fn read;
 	scan_skip_fn skip;	/* may be NULL */
+	scan_view_fn view;	/* may be NULL */
 	void *ctx;
 	/*
 	 * The blocks come from glibc's malloc: a word pointing exactly at the

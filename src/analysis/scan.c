@@ -438,7 +438,6 @@ static void verdicts(struct scanner *s, struct scan_result *out)
 static int classify(struct scanner *s, const struct scan_input *in,
 		    struct scan_result *out)
 {
-	uint64_t hi, a0, alast, slast;
 	size_t i;
 
 	s->mark = calloc(s->n, 1);
@@ -450,14 +449,6 @@ static int classify(struct scanner *s, const struct scan_input *in,
 	    scan_lanes_init(s, in))
 		goto oom;
 
-	a0 = addr_of(s, 0);
-	alast = addr_of(s, s->n - 1);
-	slast = size_of(s, s->n - 1);
-	s->lo = a0;
-	hi = alast + (slast ? slast : 1);
-	if (hi < alast)	/* wraps: up to the top of the space */
-		hi = UINT64_MAX;
-	s->span = hi - s->lo;
 	scan_index_build(s);
 
 	/* Phase 1: registers, roots, then everything they reach. */
@@ -514,6 +505,7 @@ int scan_classify(struct scan_input *in, struct scan_stats *st)
 	s.n = s.b->n;
 	s.read = in->read;
 	s.skip = in->skip;
+	s.view = in->view;
 	s.glibc = in->glibc_chunks;
 	s.ctx = in->ctx;
 	s.st = st;

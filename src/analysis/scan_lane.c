@@ -43,10 +43,19 @@ struct scan_workers {
 };
 
 /*
- * The words of units U0..U1 (the first M of the lane's buffer) looked
- * up: each unit's hits appended to the lane's list.
+ * The words of a lane's buffer looked up in two passes.  The first finds
+ * each word's block and tells the hit from the index alone (keys and
+ * sizes: no block entry read), remembering the words that have the same
+ * answer as the last one looked up (the block's start to the next's: a
+ * heap of arenas points into the same block again and again); a word it
+ * cannot tell (no keys, a block of 4 GiB or more, a word before its
+ * region's blocks) is left to the second, which appends each unit's hits
+ * to the lane's list.
  */
 #define PF_DIST 16
+/* a word's answer: a hit, none, or the block to ask holder() about */
+#define POS_NONE	(1ull << 63)
+#define POS_ASK		(1ull << 62)
 
 static inline void warm_entry(const struct scanner *s, size_t j)
 {
@@ -74,49 +83,166 @@ static inline size_t region_bucket(const struct scanner *s, uint64_t w)
 	return r->boff + (size_t)(k < r->nb ? k : r->nb);
 }
 
+/* W's answer in block P at A of LEN bytes (LEN_BIG: holder's), the last
+ * block at or below W. */
+static inline uint64_t answer(const struct scanner *s, uint64_t w, size_t p,
+			      uint64_t a, uint32_t len)
+{
+	uint64_t off = w - a;
+
+	if (len == LEN_BIG)
+		return (uint64_t)p | POS_ASK;
+	if (!off)
+		return (uint64_t)p | HIT_START;
+	if (off < len && !(s->glibc && scan_glibc_next_header(len, off)))
+		return (uint64_t)p;
+	return POS_NONE;
+}
+
+/* The first pass with the keys. */
+static void answers_keyed(const struct scanner *s, const uint64_t *w,
+			  uint64_t *pos, size_t m)
+{
+	uint64_t from = 0, to = 0, a = 0;
+	uint32_t len = 0;
+	size_t k, p = 0;
+
+	for (k = 0; k < m; k++) {
+		uint64_t x = w[k];
+
+		if (x - from < to - from) {
+			pos[k] = answer(s, x, p, a, len);
+			continue;
+		}
+		if (k + 2 * PF_DIST < m)
+			__builtin_prefetch(&s->bucket[region_bucket(s, w[k + 2 * PF_DIST])]);
+		if (k + PF_DIST < m) {
+			size_t j = s->bucket[region_bucket(s, w[k + PF_DIST])];
+
+			__builtin_prefetch(&s->key[j]);
+			if (s->len)
+				__builtin_prefetch(&s->len[j]);
+		}
+		p = locate_in(s, x, &from, &to);
+		a = from;
+		len = s->len && from != to ? s->len[p] : LEN_BIG;
+		pos[k] = answer(s, x, p, a, len);
+	}
+}
+
+/* The first pass: the answers of the M words W (in span) at POS. */
+static void answers(const struct scanner *s, const uint64_t *w, uint64_t *pos,
+		    size_t m)
+{
+	size_t k;
+
+	if (s->key) {
+		answers_keyed(s, w, pos, m);
+		return;
+	}
+	for (k = 0; k < m; k++) {
+		long i;
+
+		if (s->bucket && k + 2 * PF_DIST < m)
+			__builtin_prefetch(&s->bucket[bucket_of(s, w[k + 2 * PF_DIST])]);
+		if (s->bucket && k + PF_DIST < m)
+			warm_entry(s, s->bucket[bucket_of(s, w[k + PF_DIST])]);
+		i = find_block(s, w[k]);
+		pos[k] = i < 0 ? POS_NONE : (uint64_t)i |
+			 (w[k] == addr_of(s, (size_t)i) ? HIT_START : 0);
+	}
+}
+
+/* Word W's hit from its answer V (POS_ASK: holder's), or POS_NONE. */
+static inline uint64_t settle(const struct scanner *s, uint64_t w, uint64_t v)
+{
+	long i;
+
+	if (!(v & POS_ASK))
+		return v;
+	i = holder(s, w, (uint32_t)v);
+	if (i < 0)
+		return POS_NONE;
+	return (uint64_t)i | (w == addr_of(s, (size_t)i) ? HIT_START : 0);
+}
+
 static void lookup(const struct scanner *s, struct scan_lane *l,
 		   const uint32_t *ord, size_t nu, size_t m)
 {
 	const uint64_t *w = l->buf;
-	uint32_t *pos = l->pos;
+	const uint64_t *pos = l->pos;
 	size_t k, j;
 
-	if (s->key)
-		for (k = 0; k < m; k++) {
-			if (k + 2 * PF_DIST < m)
-				__builtin_prefetch(&s->bucket[region_bucket(s, w[k + 2 * PF_DIST])]);
-			if (k + PF_DIST < m)
-				__builtin_prefetch(&s->key[s->bucket[region_bucket(s, w[k + PF_DIST])]]);
-			pos[k] = (uint32_t)locate(s, w[k]);
-		}
+	answers(s, w, l->pos, m);
 	for (j = 0; j < nu; j++) {
 		struct scan_unit *x = &s->unit[ord[j]];
 		uint64_t bb = x->born_before;
 
 		x->h0 = (uint32_t)l->nhits;
 		for (k = x->w0; k < x->w1; k++) {
-			long i;
+			uint64_t v = pos[k];
 
-			if (s->key) {
-				if (s->b->order && k + 2 * PF_DIST < m)
-					__builtin_prefetch(&s->b->order[pos[k + 2 * PF_DIST]]);
-				if (k + PF_DIST < m)
-					warm_entry(s, pos[k + PF_DIST]);
-				i = holder(s, w[k], pos[k]);
-			} else {
-				if (s->bucket && k + 2 * PF_DIST < m)
-					__builtin_prefetch(&s->bucket[bucket_of(s, w[k + 2 * PF_DIST])]);
-				if (s->bucket && k + PF_DIST < m)
-					warm_entry(s, s->bucket[bucket_of(s, w[k + PF_DIST])]);
-				i = find_block(s, w[k]);
-			}
-			if (i < 0 || (bb && born_of(s, (size_t)i) >= bb))
+			/* the entries holder() reads, warmed ahead */
+			if (s->b->order && k + 2 * PF_DIST < m &&
+			    (pos[k + 2 * PF_DIST] & POS_ASK))
+				__builtin_prefetch(&s->b->order[(uint32_t)pos[k + 2 * PF_DIST]]);
+			if (k + PF_DIST < m && (pos[k + PF_DIST] & POS_ASK))
+				warm_entry(s, (uint32_t)pos[k + PF_DIST]);
+			if (v & (POS_NONE | POS_ASK) && (v = settle(s, w[k], v)) & POS_NONE)
 				continue;
-			l->hits[l->nhits++] = (uint64_t)i |
-				(w[k] == addr_of(s, (size_t)i) ? HIT_START : 0);
+			if (bb && born_of(s, (uint32_t)v) >= bb)
+				continue;
+			l->hits[l->nhits++] = v;
 		}
 		x->h1 = (uint32_t)l->nhits;
 	}
+}
+
+int scan_lookup_words(const struct scan_blocks *b, int glibc, int kind,
+		      const uint64_t *w, size_t n, int64_t *out)
+{
+	struct scanner s;
+	uint64_t *pos = malloc((n ? n : 1) * sizeof(*pos));
+	size_t k, m = 0;
+	uint64_t *in = calloc(n ? n : 1, sizeof(*in));
+
+	if (!pos || !in || !b->n) {
+		free(pos);
+		free(in);
+		return -1;
+	}
+	memset(&s, 0, sizeof(s));
+	s.b = b;
+	s.n = b->n;
+	s.glibc = glibc;
+	scan_index_build(&s);
+	if (kind < 2 && s.key) {	/* the buckets alone, or nothing */
+		scan_index_free(&s);
+		if (kind == 1)
+			scan_index_buckets(&s);
+	} else if (kind == 2) {
+		free(s.len);
+		s.len = NULL;
+	} else if (s.key) {
+		scan_index_sizes(&s);
+	}
+	for (k = 0; k < n; k++)
+		if (w[k] - s.lo < s.span)
+			in[m++] = w[k];
+	answers(&s, in, pos, m);
+	for (k = m = 0; k < n; k++) {
+		uint64_t v = POS_NONE;
+
+		if (w[k] - s.lo < s.span) {
+			v = settle(&s, w[k], pos[m]);
+			m++;
+		}
+		out[k] = v & POS_NONE ? -1 : (int64_t)v;
+	}
+	scan_index_free(&s);
+	free(pos);
+	free(in);
+	return 0;
 }
 
 /* The pages of BUF up to BYTES mapped before a read fills them (*DONE:
@@ -187,6 +313,7 @@ static void run_job(struct scanner *s, int li, size_t k)
 	for (j = 0; j < n; j = e) {
 		struct scan_unit *x = &s->unit[ord[j]];
 		uint64_t a = x->start, end = x->end;
+		const uint64_t *src;
 		long got;
 
 		for (e = j + 1; e < n && x->end - x->start <= JOIN_MAX; e++) {
@@ -202,20 +329,29 @@ static void run_job(struct scanner *s, int li, size_t k)
 			first = j;
 			fill = 0;
 		}
+		/* the reader's copy, if it holds the bytes; else a read */
+		src = s->view ? s->view(l->ctx, a, (size_t)(end - a)) : NULL;
+		got = (long)(end - a);
 		if (e == j + 1) {
 			populate(l->buf, &l->populated, fill * 8 + (end - a));
-			got = s->read(l->ctx, a, l->buf + fill, (size_t)(end - a));
-			take_words(s, l, x, l->buf + fill, got, &fill, li);
+			if (!src) {
+				got = s->read(l->ctx, a, l->buf + fill, (size_t)(end - a));
+				src = l->buf + fill;
+			}
+			take_words(s, l, x, src, got, &fill, li);
 			continue;
 		}
-		populate(l->stage, &l->staged, end - a);
-		got = s->read(l->ctx, a, l->stage, (size_t)(end - a));
+		if (!src) {
+			populate(l->stage, &l->staged, end - a);
+			got = s->read(l->ctx, a, l->stage, (size_t)(end - a));
+			src = l->stage;
+		}
 		for (; j < e; j++) {
 			struct scan_unit *y = &s->unit[ord[j]];
 			uint64_t off = y->start - a;
 
 			if (got >= 0 && (uint64_t)got >= y->end - a) {
-				take_words(s, l, y, l->stage + off / 8, (long)(y->end - y->start),
+				take_words(s, l, y, src + off / 8, (long)(y->end - y->start),
 					   &fill, li);
 			} else {
 				/* the span came short: this one alone */

@@ -78,7 +78,7 @@ struct scan_lane {
 	uint64_t *stage;	/* UNIT_MAX bytes: a span of units read */
 	size_t staged;		/* bytes of stage faulted in */
 	uint32_t *ord;		/* BATCH_UNITS: a job's units in reading order */
-	uint32_t *pos;		/* LANE_WORDS: candidates (keyed lookup) */
+	uint64_t *pos;		/* LANE_WORDS: the words' answers (lookup) */
 	uint64_t *hits;		/* LANE_HITS */
 	size_t nhits;
 	unsigned gen;		/* the batch its hits are of */
@@ -110,12 +110,19 @@ struct scanner {
 	unsigned shift;
 	/* with buckets of 2^31 bytes or less: key[k] = (uint32_t)(addr of
 	 * block k - lo), so the search in a bucket reads 4 contiguous
-	 * bytes a candidate, not the block (about 8 blocks a bucket) */
+	 * bytes a candidate, not the block (about 8 blocks a bucket; 1/2
+	 * where blocks average LEN_MIN_AVG bytes or more) */
 	uint32_t *key;
+	/* with the keys, when the blocks average LEN_MIN_AVG bytes or more:
+	 * len[k] = the size of block k, LEN_BIG if 2^32 - 1 or more
+	 * (size_of then), so the lanes tell a hit from the keys and these,
+	 * not from the blocks' entries */
+	uint32_t *len;
 	struct region *reg;
 	int glibc;		/* see scan_input.glibc_chunks */
 	scan_read_fn read;
 	scan_skip_fn skip;
+	scan_view_fn view;
 	void *ctx;
 	struct scan_stats *st;
 	/* the batch */
@@ -159,35 +166,60 @@ static inline uint64_t born_of(const struct scanner *s, size_t k)
  * anywhere.  The first candidate (bucket[k]) may start below the bucket
  * and is never compared; the others start in (bucket start, bucket end],
  * and so does W: their offsets from the bucket's start fit 32 bits.
+ *
+ * With FROM (and TO): [*FROM, *TO) the words with the same answer, from
+ * the block's start (its region's start plus its key) to the next
+ * block's or to the region's end (0: the top of the space); *TO == *FROM
+ * for a word before its region's first block (a block of another region).
  */
-static inline size_t locate(const struct scanner *s, uint64_t w)
+static inline size_t locate_in(const struct scanner *s, uint64_t w,
+			       uint64_t *from, uint64_t *to)
 {
 	const struct region *r = &s->reg[(w - s->lo) >> REGION_BITS];
-	uint64_t off;
-	size_t k, lo, hi;
+	uint64_t off, rbase = w - (uint32_t)(w - s->lo);
+	size_t k, lo, hi, last;
 	uint32_t base, wo;
 
-	if (!r->nb || w < r->base)
+	if (!r->nb || w < r->base) {
+		if (from)
+			*from = *to = 0;
 		return (size_t)r->first - 1;
+	}
 	off = w - r->base;
 	k = (size_t)(off >> r->shift);
-	if (k >= r->nb)
-		return s->bucket[r->boff + r->nb];
-	lo = s->bucket[r->boff + k];
-	hi = (size_t)s->bucket[r->boff + k + 1] + 1;
-	base = (uint32_t)(r->base - s->lo + ((uint64_t)k << r->shift));
-	wo = (uint32_t)(off - ((uint64_t)k << r->shift));
+	last = s->bucket[r->boff + r->nb];
+	if (k >= r->nb) {
+		lo = last;
+	} else {
+		lo = s->bucket[r->boff + k];
+		hi = (size_t)s->bucket[r->boff + k + 1] + 1;
+		base = (uint32_t)(r->base - s->lo + ((uint64_t)k << r->shift));
+		wo = (uint32_t)(off - ((uint64_t)k << r->shift));
 
-	while (hi - lo > 1) {
-		size_t mid = lo + (hi - lo) / 2;
+		while (hi - lo > 1) {
+			size_t mid = lo + (hi - lo) / 2;
 
-		if ((uint32_t)(s->key[mid] - base) <= wo)
-			lo = mid;
-		else
-			hi = mid;
+			if ((uint32_t)(s->key[mid] - base) <= wo)
+				lo = mid;
+			else
+				hi = mid;
+		}
+	}
+	if (from) {
+		*from = rbase + s->key[lo];
+		*to = lo < last ? rbase + s->key[lo + 1] :
+		      rbase + (1ull << REGION_BITS);
 	}
 	return lo;
 }
+
+static inline size_t locate(const struct scanner *s, uint64_t w)
+{
+	return locate_in(s, w, NULL, NULL);
+}
+
+#define LEN_BIG		UINT32_MAX
+#define LEN_MIN_AVG	256
 
 /* Block LO (the last at or below W) if W points at or into it, else -1. */
 static inline long holder(const struct scanner *s, uint64_t w, size_t lo)
@@ -234,9 +266,14 @@ static inline long find_block(const struct scanner *s, uint64_t w)
 	return holder(s, w, lo);
 }
 
-/* scan_index.c: the regions, buckets and keys, or single-level buckets,
- * or none (few blocks, no memory: binary searches).  Speed only. */
+/* scan_index.c: lo and span (the blocks' extent), and the regions,
+ * buckets, keys and sizes, or single-level buckets, or none (few blocks,
+ * no memory: binary searches).  Speed only. */
 void scan_index_build(struct scanner *s);
+/* The single-level buckets (index freed first). */
+void scan_index_buckets(struct scanner *s);
+/* With the keys: the sizes (len), whatever the blocks' average. */
+void scan_index_sizes(struct scanner *s);
 void scan_index_free(struct scanner *s);
 
 /* scan_lane.c */
@@ -246,5 +283,15 @@ int scan_lanes_init(struct scanner *s, const struct scan_input *in);
 void scan_lanes_run(struct scanner *s);
 /* The worker stopped and joined; the buffers freed. */
 void scan_lanes_free(struct scanner *s);
+/*
+ * For the unit tests: words W[0..N-1] looked up as a lane does against
+ * the blocks B (GLIBC: scan_input.glibc_chunks) with the index KIND: 3
+ * the regions (where built) with the sizes, 2 without, 1 the
+ * single-level buckets, 0 none.  OUT[k]:
+ * the block's position, with HIT_START at its first byte, or -1.  0, or
+ * -1 (no memory, no blocks).
+ */
+int scan_lookup_words(const struct scan_blocks *b, int glibc, int kind,
+		      const uint64_t *w, size_t n, int64_t *out);
 
 #endif
