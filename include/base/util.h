@@ -2,6 +2,7 @@
 #ifndef PTLEAK_UTIL_H
 #define PTLEAK_UTIL_H
 
+#include <pthread.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -92,6 +93,11 @@ uint64_t now_ns(void);
  * (EINVAL: not a regular file).
  */
 int open_untrusted(const char *path);
+
+/* A thread running FN(ARG) into *TH, started with every signal blocked
+ * (ptleak's signals are the tracer thread's: its handlers interrupt a
+ * traced thread to end the wait).  pthread_create's result. */
+int util_thread_start(pthread_t *th, void *(*fn)(void *), void *arg);
 
 /* 1 the first time KEY is seen by this process, else 0 (a message said
  * once per file; after 64 keys, 0: bounded). */

@@ -1,6 +1,5 @@
 /* mirror.c - the live blocks' memory read before a scan (mirror.h). */
 #include <pthread.h>
-#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -147,16 +146,11 @@ static void *fill(void *arg)
  * (every signal blocked in it). */
 static void fill_all(struct filler *f, int threads)
 {
-	sigset_t all, was;
 	pthread_t th;
 	int two = 0;
 
-	if (threads >= 2 && f->npiece > 1) {
-		sigfillset(&all);
-		pthread_sigmask(SIG_SETMASK, &all, &was);
-		two = !pthread_create(&th, NULL, fill, f);
-		pthread_sigmask(SIG_SETMASK, &was, NULL);
-	}
+	if (threads >= 2 && f->npiece > 1)
+		two = !util_thread_start(&th, fill, f);
 	fill(f);
 	if (two)
 		pthread_join(th, NULL);

@@ -17,13 +17,13 @@
  * child's) run on the main thread only.
  */
 #include <pthread.h>
-#include <signal.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 
 #include "scan_priv.h"
+#include "base/util.h"
 
 #ifndef MADV_POPULATE_WRITE
 #define MADV_POPULATE_WRITE 23
@@ -457,8 +457,6 @@ int scan_lanes_init(struct scanner *s, const struct scan_input *in)
 static int start_worker(struct scanner *s)
 {
 	struct scan_workers *w;
-	sigset_t all, was;
-	int rc;
 
 	if (s->w)
 		return 0;
@@ -473,11 +471,7 @@ static int start_worker(struct scanner *s)
 	pthread_cond_init(&w->done, NULL);
 	w->s = s;
 	w->split = s->threads == SCAN_THREADS_SPLIT;
-	sigfillset(&all);
-	pthread_sigmask(SIG_SETMASK, &all, &was);
-	rc = pthread_create(&w->th, NULL, worker_main, w);
-	pthread_sigmask(SIG_SETMASK, &was, NULL);
-	if (rc) {
+	if (util_thread_start(&w->th, worker_main, w)) {
 		pthread_mutex_destroy(&w->mu);
 		pthread_cond_destroy(&w->go);
 		pthread_cond_destroy(&w->done);

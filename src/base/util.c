@@ -1,6 +1,7 @@
 /* util.c - errors, allocation, formatting, time, /proc fields. */
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -325,4 +326,16 @@ int util_first(const char *key)
 		return 0;
 	seen[nseen++] = h;
 	return 1;
+}
+
+int util_thread_start(pthread_t *th, void *(*fn)(void *), void *arg)
+{
+	sigset_t all, was;
+	int rc;
+
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &was);
+	rc = pthread_create(th, NULL, fn, arg);
+	pthread_sigmask(SIG_SETMASK, &was, NULL);
+	return rc;
 }

@@ -8,7 +8,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
-#include <signal.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -320,7 +319,6 @@ void census_attach_take(struct session *S)
 	struct census *c = P->census;
 	struct census_job *j;
 	struct cstate cs;
-	sigset_t all, was;
 	char why[320];
 
 	if (P->no_heap || !c)
@@ -352,15 +350,10 @@ void census_attach_take(struct session *S)
 		j->c = c;
 		heap_census_pending(P->heap, 1);
 		P->cjob = j;
-		/* every signal for ptleak is the tracer thread's: its
-		 * handlers interrupt a traced thread to end the wait */
-		sigfillset(&all);
-		pthread_sigmask(SIG_SETMASK, &all, &was);
-		if (pthread_create(&j->th, NULL, census_thread, j)) {
+		if (util_thread_start(&j->th, census_thread, j)) {
 			census_thread(j);
 			j->joined = 1;
 		}
-		pthread_sigmask(SIG_SETMASK, &was, NULL);
 		return;
 	}
 	if (debug_stats)
