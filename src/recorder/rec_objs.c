@@ -200,12 +200,12 @@ int rec_mapping_of(pid_t pid, uint64_t addr, uint64_t *lo, uint64_t *hi)
 	return ret;
 }
 
-static struct rec_thread *threads(struct recorder *R)
+static struct rec_thread *threads(const struct recorder *R)
 {
 	return (struct rec_thread *)(R->area + AREA_THREADS);
 }
 
-static struct rec_scache *scaches(struct recorder *R)
+static struct rec_scache *scaches(const struct recorder *R)
 {
 	return (struct rec_scache *)(R->area + AREA_SCACHE);
 }
@@ -218,8 +218,8 @@ void rec_debug_scache(const struct recorder *R)
 
 	if (!R->area)
 		return;
-	T = (const struct rec_thread *)(R->area + AREA_THREADS);
-	C = (const struct rec_scache *)(R->area + AREA_SCACHE);
+	T = threads(R);
+	C = scaches(R);
 	/* the main thread's shared cache, then the live entries' (a slot
 	 * never given out is a hole of the memfd: not read) */
 	walks = C[NTHREADS].walks, from_way = C[NTHREADS].from_way;

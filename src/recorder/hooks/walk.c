@@ -255,6 +255,8 @@ static const struct rec_sway *way_of(const struct rec_scache *sc,
  * rule or a later one finds the CFA from it before a step reads fp from
  * the stack again (elsewhere, as code built without frame pointers keeps
  * anything in %rbp, its saved copies need not hold). */
+_Static_assert(REC_SCACHE_FRAMES <= 64, "fp_needed: a bit a cached frame");
+
 static uint64_t fp_needed(const struct rec_sframe *C, unsigned j)
 {
 	uint64_t need = 0;
@@ -286,12 +288,9 @@ static void way_put(struct rec_scache *sc, unsigned j, uint64_t hash,
 {
 	struct rec_sway *w = &sc->way[sc->way_next % REC_SCACHE_WAYS];
 	const struct rec_sframe *C = sc->f;
-	uint64_t need;
+	uint64_t need = fp_needed(C, j);
 	unsigned i, k = 0;
 
-	if (j > 64)
-		return;
-	need = fp_needed(C, j);
 	w->nwords = 0;
 	w->pc = C[0].pc, w->sp = C[0].sp;
 	w->fp = need & 1 ? C[0].fp : 0;
