@@ -161,6 +161,20 @@ uint64_t rec_head_pos(const struct recorder *R);
 void rec_debug_ring(const struct recorder *R);
 /* The consumer's position in the ring (progress). */
 uint64_t rec_tail_pos(const struct recorder *R);
+/* How full the ring is now, in 256ths of its size (0-256; the target
+ * writes head: a pace, never a bound). */
+unsigned rec_fill(const struct recorder *R);
+/*
+ * The drain timer's next interval after one of NS nanoseconds whose
+ * drains found the fullest ring FILL 256ths full: half of it from a
+ * quarter up (a producer that finds the ring full waits, spinning then
+ * sleeping, for the next drain), twice it under a sixteenth, within
+ * REC_DRAIN_MIN_NS..REC_DRAIN_MAX_NS (the 1 MiB ring fills in ~1.5 ms at
+ * one busy thread's 12 M records a second).
+ */
+#define REC_DRAIN_MIN_NS	250000l
+#define REC_DRAIN_MAX_NS	2000000l
+long rec_drain_pace(long ns, unsigned fill);
 /* Give up the holes at the ring's tail (no producer can be inside them:
  * every thread stopped out of the hooks, or gone).  Bytes skipped. */
 long rec_skip_holes(struct recorder *R);

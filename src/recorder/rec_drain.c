@@ -558,6 +558,26 @@ uint64_t rec_tail_pos(const struct recorder *R)
 	return R && R->rd ? ring_tail(R->rd) : 0;
 }
 
+unsigned rec_fill(const struct recorder *R)
+{
+	uint64_t used;
+
+	if (!R || !R->rd || R->broken)
+		return 0;
+	used = rec_head_pos(R) - ring_tail(R->rd);
+	return used >= (1ull << RING_LOG2) ? 256 : (unsigned)(used >> (RING_LOG2 - 8));
+}
+
+long rec_drain_pace(long ns, unsigned fill)
+{
+	if (fill >= 64)
+		ns /= 2;
+	else if (fill < 16)
+		ns *= 2;
+	return ns < REC_DRAIN_MIN_NS ? REC_DRAIN_MIN_NS :
+	       ns > REC_DRAIN_MAX_NS ? REC_DRAIN_MAX_NS : ns;
+}
+
 void rec_debug_ring(const struct recorder *R)
 {
 	const struct ring *r = (const struct ring *)(R->area + AREA_RING);

@@ -291,6 +291,7 @@ static int tick(struct session *S)
 	/* the recorder's timer: the ring drained, and the caller's loop
 	 * sees what it was waiting for */
 	drain_all(S);
+	recs_pace();
 	return 1;
 }
 

@@ -22,9 +22,11 @@
 
 volatile sig_atomic_t drain_due;
 
-/* The drain timer: every DRAIN_MS while the recorder is in a target, so
- * that the ring never stays full for long and reports are fresh. */
-#define DRAIN_MS 2
+/* The drain timer: every drain_ns while the recorder is in a target, so
+ * that the ring never stays full for long and reports are fresh; paced
+ * by how full its drains find the rings (rec_drain_pace). */
+static long drain_ns = REC_DRAIN_MAX_NS;
+static unsigned tick_fill;	/* the fullest ring of this tick, 256ths */
 static timer_t drain_timer;
 static int drain_timer_on;
 /* the timer's signal, blocked but while waitpid waits (recs_waiting): it
@@ -37,10 +39,30 @@ static void on_drain_timer(int sig)
 	drain_due = 1;
 }
 
+static void timer_every(long ns)
+{
+	struct itimerspec its;
+
+	memset(&its, 0, sizeof(its));
+	its.it_value.tv_nsec = its.it_interval.tv_nsec = ns;
+	timer_settime(drain_timer, 0, &its, NULL);
+}
+
+void recs_pace(void)
+{
+	long ns = rec_drain_pace(drain_ns, tick_fill);
+
+	tick_fill = 0;
+	if (ns == drain_ns)
+		return;
+	drain_ns = ns;
+	if (drain_timer_on)
+		timer_every(ns);
+}
+
 static void timer_start(void)
 {
 	struct sigevent ev;
-	struct itimerspec its;
 	struct sigaction sa;
 
 	if (drain_timer_on)
@@ -57,10 +79,8 @@ static void timer_start(void)
 	ev.sigev_signo = SIGRTMIN + 1;
 	if (timer_create(CLOCK_MONOTONIC, &ev, &drain_timer))
 		return;
-	memset(&its, 0, sizeof(its));
-	its.it_value.tv_nsec = its.it_interval.tv_nsec = DRAIN_MS * 1000000l;
-	timer_settime(drain_timer, 0, &its, NULL);
 	drain_timer_on = 1;
+	timer_every(drain_ns);
 }
 
 void recs_waiting(int waiting)
@@ -75,6 +95,8 @@ static void timer_stop(void)
 		return;
 	timer_delete(drain_timer);
 	drain_timer_on = 0;
+	drain_ns = REC_DRAIN_MAX_NS;
+	tick_fill = 0;
 }
 
 static unsigned threads_inside(struct session *S, int pc_only);
@@ -210,11 +232,15 @@ void recs_poll(struct session *S)
 {
 	struct proc *P = S->proc;
 	uint64_t now;
+	unsigned fill;
 
 	if (!P->rec || !rec_injected(P->rec)) {
 		drain_due = 0;
 		return;
 	}
+	fill = rec_fill(P->rec);
+	if (fill > tick_fill)
+		tick_fill = fill;
 	recs_drain(S);
 	if (!rec_blocked(P->rec)) {
 		P->rec_stuck_ns = 0;
@@ -615,6 +641,8 @@ int recs_detach(struct session *S)
 	if (!P->rec || !rec_injected(P->rec))
 		return 0;
 	recs_drain(S);
+	if (debug_stats)
+		rec_debug_ring(P->rec);		/* its producers' sleeps */
 	rec_disable(P->rec);
 	P->rec_detaching = 1;
 	ret = rec_unpatch(P->rec, P->mem_pid);

@@ -548,6 +548,9 @@ void recs_drain(struct session *S);
 /* The timer's drain, in the main loop: a hole that blocks the ring for a
  * second is given up (its thread will never finish it). */
 void recs_poll(struct session *S);
+/* After a tick's recs_poll()s: the timer paced by how full they found
+ * the rings (every 0.25-2 ms). */
+void recs_pace(void);
 /* Every thread held: those inside a hook finish their record first. */
 void recs_settle(struct session *S);
 /* The last drain (the process is exiting): holes given up. */

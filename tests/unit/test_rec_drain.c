@@ -2,7 +2,8 @@
  * test_rec_drain.c - the recorder's consumer (rec_drain.c) on records
  * written here into a ring: the stacks records get through the memo of
  * the last (hash, function) answers, and a table past 2^17 index slots
- * (the batch's second prefetches) ending with exact figures.
+ * (the batch's second prefetches) ending with exact figures; how full
+ * the ring is (rec_fill) and the drain timer's pace from it.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -216,11 +217,53 @@ static void test_big_table(void **state)
 	done(R);
 }
 
+/* How full the ring is, in 256ths (a free record: 32 bytes, a quarter
+ * of the 1 MiB ring 8,192 of them), and the drain timer's pace from it:
+ * halved from a quarter up, doubled under a sixteenth, 0.25-2 ms. */
+static void test_fill_pace(void **state)
+{
+	struct recorder *R = setup();
+	struct heap *h = heap_new();
+	struct stacks *st = stacks_new();
+	uint64_t lost, a;
+
+	(void)state;
+	assert_int_equal(RING_LOG2, 20);
+	assert_int_equal(rec_fill(R), 0);
+	for (a = 0; a < 8191; a++)
+		put_free(R, 0x20000000 + 16 * a);
+	assert_int_equal(rec_fill(R), 63);
+	put_free(R, 0x10000000);
+	assert_int_equal(rec_fill(R), 64);
+	for (a = 0; a < 3 * 8192; a++)
+		put_free(R, 0x40000000 + 16 * a);
+	assert_int_equal(rec_fill(R), 256);
+	assert_int_equal(rec_drain(R, h, NULL, st, &lost), 4 * 8192);
+	assert_int_equal(rec_fill(R), 0);
+	assert_int_equal(heap_stats(h)->unknown_frees, 4 * 8192);
+	assert_int_equal(rec_fill(NULL), 0);
+
+	assert_int_equal(rec_drain_pace(2000000, 0), 2000000);
+	assert_int_equal(rec_drain_pace(2000000, 63), 2000000);
+	assert_int_equal(rec_drain_pace(2000000, 64), 1000000);
+	assert_int_equal(rec_drain_pace(1000000, 200), 500000);
+	assert_int_equal(rec_drain_pace(500000, 256), 250000);
+	assert_int_equal(rec_drain_pace(250000, 256), 250000);
+	assert_int_equal(rec_drain_pace(250000, 63), 250000);
+	assert_int_equal(rec_drain_pace(250000, 16), 250000);
+	assert_int_equal(rec_drain_pace(250000, 15), 500000);
+	assert_int_equal(rec_drain_pace(1000000, 0), 2000000);
+	stacks_delete(st);
+	heap_delete(h);
+	done(R);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_stack_memo),
 		cmocka_unit_test(test_big_table),
+		cmocka_unit_test(test_fill_pace),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
