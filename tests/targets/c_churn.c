@@ -1,7 +1,13 @@
 /*
- * c_churn: 4 threads allocate and free as fast as they can, each block's
- * size 16k + 8 (its usable size is its size), and count their live blocks
- * and bytes; the census cases attach while they run.
+ * c_churn [big]: 4 threads allocate and free as fast as they can, each
+ * block's size 16k + 8 (its usable size is its size), and count their
+ * live blocks and bytes; the census cases attach while they run.  With
+ * "big", blocks of 1,512 bytes, and before each of their calls one of
+ * 5,000 and one of 1,512 made and freed at once, all past the tcache (the arena's lock,
+ * merges with the top chunk): a thread is inside malloc or free nearly
+ * all its time.  Its arena holds chunks of 1,520 and 5,008 bytes only,
+ * so one of 1,520 is never cut from a bigger one with less than a
+ * chunk's minimum left: its usable size stays its size.
  *
  * "ready" once they run.  Commands on stdin, one per line:
  *   pause   the threads stop between two calls: "paused BLOCKS BYTES",
@@ -25,6 +31,7 @@ static void *slots[NTHREADS][NSLOTS];
 static size_t sizes[NTHREADS][NSLOTS];
 static pthread_t th[NTHREADS];
 static volatile int pause_req, quit_req;
+static int big;
 static int parked;
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t cond = PTHREAD_COND_INITIALIZER;
@@ -48,13 +55,23 @@ static void *churn(void *arg)
 			pthread_mutex_unlock(&lock);
 			continue;
 		}
+		if (big) {
+			/* and a block freed at once, as a server's request
+			 * buffer: inside the allocator still longer */
+			char *t = malloc(5000), *u = malloc(1512);
+
+			t[0] = u[0] = (char)k;
+			__asm__ volatile("" : : "r"(t), "r"(u) : "memory");
+			free(t);
+			free(u);
+		}
 		if (slots[id][s]) {
 			free(slots[id][s]);
 			slots[id][s] = NULL;
 		} else {
 			/* fastbin sizes: never split from a bigger free
 			 * chunk, so a block's usable size is its size */
-			size_t n = 24 + 16 * ((k >> 9) % 7);
+			size_t n = big ? 1512 : 24 + 16 * ((k >> 9) % 7);
 
 			slots[id][s] = malloc(n);
 			sizes[id][s] = n;
@@ -83,11 +100,12 @@ static void count(void)
 	printf("paused %lu %lu\n", blocks, bytes);
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
 	char line[64];
 	unsigned i;
 
+	big = argc > 1 && !strcmp(argv[1], "big");
 	setvbuf(stdout, outbuf, _IOLBF, sizeof(outbuf));
 	setvbuf(stdin, inbuf, _IOLBF, sizeof(inbuf));
 	for (i = 0; i < NTHREADS; i++)
