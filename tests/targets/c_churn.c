@@ -3,11 +3,12 @@
  * block's size 16k + 8 (its usable size is its size), and count their
  * live blocks and bytes; the census cases attach while they run.  With
  * "big", blocks of 1,512 bytes, and before each of their calls one of
- * 5,000 and one of 1,512 made and freed at once, all past the tcache (the arena's lock,
- * merges with the top chunk): a thread is inside malloc or free nearly
- * all its time.  Its arena holds chunks of 1,520 and 5,008 bytes only,
- * so one of 1,520 is never cut from a bigger one with less than a
- * chunk's minimum left: its usable size stays its size.
+ * 5,000 and one of 1,512 made and freed at once, all past the tcache
+ * (the arena's lock, merges with the top chunk): a thread is inside
+ * malloc or free nearly all its time.  Its arena holds chunks of 1,520
+ * and 5,008 bytes only, so one of 1,520 is never cut from a bigger one
+ * with less than a chunk's minimum left: its usable size stays its
+ * size.
  *
  * "ready" once they run.  Commands on stdin, one per line:
  *   pause   the threads stop between two calls: "paused BLOCKS BYTES",
@@ -70,7 +71,8 @@ static void *churn(void *arg)
 			slots[id][s] = NULL;
 		} else {
 			/* fastbin sizes: never split from a bigger free
-			 * chunk, so a block's usable size is its size */
+			 * chunk, so a block's usable size is its size
+			 * (big: one chunk size, header) */
 			size_t n = big ? 1512 : 24 + 16 * ((k >> 9) % 7);
 
 			slots[id][s] = malloc(n);
