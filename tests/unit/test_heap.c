@@ -512,6 +512,47 @@ static void test_reset(void **state)
 	heap_delete(h);
 }
 
+/* Threads whose tids share the memo's slot (tid mod 16), interleaved,
+ * each with its own counts; and the same after a reset. */
+static void test_threads_interleaved(void **state)
+{
+	static const int32_t tids[] = { 1, 17, 33, 2, 49 };
+	const struct heap_thread *t;
+	struct heap_block b;
+	size_t n, i, k;
+	int round;
+
+	(void)state;
+	struct heap *h = heap_new();
+
+	for (round = 0; round < 2; round++) {
+		for (i = 0; i < 20; i++) {
+			k = i % 5;
+			b = mk(0x1000 + i * 64, 10 * (k + 1), 1, tids[k], AF_MALLOC, 1);
+			heap_alloc(h, &b);
+		}
+		/* frees of every other block, by the thread before the owner */
+		for (i = 0; i < 20; i += 2)
+			heap_free_by(h, 0x1000 + i * 64, tids[(i + 4) % 5], 2);
+		n = heap_threads(h, &t);
+		assert_int_equal(n, 6);		/* tid 0 and the five */
+		for (k = 0; k < 5; k++) {
+			for (i = 1; i < n && t[i].tid != tids[k]; i++)
+				;
+			assert_true(i < n);
+			assert_int_equal(t[i].allocs, 4);
+			assert_int_equal(t[i].bytes_allocated, 40 * (k + 1));
+			/* its blocks k, k + 5, k + 10, k + 15: two even,
+			 * freed (by other threads), two live */
+			assert_int_equal(t[i].in_use_bytes, 20 * (k + 1));
+			/* the even blocks' frees: two by each thread */
+			assert_int_equal(t[i].frees, 2);
+		}
+		heap_reset(h);
+	}
+	heap_delete(h);
+}
+
 static void test_fn_names(void **state)
 {
 	static const char *const names[] = {
@@ -694,6 +735,7 @@ int main(void)
 		cmocka_unit_test(test_foreach_stops),
 		cmocka_unit_test(test_reset),
 		cmocka_unit_test(test_fn_names),
+		cmocka_unit_test(test_threads_interleaved),
 		cmocka_unit_test(test_census_blocks),
 		cmocka_unit_test(test_census_pending),
 		cmocka_unit_test(test_packed_entries),
