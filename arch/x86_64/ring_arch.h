@@ -9,6 +9,13 @@
  *            the word may be in a mapping shared between processes)
  *   void     ring_arch_futex_wake(uint32_t *w);   wake every waiter on W
  *   uint64_t ring_arch_now_ns(void);    CLOCK_MONOTONIC, nanoseconds
+ *   uint64_t ring_arch_tsc(void);       a counter that every CPU reads
+ *            alike (the TSC: constant and synchronised where the kernel
+ *            took it for its clock), no fence
+ *   uint64_t ring_arch_local_add(uint64_t *p, uint64_t v);  *P += V,
+ *            returns the old *P: one instruction, atomic against this
+ *            thread's signal handlers only, not against other CPUs (no
+ *            lock: a word that one thread alone writes)
  */
 #ifndef PTLEAK_RING_ARCH_H
 #define PTLEAK_RING_ARCH_H
@@ -67,6 +74,20 @@ static inline uint64_t ring_arch_now_ns(void)
 	ring_arch_syscall4(RING_ARCH_SYS_CLOCK_GETTIME,
 			   RING_ARCH_CLOCK_MONOTONIC, (long)&ts, 0, 0);
 	return (uint64_t)ts.sec * 1000000000u + (uint64_t)ts.nsec;
+}
+
+static inline uint64_t ring_arch_local_add(uint64_t *p, uint64_t v)
+{
+	__asm__ volatile("xaddq %0, %1" : "+r"(v), "+m"(*p) : : "memory");
+	return v;
+}
+
+static inline uint64_t ring_arch_tsc(void)
+{
+	uint32_t lo, hi;
+
+	__asm__ volatile("rdtsc" : "=a"(lo), "=d"(hi));
+	return (uint64_t)hi << 32 | lo;
 }
 
 #endif

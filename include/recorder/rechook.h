@@ -153,8 +153,12 @@ enum rec_kind {
 #define REC_FN_TAG(fn)		(((unsigned)(fn) >> 16) & 0xff)
 
 /*
- * Ring record types and words.  Every record starts with fn (the id) and
- * tid (0 if unknown: see struct rec_thread).  The records of allocations
+ * Ring record types and words.  Every record starts with fn (the id) in
+ * its low 32 bits and the tid in its high 32 (0 if unknown: see struct
+ * rec_thread), then its time t: the TSC (ring_arch_tsc) read before the
+ * record was reserved.  ptleak merges the lanes by it (docs/recorder.md,
+ * "Lanes").
+ * Below, "fn tid" stands for those two words.  The records of allocations
  * (ALLOC, REALLOC_END, MEMALIGN) end with the call's stack: a 64-bit
  * hash of it, then npcs (the ring header's count) return addresses,
  * innermost first (the caller's first): all of them when the hash is not
@@ -221,7 +225,10 @@ struct rec_thread {
 	/* the same for its descriptor creation in progress (fopen's open
 	 * is part of it: REC_FD_NEST_DIST) */
 	uint64_t fd_outer;
-	uint64_t pad[2];
+	/* the lane its records go to (rec_conf.lanes), set by ptleak with
+	 * the entry: 0 the shared one (rec_conf.ring) */
+	uint64_t lane;
+	uint64_t pad;
 };
 
 static inline uint64_t rec_thread_slot(uint64_t tcb, uint64_t mask)
@@ -244,7 +251,11 @@ struct rec_objs {
  * is live; read-only for the hooks (every field but objs is fixed once a
  * patch is live; the tables rec_thread and stackset change as said). */
 struct rec_conf {
-	struct ring *ring;
+	struct ring *ring;	/* lane 0: the threads with no lane of their own */
+	/* lane i (1 <= i < nlanes) at lanes + (i - 1) * lane_stride: a
+	 * ring per thread of the table (struct rec_thread.lane; nlanes <= 1:
+	 * every record goes to ring) */
+	uint64_t lanes, lane_stride, nlanes;
 	int64_t tid_off;	/* tid (int32) at TCB + tid_off; 0: unknown
 				 * (struct rec_thread gives it then) */
 	uint64_t stub_lo, stub_hi;	/* the code page: stubs, relocated code */

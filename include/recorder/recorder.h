@@ -127,9 +127,9 @@ int rec_main_stack(struct recorder *R, pid_t tid, uint64_t sp);
 void rec_set_main(struct recorder *R, uint64_t lo, uint64_t hi);
 
 /*
- * Now: a record reserved before now (below the ring's head) gets this
- * time, or an earlier one, when it is drained (a thread's death is
- * compared with the birth of blocks).  Returns the time (now_ns()).
+ * Now: a record reserved before now gets this time, or an earlier one,
+ * when it is drained (a thread's death is compared with the birth of
+ * blocks).  Returns the time (now_ns()).
  */
 uint64_t rec_checkpoint(struct recorder *R);
 
@@ -146,23 +146,34 @@ uint64_t rec_checkpoint(struct recorder *R);
  */
 long rec_drain(struct recorder *R, struct heap *h, struct fdprobe *fp,
 	       struct stacks *st, uint64_t *lost);
+/*
+ * The same when no thread of the target can write a record: all stopped
+ * out of the hooks, or gone.  rec_drain() leaves the records of the last
+ * microseconds, and those later than a record being written in another
+ * lane, for the next drain (docs/recorder.md, "Lanes"); this one takes
+ * every record committed.
+ */
+long rec_drain_quiet(struct recorder *R, struct heap *h, struct fdprobe *fp,
+		     struct stacks *st, uint64_t *lost);
 /* Records skipped because they failed their checks, so far. */
 uint64_t rec_bad(const struct recorder *R);
 /* What in the ring's header made rec_drain() stop, or NULL. */
 const char *rec_why(const struct recorder *R);
 
-/* Records reserved but not taken: the drain stopped at a hole (a record
- * being written, or given up by its thread). */
+/* Records reserved but not run: the drain stopped at a hole (a record
+ * being written, or given up by its thread), or holds records for the
+ * next drain. */
 int rec_blocked(const struct recorder *R);
-/* The producers' position in the ring: every record reserved so far
- * lies below it. */
-uint64_t rec_head_pos(const struct recorder *R);
-/* PTLEAK_DEBUG=stats: the ring's counters on stderr. */
+/* Now, for rec_caught_up(): the rings' heads. */
+void rec_mark(struct recorder *R);
+/* Every record reserved before the last rec_mark() is run. */
+int rec_caught_up(const struct recorder *R);
+/* PTLEAK_DEBUG=stats: the rings' counters on stderr. */
 void rec_debug_ring(const struct recorder *R);
-/* The consumer's position in the ring (progress). */
-uint64_t rec_tail_pos(const struct recorder *R);
-/* How full the ring is now, in 256ths of its size (0-256; the target
- * writes head: a pace, never a bound). */
+/* A count that grows whenever the drain takes or runs a record. */
+uint64_t rec_progress(const struct recorder *R);
+/* How full the fullest ring is now, in 256ths of its size (0-256; the
+ * target writes head: a pace, never a bound). */
 unsigned rec_fill(const struct recorder *R);
 /*
  * The drain timer's next interval after one of NS nanoseconds whose
@@ -175,7 +186,7 @@ unsigned rec_fill(const struct recorder *R);
 #define REC_DRAIN_MIN_NS	250000l
 #define REC_DRAIN_MAX_NS	2000000l
 long rec_drain_pace(long ns, unsigned fill);
-/* Give up the holes at the ring's tail (no producer can be inside them:
+/* Give up the holes at the rings' tails (no producer can be inside them:
  * every thread stopped out of the hooks, or gone).  Bytes skipped. */
 long rec_skip_holes(struct recorder *R);
 

@@ -210,10 +210,14 @@ static inline int ring_wait(struct ring *r, uint64_t end)
  * Reserve a record of NWORDS words after its header.  0 and *RES, or -1
  * if nothing is to be written: the ring is disabled (counted in dropped),
  * NWORDS > RING_MAX_WORDS or the record is longer than the ring
- * (dropped), or the wait gave up (lost).
+ * (dropped), or the wait gave up (lost).  ALONE: the calling thread is
+ * the ring's only producer (its signal handlers aside): head moves
+ * without a locked instruction, which would wait for the thread's
+ * earlier stores to reach the cache (a fifth of a record's cost).
  */
-static inline int ring_reserve(struct ring *r, unsigned type, unsigned npcs,
-			       unsigned nwords, struct ring_res *res)
+static inline int ring_reserve_as(struct ring *r, unsigned type,
+				  unsigned npcs, unsigned nwords,
+				  struct ring_res *res, int alone)
 {
 	uint64_t len = 8 * ((uint64_t)nwords + 1), pos;
 
@@ -222,7 +226,8 @@ static inline int ring_reserve(struct ring *r, unsigned type, unsigned npcs,
 		__atomic_fetch_add(&r->dropped, 1, __ATOMIC_RELAXED);
 		return -1;
 	}
-	pos = __atomic_fetch_add(&r->head, len, __ATOMIC_RELAXED);
+	pos = alone ? ring_arch_local_add(&r->head, len) :
+	      __atomic_fetch_add(&r->head, len, __ATOMIC_RELAXED);
 	if (!ring_has_room(r, pos + len, __ATOMIC_ACQUIRE) &&
 	    ring_wait(r, pos + len) < 0)
 		goto lost;
@@ -234,6 +239,12 @@ static inline int ring_reserve(struct ring *r, unsigned type, unsigned npcs,
 lost:
 	__atomic_fetch_add(&r->lost, 1, __ATOMIC_RELAXED);
 	return -1;
+}
+
+static inline int ring_reserve(struct ring *r, unsigned type, unsigned npcs,
+			       unsigned nwords, struct ring_res *res)
+{
+	return ring_reserve_as(r, type, npcs, nwords, res, 0);
 }
 
 /* Word I (0 = first after the header) of a reserved record := V. */

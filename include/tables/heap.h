@@ -271,7 +271,8 @@ struct heap_thread {
 
 /* The threads' entries (in the order first seen) into *OUT; their count. */
 size_t heap_threads(const struct heap *h, const struct heap_thread **out);
-/* Thread TID (known to the table) is called NAME. */
+/* Thread TID is called NAME: its entry's, or kept (the last 64 such
+ * names) for its entry when its first event comes. */
 void heap_thread_name(struct heap *h, int32_t tid, const char *name);
 
 /*

@@ -38,6 +38,7 @@ struct recorder *rec_new(pid_t pid, unsigned depth)
 	R->memfd = -1;
 	R->area_fd = -1;
 	R->walked = stacks_new();
+	R->nlanes = 1;
 	R->slow_drain = getenv("PTLEAK_DEBUG") &&
 			strstr(getenv("PTLEAK_DEBUG"), "slow-drain");
 	return R;
@@ -49,8 +50,10 @@ void rec_delete(struct recorder *R)
 
 	if (!R)
 		return;
-	if (R->rd)
-		ring_reader_delete(R->rd);
+	for (i = 0; i < REC_NLANES; i++)
+		if (R->rd[i])
+			ring_reader_delete(R->rd[i]);
+	free(R->queues);
 	if (R->area)
 		munmap(R->area, AREA_SIZE);
 	if (R->memfd >= 0)
@@ -202,11 +205,35 @@ static int rec_code_link(struct recorder *R);
  * the target, in a code page. */
 static const char memfd_name[] = REC_AREA_NAME;
 
+/*
+ * Can records of several lanes be ordered by their times?  Only if the
+ * kernel keeps its clock on the TSC (it checked that the CPUs' counters
+ * agree, none warps against another); PTLEAK_DEBUG=no-lanes says no.
+ */
+static int lanes_usable(void)
+{
+	const char *dbg = getenv("PTLEAK_DEBUG");
+	char buf[32] = "";
+	FILE *f;
+
+	if (dbg && strstr(dbg, "no-lanes"))
+		return 0;
+	f = fopen("/sys/devices/system/clocksource/clocksource0/"
+		  "current_clocksource", "re");
+	if (!f)
+		return 0;
+	if (!fgets(buf, sizeof(buf), f))
+		buf[0] = 0;
+	fclose(f);
+	return !strcmp(buf, "tsc\n");
+}
+
 int rec_inject(struct recorder *R, pid_t tid, uint64_t near_lo,
 	       uint64_t near_hi, int *held_sig, char *why, size_t len)
 {
 	uint64_t a[6], fd, addr, name;
 	struct code_page *pg;
+	unsigned i;
 	char path[64];
 	void *mem;
 	int lfd;
@@ -261,8 +288,18 @@ int rec_inject(struct recorder *R, pid_t tid, uint64_t near_lo,
 	R->arena_used = AREA_ARENA;
 	R->conf = (struct rec_conf *)(R->area + AREA_CONF);
 	ring_init(R->area + AREA_RING, RING_LOG2);
-	R->rd = ring_reader_new(R->area + AREA_RING, ring_mem_size(RING_LOG2));
+	R->rd[0] = ring_reader_new(R->area + AREA_RING, ring_mem_size(RING_LOG2));
 	R->conf->ring = (struct ring *)(R->area_t + AREA_RING);
+	R->nlanes = lanes_usable() ? REC_NLANES : 1;
+	for (i = 1; i < R->nlanes; i++) {
+		ring_init(R->area + AREA_LANES + (i - 1) * LANE_STRIDE, RING_LOG2);
+		R->rd[i] = ring_reader_new(R->area + AREA_LANES +
+					   (i - 1) * LANE_STRIDE,
+					   ring_mem_size(RING_LOG2));
+	}
+	R->conf->lanes = R->area_t + AREA_LANES;
+	R->conf->lane_stride = LANE_STRIDE;
+	R->conf->nlanes = R->nlanes;
 	R->conf->depth = R->depth > 1 ? R->depth - 1 : 0;
 	/* the descriptor hooks' getpid, if the filters allow it */
 	memset(a, 0, sizeof(a));
@@ -493,12 +530,12 @@ int rec_pc_in_code(const struct recorder *R, uint64_t pc)
 
 void rec_disable(struct recorder *R)
 {
-	struct ring *r;
+	unsigned l;
 
 	if (!R || !R->area)
 		return;
-	r = (struct ring *)(R->area + AREA_RING);
-	__atomic_store_n(&r->enabled, 0, __ATOMIC_SEQ_CST);
+	for (l = 0; l < R->nlanes; l++)
+		__atomic_store_n(&rec_lane(R, l)->enabled, 0, __ATOMIC_SEQ_CST);
 }
 
 int rec_unmap_copy(const struct recorder *R, pid_t tid, int *held_sig)

@@ -4,12 +4,11 @@
  * calls the breakpoint engine makes, so that reports do not know which
  * engine ran.
  *
- * Stacks: a record carries a hash of its walked return addresses and,
- * the first times, the addresses themselves; ptleak interns them (hash ->
- * walked stack) and then puts the hash into the stack set, so that the
- * hooks send only the hash from then on.  The stack of a block is the
- * function's entry followed by the walked addresses, cut after a return
- * address into main, as the breakpoint engine's unwinder makes it.
+ * Stacks: rec_stacks.c.
+ *
+ * Lanes (docs/recorder.md, "Lanes"): each lane's records are taken from
+ * its ring into its queue, then run in the order of their times across
+ * the lanes, each up to the bound below which no record can still come.
  */
 #include <inttypes.h>
 #include <stdio.h>
@@ -22,7 +21,6 @@
 #include "tables/stacks.h"
 #include "base/util.h"
 
-#define MAX_PCS 512
 /* reallocs begun, not ended (longjmp out of realloc leaves them): a
  * linear search, so a target that sends only begins is cut here */
 #define REC_MAX_REALLOCS 4096
@@ -34,6 +32,8 @@
  * operation was a cache miss, half the consumer's time).
  */
 struct op {
+	uint64_t t;		/* its time, not below its lane's earlier ones */
+	uint64_t pos;		/* its place in its lane's ring */
 	unsigned type;
 	struct heap_block b;	/* the allocation (ALLOC, REALLOC_END) */
 	uint64_t addr;		/* FREE, REALLOC_BEGIN, REALLOC_END: old */
@@ -47,6 +47,31 @@ struct op {
 };
 
 #define BATCH 64
+/*
+ * A record is run when every other lane's next record is later than it
+ * by EPS TSC ticks at least (0.8-4 us at 1-5 GHz): a thread's time is
+ * read without a fence, and the CPU may read it early by what it has in
+ * flight (a cache miss or two, well under 1 us), so a record that
+ * depends on another's (a malloc handed the block another thread's
+ * free gave back) may have a time up to that much earlier than it.
+ */
+#define EPS 4000ull
+/* records taken from a lane and not run yet, at most (power of two): a
+ * lane's QCAP records span more than EPS (a thread makes one in 10 ns
+ * at the very least), or two full queues could wait for each other */
+#define QCAP 1024
+
+struct rec_queue {
+	struct op ops[QCAP];
+	unsigned head, n;
+	uint64_t last_t;	/* the time of the lane's last record taken */
+};
+
+struct rec_queues {
+	struct rec_queue q[REC_NLANES];
+	uint64_t mark[REC_NLANES];	/* rec_mark()'s heads */
+	uint64_t run;			/* records run so far */
+};
 
 /* O cleared for a record: what every kind reads (the FD kinds set
  * their own fields).  Not memset of the whole: rep stos, 40% of take. */
@@ -63,74 +88,10 @@ struct drain {
 	struct stacks *st;
 	uint64_t now;
 	long n;
-	struct op ops[BATCH];
+	struct op *ops[BATCH];
 	unsigned nops;
+	struct rec_queue *q;	/* the lane being taken from */
 };
-
-static uint64_t mix(uint64_t x)
-{
-	x ^= x >> 33;
-	x *= 0xff51afd7ed558ccdull;
-	x ^= x >> 33;
-	return x;
-}
-
-/* The id of KEY (non-zero) in map M, 0 if none. */
-static uint32_t idmap_get(const struct idmap *m, uint64_t key)
-{
-	size_t i;
-
-	if (!m->cap)
-		return 0;
-	for (i = mix(key) & (m->cap - 1); m->e[i].key; i = (i + 1) & (m->cap - 1))
-		if (m->e[i].key == key)
-			return m->e[i].id;
-	return 0;
-}
-
-/* KEY (non-zero) -> ID in map M, unless KEY is there already. */
-static void idmap_put(struct idmap *m, uint64_t key, uint32_t id)
-{
-	size_t i;
-
-	if ((m->count + 1) * 2 > m->cap) {
-		struct idmap old = *m;
-		size_t k;
-
-		m->cap = m->cap ? 2 * m->cap : 1024;
-		m->e = xcalloc(m->cap, sizeof(*m->e));
-		m->count = 0;
-		for (k = 0; k < old.cap; k++)
-			if (old.e[k].key)
-				idmap_put(m, old.e[k].key, old.e[k].id);
-		free(old.e);
-	}
-	for (i = mix(key) & (m->cap - 1); m->e[i].key; i = (i + 1) & (m->cap - 1))
-		if (m->e[i].key == key)
-			return;
-	m->e[i].key = key;
-	m->e[i].id = id;
-	m->count++;
-}
-
-/* The hooks may send only the hash of this stack from now on. */
-static void stackset_add(struct recorder *R, uint64_t hash)
-{
-	uint64_t *set = (uint64_t *)(R->area + AREA_STACKSET), i, n;
-
-	for (i = hash & (NSTACKSET - 1), n = 0; n < REC_STACKSET_PROBES;
-	     i = (i + 1) & (NSTACKSET - 1), n++) {
-		uint64_t v = __atomic_load_n(&set[i], __ATOMIC_RELAXED);
-
-		if (v == hash)
-			return;
-		if (!v) {
-			__atomic_store_n(&set[i], hash, __ATOMIC_RELEASE);
-			return;
-		}
-	}
-	/* that chain is full: this stack keeps coming whole */
-}
 
 static const struct rec_fn *fn_of(const struct recorder *R, uint64_t fn)
 {
@@ -140,81 +101,6 @@ static const struct rec_fn *fn_of(const struct recorder *R, uint64_t fn)
 		if (R->fns[i].fn == (uint32_t)fn)
 			return &R->fns[i];
 	return NULL;
-}
-
-/*
- * The stack of a record: HASH, and the NPCS pcs at PCS when it came
- * whole; F the function called.  0 when the hash is unknown (its whole
- * record was lost).
- */
-static uint32_t stack_lookup(struct drain *d, const struct rec_fn *f,
-			     uint64_t hash, const uint64_t *pcs, unsigned npcs)
-{
-	struct recorder *R = d->R;
-	uint64_t all[MAX_PCS + 1], key;
-	const uint64_t *w;
-	uint32_t wid, id;
-	unsigned n, i;
-
-	wid = idmap_get(&R->walked_of, hash);
-	if (!wid) {
-		if (!npcs && !hash)
-			return 0;
-		/* cut after a return address into main */
-		for (n = 0; n < npcs && n < MAX_PCS; n++)
-			if (R->main_hi && pcs[n] - 1 >= R->main_lo &&
-			    pcs[n] - 1 < R->main_hi) {
-				n++;
-				break;
-			}
-		/* npcs 0 with an unknown hash: lost, counted once below */
-		wid = stacks_intern(R->walked, pcs, n);
-		if (!wid && npcs)
-			return 0;
-		if (!wid) {
-			/* an empty walk: its own id */
-			wid = stacks_intern(R->walked, (const uint64_t[]){ 0 }, 1);
-		}
-		idmap_put(&R->walked_of, hash, wid);
-		if (npcs)
-			stackset_add(R, hash);
-	}
-	key = (uint64_t)wid << 32 | (uint64_t)(f - R->fns) | 1ull << 31;
-	id = idmap_get(&R->stack_of, key);
-	if (id)
-		return id;
-	n = stacks_get(R->walked, wid, &w);
-	all[0] = f->addr;
-	for (i = 0; i < n && i + 1 < R->depth && i < MAX_PCS; i++) {
-		if (!w[i])
-			break;
-		all[i + 1] = w[i];
-	}
-	id = stacks_intern(d->st, all, i + 1);
-	idmap_put(&R->stack_of, key, id);
-	return id;
-}
-
-/* stack_lookup through the memo of the last answers (a site allocates
- * in runs: two map lookups a record were 6% of the consumer). */
-static uint32_t stack_of(struct drain *d, const struct rec_fn *f,
-			 uint64_t hash, const uint64_t *pcs, unsigned npcs)
-{
-	struct recorder *R = d->R;
-	uint32_t fi = (uint32_t)(f - R->fns);
-	size_t m = (hash ^ (hash >> 29) ^ fi * 0x9e3779b9u) & (REC_STACK_MEMO - 1);
-	uint32_t id;
-
-	if (R->stack_memo[m].id && R->stack_memo[m].hash == hash &&
-	    R->stack_memo[m].fn == fi)
-		return R->stack_memo[m].id;
-	id = stack_lookup(d, f, hash, pcs, npcs);
-	if (id) {
-		R->stack_memo[m].hash = hash;
-		R->stack_memo[m].fn = fi;
-		R->stack_memo[m].id = id;
-	}
-	return id;
 }
 
 static struct rec_realloc *realloc_find(struct recorder *R, uint64_t tid,
@@ -248,13 +134,13 @@ static void prefetch_frees(const struct drain *d)
 	long back = 0;
 
 	for (i = 0; i < d->nops; i++) {
-		switch (d->ops[i].type) {
+		switch (d->ops[i]->type) {
 		case REC_FD_OPEN:
 		case REC_FD_CLOSE:
 			break;
 		case REC_FREE:
 		case REC_REALLOC_BEGIN:
-			heap_prefetch_free(d->h, d->ops[i].addr, back++);
+			heap_prefetch_free(d->h, d->ops[i]->addr, back++);
 			break;
 		default:
 			back--;
@@ -278,7 +164,7 @@ static void flush(struct drain *d)
 	if (heap_prefetch_worth(d->h))
 		prefetch_frees(d);
 	for (i = 0; i < d->nops; i++) {
-		struct op *o = &d->ops[i];
+		struct op *o = d->ops[i];
 
 		switch (o->type) {
 		case REC_FD_OPEN:
@@ -334,20 +220,28 @@ static void flush(struct drain *d)
 	d->nops = 0;
 }
 
+/* The sum of the lanes' heads: it moves whenever a record is reserved. */
+static uint64_t heads_sum(const struct recorder *R)
+{
+	uint64_t sum = 0;
+	unsigned l;
+
+	for (l = 0; l < R->nlanes; l++)
+		sum += __atomic_load_n(&rec_lane(R, l)->head, __ATOMIC_ACQUIRE);
+	return sum;
+}
+
 uint64_t rec_checkpoint(struct recorder *R)
 {
-	uint64_t now = now_ns();
-
-	uint64_t head;
+	uint64_t now = now_ns(), tsc = ring_arch_tsc(), heads;
 
 	if (!R || !R->area || R->broken)
 		return now;
-	head = __atomic_load_n(&((struct ring *)(R->area + AREA_RING))->head,
-			       __ATOMIC_ACQUIRE);
+	heads = heads_sum(R);
 	/* nothing reserved since the last mark: it dates every record
-	 * below head already (a target that stops allocating must not grow
+	 * before it already (a target that stops allocating must not grow
 	 * the list at every drain) */
-	if (R->nmarks > R->firstmark && R->marks[R->nmarks - 1].head == head)
+	if (R->nmarks > R->firstmark && R->marks[R->nmarks - 1].heads == heads)
 		return now;
 	if (R->firstmark && R->firstmark == R->nmarks)
 		R->firstmark = R->nmarks = 0;
@@ -362,17 +256,18 @@ uint64_t rec_checkpoint(struct recorder *R)
 		R->amarks = R->amarks ? 2 * R->amarks : 64;
 		R->marks = xrealloc(R->marks, R->amarks * sizeof(*R->marks));
 	}
-	R->marks[R->nmarks].head = head;
+	R->marks[R->nmarks].tsc = tsc;
 	R->marks[R->nmarks].ns = now;
+	R->marks[R->nmarks].heads = heads;
 	R->nmarks++;
 	return now;
 }
 
-/* The time of the record at ring position POS: the first checkpoint
- * that saw it reserved (the drain's own, last, sees every one). */
-static uint64_t time_of(struct recorder *R, uint64_t pos, uint64_t now)
+/* The time of a record of time T: the first checkpoint after it (the
+ * drain's own, last, comes after every record it takes). */
+static uint64_t time_of(struct recorder *R, uint64_t t, uint64_t now)
 {
-	while (R->firstmark < R->nmarks && R->marks[R->firstmark].head <= pos)
+	while (R->firstmark < R->nmarks && R->marks[R->firstmark].tsc <= t)
 		R->firstmark++;
 	return R->firstmark < R->nmarks ? R->marks[R->firstmark].ns : now;
 }
@@ -387,6 +282,7 @@ static int take(void *ctx, const struct ring_rec *rec)
 {
 	struct drain *d = ctx;
 	struct recorder *R = d->R;
+	struct rec_queue *q = d->q;
 	const uint64_t *w = rec->w;
 	unsigned nw = rec->nwords - rec->npcs, kind;	/* checked below */
 	const struct rec_fn *f;
@@ -400,14 +296,18 @@ static int take(void *ctx, const struct ring_rec *rec)
 	if (rec->npcs > rec->nwords || nw < 3 || !(f = fn_of(R, w[0])))
 		return bad(R);
 	kind = REC_FN_KIND(w[0]);
-	o = &d->ops[d->nops];
+	o = &q->ops[(q->head + q->n) & (QCAP - 1)];
 	op_clear(o);
 	b = &o->b;
-	b->time_ns = time_of(R, rec->pos, d->now);
-	b->tid = (int32_t)w[1];
+	/* never before the lane's earlier records: their order stands
+	 * (docs/recorder.md, "Lanes") */
+	o->t = w[1] > q->last_t ? w[1] : q->last_t;
+	q->last_t = o->t;
+	o->pos = rec->pos;
+	b->tid = (int32_t)(w[0] >> 32);
 	b->fn = (uint8_t)REC_FN_TAG(w[0]);
 	o->type = rec->type;
-	o->tid = w[1];
+	o->tid = w[0] >> 32;
 	switch (rec->type) {
 	case REC_FREE:
 		if (!w[2])
@@ -424,7 +324,7 @@ static int take(void *ctx, const struct ring_rec *rec)
 		b->addr = w[2];
 		b->size = kind == REC_FN_CALLOC ? product(w[3], w[4], &overflow) :
 			  kind == REC_FN_MEMALIGN ? w[4] : w[3];
-		b->stack = stack_of(d, f, w[5], w + nw, rec->npcs);
+		b->stack = rec_stack_of(R, d->st, f, w[5], w + nw, rec->npcs);
 		break;
 	case REC_REALLOC_END:
 		if (nw < 7)
@@ -434,7 +334,7 @@ static int take(void *ctx, const struct ring_rec *rec)
 			  w[3];
 		o->size = overflow ? 1 : b->size;
 		b->addr = w[5];
-		b->stack = stack_of(d, f, w[6], w + nw, rec->npcs);
+		b->stack = rec_stack_of(R, d->st, f, w[6], w + nw, rec->npcs);
 		break;
 	case REC_MEMALIGN:
 		if (nw < 8)
@@ -443,7 +343,7 @@ static int take(void *ctx, const struct ring_rec *rec)
 			return 0;	/* failed */
 		b->addr = w[6];
 		b->size = w[4];
-		b->stack = stack_of(d, f, w[7], w + nw, rec->npcs);
+		b->stack = rec_stack_of(R, d->st, f, w[7], w + nw, rec->npcs);
 		o->type = REC_ALLOC;
 		break;
 	case REC_FD_OPEN:
@@ -456,7 +356,7 @@ static int take(void *ctx, const struct ring_rec *rec)
 		o->fa[0] = w[4];
 		o->v0 = (int)w[5];
 		o->v1 = (int)w[6];
-		b->stack = stack_of(d, f, w[7], w + nw, rec->npcs);
+		b->stack = rec_stack_of(R, d->st, f, w[7], w + nw, rec->npcs);
 		break;
 	case REC_FD_CLOSE:
 		/* fn tid a0 a1 a2 v */
@@ -473,42 +373,163 @@ static int take(void *ctx, const struct ring_rec *rec)
 	}
 	if (rec->type != REC_FD_OPEN && rec->type != REC_FD_CLOSE)
 		heap_prefetch(d->h, o->addr ? o->addr : b->addr);
-	if (++d->nops == BATCH)
-		flush(d);
-	return 0;
+	return ++q->n == QCAP;	/* full: stop taking */
+}
+
+static struct rec_queues *queues(struct recorder *R)
+{
+	if (!R->queues)
+		R->queues = xcalloc(1, sizeof(*R->queues));
+	return R->queues;
+}
+
+/*
+ * Run the queued records, oldest first across the lanes (a lane's own
+ * are in its order: their times never go down), those of lane L up to
+ * time WL[L].  The number run.
+ */
+static long run(struct drain *d, struct rec_queues *Q, unsigned nlanes,
+		const uint64_t *Wl)
+{
+	struct recorder *R = d->R;
+	struct rec_queue *q, *best;
+	uint64_t t, t2, lim, W = 0;
+	unsigned l;
+	long n = 0;
+
+	for (;;) {
+		best = NULL;
+		t = t2 = UINT64_MAX;
+		for (l = 0; l < nlanes; l++) {
+			q = &Q->q[l];
+			if (!q->n)
+				continue;
+			if (q->ops[q->head].t < t) {
+				t2 = t;
+				t = q->ops[q->head].t;
+				best = q;
+				W = Wl[l];
+			} else if (q->ops[q->head].t < t2) {
+				t2 = q->ops[q->head].t;
+			}
+		}
+		if (!best || t > W)
+			break;
+		/* a run of the best lane's, up to the next lane's first */
+		lim = t2 < W ? t2 : W;
+		while (best->n && best->ops[best->head].t <= lim) {
+			struct op *o = &best->ops[best->head];
+
+			o->b.time_ns = time_of(R, o->t, d->now);
+			d->ops[d->nops++] = o;
+			best->head = (best->head + 1) & (QCAP - 1);
+			best->n--;
+			n++;
+			if (d->nops == BATCH)
+				flush(d);
+		}
+	}
+	/* the batch's ops live in the queues: run before more are taken */
+	flush(d);
+	Q->run += (uint64_t)n;
+	return n;
+}
+
+/*
+ * WL[l] := the time up to which lane l's records may run: less EPS, the
+ * earliest time any other lane's next record can have.  A lane taken up
+ * to its head (read after D, the drain's time) has its next records
+ * after D; one whose ring holds more (a record being written, or its
+ * queue full) after its last record taken.  A lane's own records wait
+ * for none of its own.
+ */
+static void bounds(struct recorder *R, struct rec_queues *Q, uint64_t D,
+		   uint64_t *Wl)
+{
+	uint64_t head, b, m1 = UINT64_MAX, m2 = UINT64_MAX;
+	unsigned l, at = 0;
+
+	for (l = 0; l < R->nlanes; l++) {
+		head = __atomic_load_n(&rec_lane(R, l)->head, __ATOMIC_ACQUIRE);
+		b = head == ring_tail(R->rd[l]) ? D : Q->q[l].last_t;
+		if (b < m1) {
+			m2 = m1;
+			m1 = b;
+			at = l;
+		} else if (b < m2) {
+			m2 = b;
+		}
+	}
+	for (l = 0; l < R->nlanes; l++) {
+		b = l == at ? m2 : m1;
+		Wl[l] = b == UINT64_MAX ? b : b > EPS ? b - EPS : 0;
+	}
+}
+
+static long drain(struct recorder *R, struct heap *h, struct fdprobe *fp,
+		  struct stacks *st, uint64_t *lost, int quiet)
+{
+	static struct drain d;
+	struct rec_queues *Q;
+	uint64_t goal[REC_NLANES], Wl[REC_NLANES], D;
+	unsigned l, room;
+	long taken, ran;
+	int got;
+
+	if (lost)
+		*lost = R ? R->lost : 0;
+	if (!R || !R->rd[0] || R->broken)
+		return 0;
+	Q = queues(R);
+	d.R = R, d.h = h, d.fp = fp, d.st = st, d.n = 0, d.nops = 0;
+	d.now = rec_checkpoint(R);
+	D = ring_arch_tsc();
+	/* what was reserved before now, not more: threads that allocate
+	 * faster than ptleak consumes would keep it here for ever (its
+	 * events, signals and reports waiting) */
+	for (l = 0; l < R->nlanes; l++)
+		goal[l] = __atomic_load_n(&rec_lane(R, l)->head, __ATOMIC_ACQUIRE);
+	do {
+		taken = 0;
+		for (l = 0; l < R->nlanes; l++) {
+			d.q = &Q->q[l];
+			room = QCAP - d.q->n;
+			if (!room || ring_tail(R->rd[l]) >= goal[l])
+				continue;
+			got = ring_consume(R->rd[l], take, &d, room);
+			if (got < 0) {
+				R->broken = 1;
+				return -1;
+			}
+			taken += got;
+		}
+		/* one lane: its order is the only one; everything stopped
+		 * out of the hooks: nothing can come before what is here */
+		if (quiet || R->nlanes == 1)
+			memset(Wl, 0xff, sizeof(Wl));
+		else
+			bounds(R, Q, D, Wl);
+		ran = run(&d, Q, R->nlanes, Wl);
+	} while (taken || ran);
+	/* the target's count, read while its header makes sense */
+	R->lost = 0;
+	for (l = 0; l < R->nlanes; l++)
+		R->lost += __atomic_load_n(&rec_lane(R, l)->lost, __ATOMIC_RELAXED);
+	if (lost)
+		*lost = R->lost;
+	return d.n;
 }
 
 long rec_drain(struct recorder *R, struct heap *h, struct fdprobe *fp,
 	       struct stacks *st, uint64_t *lost)
 {
-	static struct drain d;
-	uint64_t goal;
-	int got;
+	return drain(R, h, fp, st, lost, 0);
+}
 
-	if (lost)
-		*lost = R ? R->lost : 0;
-	if (!R || !R->rd || R->broken)
-		return 0;
-	d.R = R, d.h = h, d.fp = fp, d.st = st, d.n = 0, d.nops = 0;
-	d.now = rec_checkpoint(R);
-	/* what was reserved before now, not more: threads that allocate
-	 * faster than ptleak consumes would keep it here for ever (its
-	 * events, signals and reports waiting) */
-	goal = rec_head_pos(R);
-	do {
-		got = ring_consume(R->rd, take, &d, 4096);
-		flush(&d);
-		if (got < 0) {
-			R->broken = 1;
-			return -1;
-		}
-	} while (got == 4096 && ring_tail(R->rd) < goal);
-	/* the target's count, read while its header makes sense */
-	R->lost = __atomic_load_n(&((struct ring *)(R->area + AREA_RING))->lost,
-				  __ATOMIC_RELAXED);
-	if (lost)
-		*lost = R->lost;
-	return d.n;
+long rec_drain_quiet(struct recorder *R, struct heap *h, struct fdprobe *fp,
+		     struct stacks *st, uint64_t *lost)
+{
+	return drain(R, h, fp, st, lost, 1);
 }
 
 uint64_t rec_bad(const struct recorder *R)
@@ -518,54 +539,102 @@ uint64_t rec_bad(const struct recorder *R)
 
 const char *rec_why(const struct recorder *R)
 {
-	return R && R->rd ? ring_why(R->rd) : NULL;
+	const char *why;
+	unsigned l;
+
+	for (l = 0; R && l < R->nlanes; l++)
+		if (R->rd[l] && (why = ring_why(R->rd[l])))
+			return why;
+	return NULL;
 }
 
 int rec_blocked(const struct recorder *R)
 {
-	const struct ring *r;
+	unsigned l;
 
-	if (!R || !R->rd || R->broken)
+	if (!R || !R->rd[0] || R->broken)
 		return 0;
-	r = (const struct ring *)(R->area + AREA_RING);
-	return __atomic_load_n(&r->head, __ATOMIC_ACQUIRE) != ring_tail(R->rd);
+	for (l = 0; l < R->nlanes; l++)
+		if (__atomic_load_n(&rec_lane(R, l)->head, __ATOMIC_ACQUIRE) !=
+		    ring_tail(R->rd[l]) || (R->queues && R->queues->q[l].n))
+			return 1;
+	return 0;
 }
 
 long rec_skip_holes(struct recorder *R)
 {
 	long n = 0;
+	unsigned l;
 	int got;
 
-	if (!R || !R->rd || R->broken)
+	if (!R || !R->rd[0] || R->broken)
 		return 0;
-	while ((got = ring_skip(R->rd)) > 0)
-		n += got;
-	if (got < 0)
-		R->broken = 1;
+	for (l = 0; l < R->nlanes; l++) {
+		while ((got = ring_skip(R->rd[l])) > 0)
+			n += got;
+		if (got < 0) {
+			R->broken = 1;
+			break;
+		}
+	}
 	return n;
 }
 
-uint64_t rec_head_pos(const struct recorder *R)
+void rec_mark(struct recorder *R)
 {
-	if (!R || !R->area)
-		return 0;
-	return __atomic_load_n(&((const struct ring *)(R->area + AREA_RING))->head,
-			       __ATOMIC_ACQUIRE);
+	unsigned l;
+
+	if (!R || !R->rd[0])
+		return;
+	for (l = 0; l < R->nlanes; l++)
+		queues(R)->mark[l] = __atomic_load_n(&rec_lane(R, l)->head,
+						     __ATOMIC_ACQUIRE);
 }
 
-uint64_t rec_tail_pos(const struct recorder *R)
+int rec_caught_up(const struct recorder *R)
 {
-	return R && R->rd ? ring_tail(R->rd) : 0;
+	const struct rec_queue *q;
+	unsigned l;
+
+	if (!R || !R->rd[0] || R->broken || !R->queues)
+		return 1;
+	for (l = 0; l < R->nlanes; l++) {
+		q = &R->queues->q[l];
+		if (ring_tail(R->rd[l]) < R->queues->mark[l] ||
+		    (q->n && q->ops[q->head].pos < R->queues->mark[l]))
+			return 0;
+	}
+	return 1;
+}
+
+uint64_t rec_progress(const struct recorder *R)
+{
+	uint64_t n = 0;
+	unsigned l;
+
+	if (!R || !R->rd[0])
+		return 0;
+	for (l = 0; l < R->nlanes; l++)
+		n += ring_tail(R->rd[l]);
+	return n + (R->queues ? R->queues->run : 0);
 }
 
 unsigned rec_fill(const struct recorder *R)
 {
 	uint64_t used;
+	unsigned l, f, max = 0;
 
-	if (!R || !R->rd || R->broken)
+	if (!R || !R->rd[0] || R->broken)
 		return 0;
-	used = rec_head_pos(R) - ring_tail(R->rd);
-	return used >= (1ull << RING_LOG2) ? 256 : (unsigned)(used >> (RING_LOG2 - 8));
+	for (l = 0; l < R->nlanes; l++) {
+		used = __atomic_load_n(&rec_lane(R, l)->head, __ATOMIC_ACQUIRE) -
+		       ring_tail(R->rd[l]);
+		f = used >= (1ull << RING_LOG2) ? 256 :
+		    (unsigned)(used >> (RING_LOG2 - 8));
+		if (f > max)
+			max = f;
+	}
+	return max;
 }
 
 long rec_drain_pace(long ns, unsigned fill)
@@ -580,13 +649,20 @@ long rec_drain_pace(long ns, unsigned fill)
 
 void rec_debug_ring(const struct recorder *R)
 {
-	const struct ring *r = (const struct ring *)(R->area + AREA_RING);
+	const struct ring *r;
+	unsigned l;
 
-	fprintf(stderr, "ptleak-debug: ring: enabled %u head %llu tail %llu "
-		"heartbeat %u lost %llu dropped %llu sleeps %llu waiters %u\n",
-		r->enabled, (unsigned long long)r->head,
-		(unsigned long long)r->tail, r->heartbeat,
-		(unsigned long long)r->lost, (unsigned long long)r->dropped,
-		(unsigned long long)r->sleeps, r->waiters);
+	for (l = 0; l < R->nlanes; l++) {
+		r = rec_lane(R, l);
+		if (l && !r->head)
+			continue;
+		fprintf(stderr, "ptleak-debug: ring %u: enabled %u head %llu tail "
+			"%llu heartbeat %u lost %llu dropped %llu sleeps %llu "
+			"waiters %u\n", l, r->enabled,
+			(unsigned long long)r->head, (unsigned long long)r->tail,
+			r->heartbeat, (unsigned long long)r->lost,
+			(unsigned long long)r->dropped,
+			(unsigned long long)r->sleeps, r->waiters);
+	}
 	rec_debug_scache(R);
 }

@@ -233,10 +233,37 @@ void rec_debug_scache(const struct recorder *R)
 		(unsigned long long)from_way);
 }
 
+/* Entry E's lane given up (its thread gone or replaced): its records
+ * go to the shared ring from now on, if it writes again. */
+static void lane_drop(struct recorder *R, struct rec_thread *e)
+{
+	uint64_t l = e->lane;
+
+	if (l && l < R->nlanes && R->lane_users[l])
+		R->lane_users[l]--;
+	__atomic_store_n(&e->lane, 0, __ATOMIC_RELAXED);
+}
+
+/* The lane for a new thread: a free one (the lowest), 0 (the shared
+ * ring) if there is none: a lane has one producer, which reserves
+ * without a locked instruction. */
+static uint64_t lane_pick(struct recorder *R)
+{
+	unsigned l;
+
+	for (l = 1; l < R->nlanes; l++)
+		if (!R->lane_users[l]) {
+			R->lane_users[l] = 1;
+			return l;
+		}
+	return 0;
+}
+
 int rec_thread_set(struct recorder *R, pid_t tid, uint64_t tcb, uint64_t sp)
 {
 	struct rec_thread *T;
 	uint64_t lo, hi, i, n;
+	int shared;
 
 	if (!R->area || !tcb)
 		return 0;
@@ -257,6 +284,13 @@ int rec_thread_set(struct recorder *R, pid_t tid, uint64_t tcb, uint64_t sp)
 		if (key != tcb || T[i].tid != (uint64_t)tid) {
 			scaches(R)[i].gen = 0;
 			scaches(R)[i].n = 0;
+			/* a live thread with this TCB already (clone with
+			 * CLONE_VM, no new TLS): both find this entry, so its
+			 * records go to the shared ring, whose producers may
+			 * be many */
+			shared = key == tcb && T[i].tid;
+			lane_drop(R, &T[i]);
+			T[i].lane = shared ? 0 : lane_pick(R);
 		}
 		T[i].lo = lo;
 		T[i].hi = hi;
@@ -292,6 +326,7 @@ void rec_thread_gone(struct recorder *R, pid_t tid)
 			e->hi = 0;
 			e->lo = 0;
 			e->tid = 0;
+			lane_drop(R, e);
 		}
 		R->tslots[i--] = R->tslots[--R->ntslots];
 	}

@@ -14,6 +14,8 @@
  *   AREA_SCACHE    struct rec_scache[NTHREADS + 1]: the hooks' stack
  *                  caches, by thread entry, then main_scache (written by
  *                  the hooks)
+ *   AREA_LANES     lanes 1.. (REC_NLANES - 1): a ring per thread entry
+ *                  (struct rec_thread.lane; the ring above is lane 0)
  *   AREA_ARENA     unwind tables and struct rec_objs generations,
  *                  appended, never rewritten while published
  *
@@ -48,7 +50,13 @@ _Static_assert(RING_DATA_OFF + (1ull << RING_LOG2) <= AREA_THREADS - AREA_RING,
 #define NHIJACK		4096ull			/* 64 KiB */
 #define AREA_SCACHE	(AREA_HIJACK + NHIJACK * sizeof(struct rec_hijack))
 						/* per thread entry: 88 MiB */
-#define AREA_ARENA	(AREA_SCACHE + (NTHREADS + 1) * sizeof(struct rec_scache))
+#define AREA_LANES	(AREA_SCACHE + (NTHREADS + 1) * sizeof(struct rec_scache))
+/* 16 rings of 1 MiB: a thread's records in its own ring, whose lines no
+ * other thread writes (one ring for all: its head's line moved between
+ * the CPUs at every record, 4 threads' hooks 3.6x dearer) */
+#define REC_NLANES	16u
+#define LANE_STRIDE	((1ull << RING_LOG2) + 4096)	/* its header in the page before */
+#define AREA_ARENA	(AREA_LANES + (REC_NLANES - 1) * LANE_STRIDE)
 #define AREA_SIZE	(256ull << 20)
 
 #define CODE_PAGE_SIZE	(64ull << 10)
@@ -100,7 +108,13 @@ struct recorder {
 	uint64_t area_t;		/* the target's */
 	uint64_t arena_used;
 	struct rec_conf *conf;		/* in ptleak's mapping */
-	struct ring_reader *rd;
+	/* the lanes' readers: rd[0] the shared ring's; nlanes in use (1: no
+	 * lanes, the TSC not usable or PTLEAK_DEBUG=no-lanes) */
+	struct ring_reader *rd[REC_NLANES];
+	unsigned nlanes;
+	unsigned lane_users[REC_NLANES];	/* thread entries per lane */
+	struct rec_queues *queues;	/* rec_drain.c's (NULL: none yet),
+					 * freed by rec_delete */
 	int broken;			/* a corrupt ring: no more draining */
 	/* the conf's counts, ptleak's copies: the target can write the
 	 * conf's, never used to index anything on ptleak's side */
@@ -134,11 +148,26 @@ struct recorder {
 	uint64_t main_lo, main_hi;
 	struct rec_realloc *reallocs;
 	size_t nreallocs, areallocs;
-	/* when records were known to exist: a record below head was
-	 * reserved before ns (rec_checkpoint); oldest first */
-	struct { uint64_t head, ns; } *marks;
+	/* when records were known to exist: a record whose time is below
+	 * tsc was reserved before ns (rec_checkpoint); oldest first */
+	struct { uint64_t tsc, ns, heads; } *marks;
 	size_t nmarks, amarks, firstmark;
 };
+
+/* The ring of lane L in ptleak's mapping. */
+static inline struct ring *rec_lane(const struct recorder *R, unsigned l)
+{
+	return (struct ring *)(R->area + (l ? AREA_LANES + (l - 1) * LANE_STRIDE :
+					  AREA_RING));
+}
+
+/* The id in ST of the stack of a record of function F: hash HASH, and
+ * the NPCS pcs at PCS when it came whole (rec_stacks.c).  0 when the
+ * hash is unknown (its whole record was lost). */
+struct stacks;
+uint32_t rec_stack_of(struct recorder *R, struct stacks *st,
+		      const struct rec_fn *f, uint64_t hash, const uint64_t *pcs,
+		      unsigned npcs);
 
 /* Append LEN bytes to the area's arena: their offset, or 0 if full. */
 uint64_t rec_arena_put(struct recorder *R, const void *data, size_t len);

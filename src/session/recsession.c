@@ -136,13 +136,15 @@ static void settle_reap(struct session *S)
 	S->proc = P;
 }
 
+static void drain(struct session *S, int quiet);
+
 /* Every thread held: let those inside a hook (a record half written)
  * run until they are out, a few ms at most.  0 when none is. */
 static unsigned settle(struct session *S)
 {
 	struct proc *P = S->proc;
-	uint64_t head = rec_head_pos(P->rec), t0;
 	unsigned round, i, inside = 0;
+	uint64_t t0;
 	struct task *t;
 	int ret;
 
@@ -154,10 +156,11 @@ static unsigned settle(struct session *S)
 	 * HEAD: on a loaded machine a thread let run may not get a CPU for
 	 * milliseconds, so the wait is for the ring, not a fixed time.
 	 */
+	rec_mark(P->rec);
 	for (round = 0; round < 10 && !S->done && S->ntasks; round++) {
 		recs_drain(S);
-		if (rec_tail_pos(P->rec) >= head)
-			return 0;
+		if (rec_caught_up(P->rec))
+			break;
 		inside = 0;
 		for_each_proc_task(S, i, t)
 			inside += settle_go(S, t);
@@ -168,7 +171,7 @@ static unsigned settle(struct session *S)
 			usleep(200);
 			recs_drain(S);
 			settle_reap(S);
-		} while (rec_tail_pos(P->rec) < head &&
+		} while (!rec_caught_up(P->rec) &&
 			 now_ns() - t0 < 200000000ull);
 		/* stopped meanwhile: collected, not interrupted (events_reap) */
 		for_each_proc_task(S, i, t)
@@ -182,11 +185,18 @@ static unsigned settle(struct session *S)
 		if (ret)
 			break;
 	}
-	recs_drain(S);
-	if (debug_stats && rec_tail_pos(P->rec) < head)
+	if (rec_caught_up(P->rec))
+		inside = 0;
+	/* every thread stopped out of the hooks: nothing comes before
+	 * what the rings hold */
+	if (!inside)
+		drain(S, 1);
+	else
+		recs_drain(S);
+	if (debug_stats && !rec_caught_up(P->rec))
 		fprintf(stderr, "ptleak-debug: recorder: settle left a hole "
 			"after %u rounds (%u threads inside)\n", round, inside);
-	return rec_tail_pos(P->rec) >= head ? 0 : inside ? inside : 1;
+	return rec_caught_up(P->rec) ? 0 : inside ? inside : 1;
 }
 
 void recs_settle(struct session *S)
@@ -211,19 +221,19 @@ static void unstick(struct session *S)
 	}
 	settle(S);
 	if (!threads_inside(S, 1)) {
-		recs_drain(S);
+		drain(S, 1);
 		if (rec_blocked(P->rec) && rec_skip_holes(P->rec))
-			recs_drain(S);
+			drain(S, 1);
 	}
 	events_release_all(S);
 }
 
 void recs_drain_final(struct session *S)
 {
-	recs_drain(S);
+	drain(S, 1);
 	/* every thread is gone or dying: no hole will be filled */
 	if (S->proc->rec && rec_skip_holes(S->proc->rec))
-		recs_drain(S);
+		drain(S, 1);
 	if (debug_stats && S->proc->rec && rec_injected(S->proc->rec))
 		rec_debug_ring(S->proc->rec);	/* its producers' sleeps */
 }
@@ -247,8 +257,8 @@ void recs_poll(struct session *S)
 		return;
 	}
 	now = now_ns();
-	if (P->rec_tail != rec_tail_pos(P->rec) || !P->rec_stuck_ns) {
-		P->rec_tail = rec_tail_pos(P->rec);
+	if (P->rec_tail != rec_progress(P->rec) || !P->rec_stuck_ns) {
+		P->rec_tail = rec_progress(P->rec);
 		P->rec_stuck_ns = now;
 	} else if (now - P->rec_stuck_ns > 1000000000ull && !S->hold) {
 		unstick(S);
@@ -280,10 +290,11 @@ static void ring_overwritten(struct session *S)
 	rec_unlink_code(P->rec);
 }
 
-void recs_drain(struct session *S)
+static void drain(struct session *S, int quiet)
 {
 	struct proc *P = S->proc;
 	uint64_t lo, hi, lost = 0, bad;
+	long ret;
 
 	drain_due = 0;
 	/* detaching: drained before the ring was disabled; a producer that
@@ -306,7 +317,9 @@ void recs_drain(struct session *S)
 		}
 	}
 	bad = rec_bad(P->rec);
-	if (rec_drain(P->rec, P->heap, P->fdp, P->stacks, &lost) < 0)
+	ret = quiet ? rec_drain_quiet(P->rec, P->heap, P->fdp, P->stacks, &lost) :
+		      rec_drain(P->rec, P->heap, P->fdp, P->stacks, &lost);
+	if (ret < 0)
 		ring_overwritten(S);
 	bad = rec_bad(P->rec) - bad;
 	if (bad)
@@ -320,6 +333,11 @@ void recs_drain(struct session *S)
 			 "by the target's recorder", (unsigned long long)(lost - P->rec_lost));
 		P->rec_lost = lost;
 	}
+}
+
+void recs_drain(struct session *S)
+{
+	drain(S, 0);
 }
 
 /* What an allocator function's arguments mean to the hooks. */

@@ -24,6 +24,7 @@
 
 #define THREAD_SLOTS (2 * HEAP_MAX_THREADS)	/* power of two */
 #define THREAD_MEMO 16				/* power of two */
+#define THREAD_PENDING 64
 
 struct heap {
 	struct heap_store s;
@@ -46,6 +47,13 @@ struct heap {
 		int32_t tid;
 		uint32_t index;
 	} memo[THREAD_MEMO];
+	/* names of threads with no entry yet (heap_thread_name): the
+	 * recorder may run a thread's records after its exit named it */
+	struct {
+		int32_t tid;
+		char name[16];
+	} pending[THREAD_PENDING];
+	unsigned npending;	/* names given so far: the next slot */
 	heap_observer observer;
 	void *observer_ctx;
 	/* a census from a snapshot is being taken (heap_census_pending):
@@ -95,7 +103,7 @@ static size_t thread_slot(const struct heap *h, int32_t tid)
 static __attribute__((noinline)) struct heap_thread *
 thread_find(struct heap *h, int32_t tid)
 {
-	unsigned m = (unsigned)tid & (THREAD_MEMO - 1);
+	unsigned m = (unsigned)tid & (THREAD_MEMO - 1), k;
 	size_t i;
 
 	if (!h->threads) {
@@ -120,6 +128,12 @@ thread_find(struct heap *h, int32_t tid)
 	}
 	memset(&h->threads[h->nthreads], 0, sizeof(*h->threads));
 	h->threads[h->nthreads].tid = tid;
+	for (k = 0; k < THREAD_PENDING; k++)
+		if (h->pending[k].tid == tid) {
+			memcpy(h->threads[h->nthreads].name, h->pending[k].name,
+			       sizeof(h->pending[k].name));
+			h->pending[k].tid = 0;
+		}
 	h->thread_slots[i] = (uint32_t)++h->nthreads;
 	return &h->threads[h->nthreads - 1];
 }
@@ -309,6 +323,8 @@ void heap_reset(struct heap *h)
 	h->thread_slots = NULL;
 	h->nthreads = h->athreads = 0;
 	memset(h->memo, 0, sizeof(h->memo));
+	memset(h->pending, 0, sizeof(h->pending));
+	h->npending = 0;
 	growth_reset(h->growth);
 	heap_census_pending(h, 0);
 	h->clock = 0;
@@ -633,12 +649,18 @@ void heap_thread_name(struct heap *h, int32_t tid, const char *name)
 {
 	size_t i;
 
-	if (tid <= 0 || !h->threads)
+	if (tid <= 0)
 		return;
-	i = thread_slot(h, tid);
-	if (h->thread_slots[i])
+	i = h->threads ? thread_slot(h, tid) : 0;
+	if (h->threads && h->thread_slots[i]) {
 		snprintf(h->threads[h->thread_slots[i] - 1].name,
 			 sizeof(h->threads[0].name), "%s", name);
+		return;
+	}
+	/* for its entry when it comes (the oldest name given way) */
+	i = h->npending++ % THREAD_PENDING;
+	h->pending[i].tid = tid;
+	snprintf(h->pending[i].name, sizeof(h->pending[i].name), "%s", name);
 }
 
 void heap_observe(struct heap *h, heap_observer fn, void *ctx)

@@ -68,7 +68,7 @@ FUZZ(ring)
 	r = (struct ring *)(R->area + AREA_RING);
 	memset(r, 0, RING_DATA_OFF + used);
 	ring_init(r, RING_LOG2);
-	R->rd = ring_reader_new(r, ring_mem_size(RING_LOG2));
+	R->rd[0] = ring_reader_new(r, ring_mem_size(RING_LOG2));
 	R->broken = 0;
 	R->bad = 0;
 	if (size >= 9 && data[0] & 0x80) {
@@ -87,8 +87,10 @@ FUZZ(ring)
 	if (n < 0)
 		got = -1;
 	got += 1000 * (long)rec_bad(R);
-	ring_reader_delete(R->rd);
-	R->rd = NULL;
+	ring_reader_delete(R->rd[0]);
+	R->rd[0] = NULL;
+	free(R->queues);
+	R->queues = NULL;
 	/* nothing carried over to the next input */
 	free(R->reallocs);
 	R->reallocs = NULL;

@@ -219,14 +219,21 @@ heap_case("h_family", in_use=(8912, 10), totals=(25, 15, 17331), peak=8912,
           records=h_family_records())
 
 
-def threads_expect(n, m):
-    """h_threads N M: N*M work pairs, N leaks of 100+t bytes, N DTVs of 272
-    bytes (glibc's pthread_create, never freed), the stdout buffer."""
-    work = sum(1 + (i * 37 + t * 101) % 1024 for t in range(n) for i in range(m))
-    leaks = sum(100 + t for t in range(n))
+def workers_expect(n, m, ki, kt, leak0):
+    """N threads of M blocks of 1 + (i * KI + t * KT) % 1024 bytes, all
+    freed, each leaking LEAK0 + t bytes; N DTVs of 272 bytes (glibc's
+    pthread_create, kept with the cached stacks), the stdout buffer:
+    (in use, totals, the leaks' bytes)."""
+    work = sum(1 + (i * ki + t * kt) % 1024 for t in range(n) for i in range(m))
+    leaks = sum(leak0 + t for t in range(n))
     in_use = (leaks + 272 * n + 4096, 2 * n + 1)
     totals = (n * m + 2 * n + 1, n * m, work + leaks + 272 * n + 4096)
     return in_use, totals, leaks
+
+
+def threads_expect(n, m):
+    """h_threads N M: N*M work pairs, N leaks of 100+t bytes."""
+    return workers_expect(n, m, 37, 101, 100)
 
 
 # valgrind, h_threads 8 10000:

@@ -3,6 +3,7 @@
 #include <stddef.h>
 #include <setjmp.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <cmocka.h>
@@ -553,6 +554,50 @@ static void test_threads_interleaved(void **state)
 	heap_delete(h);
 }
 
+/* A thread named before its first event (the recorder may run a
+ * thread's records after its exit named it) gets the name with its
+ * entry, unless 64 names came after it (at most 64 are kept); a name
+ * given when there is an entry goes to it at once; names of threads
+ * that never come make no entry. */
+static void name_others(struct heap *h, int32_t from, int n)
+{
+	char nm[16];
+	int i;
+
+	for (i = 0; i < n; i++) {
+		snprintf(nm, sizeof(nm), "never%d", i);
+		heap_thread_name(h, from + i, nm);
+	}
+}
+
+static void test_thread_name_before(void **state)
+{
+	const struct heap_thread *t;
+	struct heap_block b;
+	struct heap *h = heap_new();
+
+	(void)state;
+	heap_thread_name(h, 7, "early");
+	name_others(h, 1000, 63);
+	b = mk(0x1000, 10, 1, 7, AF_MALLOC, 1);
+	heap_alloc(h, &b);
+	heap_thread_name(h, 8, "gone");
+	name_others(h, 2000, 64);
+	b = mk(0x3000, 30, 1, 8, AF_MALLOC, 1);
+	heap_alloc(h, &b);
+	b = mk(0x2000, 20, 1, 9, AF_MALLOC, 1);
+	heap_alloc(h, &b);
+	heap_thread_name(h, 9, "named9");
+	assert_int_equal(heap_threads(h, &t), 4);	/* tid 0 and 7, 8, 9 */
+	assert_int_equal(t[1].tid, 7);
+	assert_string_equal(t[1].name, "early");
+	assert_int_equal(t[2].tid, 8);
+	assert_string_equal(t[2].name, "");
+	assert_int_equal(t[3].tid, 9);
+	assert_string_equal(t[3].name, "named9");
+	heap_delete(h);
+}
+
 static void test_fn_names(void **state)
 {
 	static const char *const names[] = {
@@ -736,6 +781,7 @@ int main(void)
 		cmocka_unit_test(test_reset),
 		cmocka_unit_test(test_fn_names),
 		cmocka_unit_test(test_threads_interleaved),
+		cmocka_unit_test(test_thread_name_before),
 		cmocka_unit_test(test_census_blocks),
 		cmocka_unit_test(test_census_pending),
 		cmocka_unit_test(test_packed_entries),

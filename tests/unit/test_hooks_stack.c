@@ -299,10 +299,10 @@ static void test_no_tls(void **state)
 	drain(&g);
 	assert_int_equal(g.n, 2);
 	assert_int_equal(g.r[0].type, REC_ALLOC);
-	assert_int_equal(g.r[0].w[1], 0);
+	assert_int_equal(g.r[0].w[0] >> 32, 0);
 	assert_int_equal(g.r[0].w[2], (uint64_t)no_tls_p);
 	assert_int_equal(g.r[0].npcs, 1);
-	assert_int_equal(g.r[1].w[1], conf.main_tid);
+	assert_int_equal(g.r[1].w[0] >> 32, conf.main_tid);
 }
 
 /* ---- a sigaltstack ---- */
@@ -335,7 +335,7 @@ static void raise_on_altstack(uint64_t lo, uint64_t hi, struct got *g)
 	drain(g);
 	assert_int_equal(g->n, 2);
 	assert_int_equal(g->r[1].type, REC_FREE);
-	assert_int_equal(g->r[1].w[1], gettid());
+	assert_int_equal(g->r[1].w[0] >> 32, gettid());
 }
 
 /*

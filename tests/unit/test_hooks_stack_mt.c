@@ -56,7 +56,7 @@ static void test_threads(void **state)
 	assert_int_equal(n, 9);
 	want_stack(&g.r[0], &t.s, 24, t.tid, pcs, n, 0);
 	assert_int_equal(rule_kind_at(pcs[n - 1] - 1), UNWTAB_STOP);
-	assert_int_equal(g.r[1].w[1], t.tid);
+	assert_int_equal(g.r[1].w[0] >> 32, t.tid);
 	clear_threads();
 
 	t.entry = 0;
@@ -65,7 +65,7 @@ static void test_threads(void **state)
 	drain(&g);
 	assert_int_equal(g.n, 2);
 	want_stack(&g.r[0], &t.s, 24, 0, pcs, expected(&t.s, pcs, 1), 0);
-	assert_int_equal(g.r[1].w[1], 0);
+	assert_int_equal(g.r[1].w[0] >> 32, 0);
 }
 
 /* ---- four threads, the stack set filled as ptleak fills it ---- */
@@ -110,7 +110,7 @@ static int check_four(void *ctx, const struct ring_rec *rec)
 	const uint64_t *w = rec->w;
 	unsigned i, k;
 
-	for (k = 0; k < 4 && f->t[k].tid != w[1]; k++)
+	for (k = 0; k < 4 && f->t[k].tid != w[0] >> 32; k++)
 		;
 	if (k == 4) {
 		f->bad++;

@@ -132,8 +132,8 @@ static void want(const struct got *g, unsigned i, unsigned type, unsigned fn,
 
 	assert_true(i < g->n);
 	assert_int_equal(r->type, type);
-	assert_int_equal(r->w[0], FN(fn));
-	assert_int_equal(r->w[1], gettid());
+	assert_int_equal((uint32_t)r->w[0], FN(fn));
+	assert_int_equal(r->w[0] >> 32, gettid());
 	assert_memory_equal(r->w + 2, w, 8 * n);
 	if (!has_stack(type)) {
 		assert_int_equal(r->npcs, 0);
@@ -362,12 +362,12 @@ static int check_rec(void *ctx, const struct ring_rec *rec)
 
 	c->total++;
 	for (i = 0; i < 4 && !s; i++)
-		if ((uint64_t)c->seq[i].tid == w[1])
+		if ((uint64_t)c->seq[i].tid == w[0] >> 32)
 			s = &c->seq[i];
 	for (i = 0; i < 4 && !s; i++)	/* a thread's first record */
 		if (!c->seq[i].tid) {
 			s = &c->seq[i];
-			s->tid = (int)w[1];
+			s->tid = (int)(w[0] >> 32);
 		}
 	if (!s || rec->npcs != (has_stack(rec->type) ? 1 : 0)) {
 		c->bad++;

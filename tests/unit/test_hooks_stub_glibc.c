@@ -63,7 +63,7 @@ static int tally(void *ctx, const struct ring_rec *rec)
 	unsigned stack = rec->type != REC_FREE && rec->type != REC_REALLOC_BEGIN;
 	uint64_t ra = w[rec->nwords - 1];
 
-	if (w[1] != (uint64_t)gettid() || rec->npcs != stack ||
+	if (w[0] >> 32 != (uint64_t)gettid() || rec->npcs != stack ||
 	    (stack && (ra <= t->lo || ra > t->hi))) {
 		t->other++;
 		return 0;

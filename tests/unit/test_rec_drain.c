@@ -3,7 +3,9 @@
  * written here into a ring: the stacks records get through the memo of
  * the last (hash, function) answers, and a table past 2^17 index slots
  * (the batch's second prefetches) ending with exact figures; how full
- * the ring is (rec_fill) and the drain timer's pace from it.
+ * the ring is (rec_fill) and the drain timer's pace from it; two lanes
+ * run in the order of their records' times, each up to what the other
+ * may still send.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -48,7 +50,18 @@ static struct recorder *setup(void)
 	R->main_hi = 0x400800;
 	r = (struct ring *)(R->area + AREA_RING);
 	ring_init(r, RING_LOG2);
-	R->rd = ring_reader_new(r, ring_mem_size(RING_LOG2));
+	R->rd[0] = ring_reader_new(r, ring_mem_size(RING_LOG2));
+	return R;
+}
+
+/* SETUP's recorder with lane 1 too. */
+static struct recorder *setup2(void)
+{
+	struct recorder *R = setup();
+
+	ring_init(rec_lane(R, 1), RING_LOG2);
+	R->rd[1] = ring_reader_new(rec_lane(R, 1), ring_mem_size(RING_LOG2));
+	R->nlanes = 2;
 	return R;
 }
 
@@ -59,30 +72,43 @@ static void done(struct recorder *R)
 	rec_delete(R);		/* the area and the reader too */
 }
 
-static struct ring *ring_of(struct recorder *R)
-{
-	return (struct ring *)(R->area + AREA_RING);
-}
+/* the times of the records put in lane 0: one tick apart */
+static uint64_t ticks;
 
-/* FN (index into fns) allocated SIZE at ADDR, stack HASH, its pcs if
- * NPCS. */
-static void put_alloc(struct recorder *R, unsigned fn, uint64_t addr,
-		      uint64_t size, uint64_t hash, const uint64_t *pcs,
-		      unsigned npcs)
+/* In lane L at time T, thread TID: FN (index into fns) allocated SIZE
+ * at ADDR, stack HASH, its pcs if NPCS. */
+static void put_alloc_at(struct recorder *R, unsigned l, uint64_t t,
+			 uint64_t tid, unsigned fn, uint64_t addr,
+			 uint64_t size, uint64_t hash, const uint64_t *pcs,
+			 unsigned npcs)
 {
-	uint64_t w[6 + 4] = { fns[fn].fn, 77, addr, size, 1, hash };
+	uint64_t w[6 + 4] = { fns[fn].fn | tid << 32, t, addr, size, 1, hash };
 	unsigned i;
 
 	for (i = 0; i < npcs; i++)
 		w[6 + i] = pcs[i];
-	assert_int_equal(ring_produce(ring_of(R), REC_ALLOC, npcs, w, 6 + npcs), 0);
+	assert_int_equal(ring_produce(rec_lane(R, l), REC_ALLOC, npcs, w,
+				      6 + npcs), 0);
+}
+
+static void put_free_at(struct recorder *R, unsigned l, uint64_t t,
+			uint64_t tid, uint64_t addr)
+{
+	uint64_t w[3] = { fns[2].fn | tid << 32, t, addr };
+
+	assert_int_equal(ring_produce(rec_lane(R, l), REC_FREE, 0, w, 3), 0);
+}
+
+static void put_alloc(struct recorder *R, unsigned fn, uint64_t addr,
+		      uint64_t size, uint64_t hash, const uint64_t *pcs,
+		      unsigned npcs)
+{
+	put_alloc_at(R, 0, ++ticks, 77, fn, addr, size, hash, pcs, npcs);
 }
 
 static void put_free(struct recorder *R, uint64_t addr)
 {
-	uint64_t w[3] = { fns[2].fn, 77, addr };
-
-	assert_int_equal(ring_produce(ring_of(R), REC_FREE, 0, w, 3), 0);
+	put_free_at(R, 0, ++ticks, 77, addr);
 }
 
 /* The stack of the live block at ADDR, as pcs: N of them into PCS. */
@@ -258,12 +284,100 @@ static void test_fill_pace(void **state)
 	done(R);
 }
 
+/*
+ * Thread 5 (lane 1) frees A, thread 6 (lane 0) is handed A by its next
+ * malloc; lane 0 is taken first: in their times' order the table ends
+ * with thread 6's block, no free unknown.  Then a realloc begun in lane
+ * 0 (the thread's records before it had a lane) ends in lane 1.
+ */
+static void test_lanes_order(void **state)
+{
+	struct recorder *R = setup2();
+	struct heap *h = heap_new();
+	struct stacks *st = stacks_new();
+	const struct heap_stats *s;
+	const struct heap_block *b;
+	uint64_t lost, t0 = 1000000;
+
+	(void)state;
+	put_alloc_at(R, 1, t0 + 10, 5, 0, 0xa000, 100, 0x1000, NULL, 0);
+	put_free_at(R, 1, t0 + 20, 5, 0xa000);
+	put_alloc_at(R, 0, t0 + 30, 6, 0, 0xa000, 200, 0x1000, NULL, 0);
+	put_free_at(R, 0, t0 + 40, 6, 0xb000);	/* unknown */
+	put_alloc_at(R, 1, t0 + 50, 5, 0, 0xb000, 300, 0x1000, NULL, 0);
+	assert_int_equal(rec_drain_quiet(R, h, NULL, st, &lost), 5);
+	s = heap_stats(h);
+	assert_int_equal(s->allocs, 3);
+	assert_int_equal(s->frees, 1);
+	assert_int_equal(s->unknown_frees, 1);
+	assert_int_equal(s->in_use_bytes, 500);
+	b = heap_lookup(h, 0xa000);
+	assert_non_null(b);
+	assert_int_equal(b->size, 200);
+	assert_int_equal(b->tid, 6);
+	assert_int_equal(heap_lookup(h, 0xb000)->size, 300);
+	stacks_delete(st);
+	heap_delete(h);
+	done(R);
+}
+
+/*
+ * rec_drain runs a record only when no lane can still send an older
+ * one: a lane with a record reserved and not committed holds the other
+ * lane's later records (its next one is not older than its last taken),
+ * and records of the last EPS ticks wait; rec_drain_quiet takes all.
+ */
+static void test_lanes_bound(void **state)
+{
+	struct recorder *R = setup2();
+	struct heap *h = heap_new();
+	struct stacks *st = stacks_new();
+	struct ring_res res = { 0, 0 };
+	uint64_t lost, now = ring_arch_tsc();
+
+	(void)state;
+	put_alloc_at(R, 1, now - 5000000, 5, 0, 0xa000, 1, 0x1000, NULL, 0);
+	/* lane 1's next record, being written */
+	assert_int_equal(ring_reserve(rec_lane(R, 1), REC_FREE, 0, 3, &res), 0);
+	put_alloc_at(R, 0, now - 4000000, 6, 0, 0xb000, 2, 0x1000, NULL, 0);
+	assert_int_equal(rec_drain(R, h, NULL, st, &lost), 2);
+	/* taken both, run lane 1's only: lane 0's is later than lane 1's
+	 * last, which the record being written may come before */
+	assert_int_equal(heap_stats(h)->allocs, 1);
+	assert_non_null(heap_lookup(h, 0xa000));
+	assert_null(heap_lookup(h, 0xb000));
+	assert_int_equal(rec_blocked(R), 1);
+	/* committed: everything older than now - EPS runs, in time order */
+	ring_put(rec_lane(R, 1), &res, 0, fns[2].fn | 5ull << 32);
+	ring_put(rec_lane(R, 1), &res, 1, now - 4500000);
+	ring_put(rec_lane(R, 1), &res, 2, 0xa000);
+	ring_commit(rec_lane(R, 1), &res);
+	put_alloc_at(R, 0, ring_arch_tsc() + 1000000000ull, 6, 0, 0xc000, 4,
+		     0x1000, NULL, 0);
+	assert_int_equal(rec_drain(R, h, NULL, st, &lost), 2);
+	assert_int_equal(heap_stats(h)->allocs, 2);
+	assert_int_equal(heap_stats(h)->frees, 1);
+	assert_null(heap_lookup(h, 0xa000));
+	assert_non_null(heap_lookup(h, 0xb000));
+	assert_null(heap_lookup(h, 0xc000));	/* a future time: waits */
+	assert_int_equal(rec_blocked(R), 1);
+	assert_int_equal(rec_drain_quiet(R, h, NULL, st, &lost), 0);
+	assert_non_null(heap_lookup(h, 0xc000));
+	assert_int_equal(rec_blocked(R), 0);
+	assert_int_equal(heap_stats(h)->in_use_bytes, 6);
+	stacks_delete(st);
+	heap_delete(h);
+	done(R);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_stack_memo),
 		cmocka_unit_test(test_big_table),
 		cmocka_unit_test(test_fill_pace),
+		cmocka_unit_test(test_lanes_order),
+		cmocka_unit_test(test_lanes_bound),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -144,62 +144,90 @@ static int interned(const struct rec_conf *cf, uint64_t h)
 	return 0;
 }
 
-/* Words 0.. of reservation RES: fn, tid, the N words W. */
-static void put_head(const struct rec_conf *cf, const struct ring_res *res,
-		     const struct rec_call *c, uint64_t tid, const uint64_t *w,
-		     unsigned n)
+/* The ring of the calling thread: its own lane (*ALONE := 1: no other
+ * thread writes there), or the shared one. */
+static struct ring *lane_of(const struct rec_conf *cf, const struct rec_call *c,
+			    int *alone)
+{
+	const struct rec_thread *e = entry_of(c);
+	uint64_t l;
+
+	*alone = 0;
+	if (!e)
+		return cf->ring;
+	l = __atomic_load_n(&e->lane, __ATOMIC_RELAXED);
+	if (!l || l >= __atomic_load_n(&cf->nlanes, __ATOMIC_RELAXED))
+		return cf->ring;
+	*alone = 1;
+	return (struct ring *)(uintptr_t)(cf->lanes + (l - 1) * cf->lane_stride);
+}
+
+/* Words 0.. of reservation RES in ring R: fn and tid, the time T, the N
+ * words W. */
+static void put_head(struct ring *r, const struct ring_res *res,
+		     const struct rec_call *c, uint64_t tid, uint64_t t,
+		     const uint64_t *w, unsigned n)
 {
 	unsigned i;
 
-	ring_put(cf->ring, res, 0, c->fn);
-	ring_put(cf->ring, res, 1, tid);
+	ring_put(r, res, 0, (uint32_t)c->fn | tid << 32);
+	ring_put(r, res, 1, t);
 	for (i = 0; i < n; i++)
-		ring_put(cf->ring, res, i + 2, w[i]);
+		ring_put(r, res, i + 2, w[i]);
 }
 
-/* The record TYPE of call C: fn, tid, the N words W. */
+/* The record TYPE of call C: fn, tid, time, the N words W. */
 static void emit(const struct rec_conf *cf, unsigned type,
 		 const struct rec_call *c, const uint64_t *w, unsigned n)
 {
 	struct ring_res res;
 	struct caller who;
+	struct ring *r;
+	uint64_t t;
+	int alone;
 
+	r = lane_of(cf, c, &alone);
 	caller_of(cf, c, &who);
-	if (ring_reserve(cf->ring, type, 0, n + 2, &res) < 0)
+	/* the time before the reservation (docs/recorder.md, "Lanes") */
+	t = ring_arch_tsc();
+	if (ring_reserve_as(r, type, 0, n + 2, &res, alone) < 0)
 		return;
-	put_head(cf, &res, c, who.tid, w, n);
-	ring_commit(cf->ring, &res);
+	put_head(r, &res, c, who.tid, t, w, n);
+	ring_commit(r, &res);
 }
 
-/* The allocation record TYPE of call C: fn, tid, the N words W, then the
- * stack's hash and, unless ptleak has it, its pcs. */
+/* The allocation record TYPE of call C: fn, tid, time, the N words W,
+ * then the stack's hash and, unless ptleak has it, its pcs. */
 static void emit_stack(const struct rec_conf *cf, unsigned type,
 		       const struct rec_call *c, const uint64_t *w, unsigned n)
 {
 	const struct rec_objs *objs = __atomic_load_n(&cf->objs, __ATOMIC_ACQUIRE);
 	unsigned npcs, max = 1;
 	struct rec_scache *sc;
-	int shared, got;
+	int shared, got, alone;
+	struct ring *r;
 	struct ring_res res;
 	struct caller who;
-	uint64_t hash;
+	uint64_t hash, t;
 
+	r = lane_of(cf, c, &alone);
 	caller_of(cf, c, &who);
 	if (objs && who.st.hi && cf->depth > 1)
 		max = cf->depth < REC_MAX_DEPTH ? (unsigned)cf->depth : REC_MAX_DEPTH;
 	sc = max > 1 ? scache_of(cf, &who, &shared) : NULL;
 	got = sc ? walk_cached(cf, c, &who, objs, max, &hash, sc, shared) : -1;
 	npcs = got >= 0 ? (unsigned)got :
-	       walk(cf, c, &who, objs, max, &hash, NULL, 0);
+	       walk(cf, c, &who, objs, max, &hash, NULL, NULL, 0);
 	if (interned(cf, hash))
 		npcs = 0;
-	if (ring_reserve(cf->ring, type, npcs, n + 3 + npcs, &res) < 0)
+	t = ring_arch_tsc();
+	if (ring_reserve_as(r, type, npcs, n + 3 + npcs, &res, alone) < 0)
 		return;
-	put_head(cf, &res, c, who.tid, w, n);
-	ring_put(cf->ring, &res, n + 2, hash);
+	put_head(r, &res, c, who.tid, t, w, n);
+	ring_put(r, &res, n + 2, hash);
 	if (npcs)
-		walk(cf, c, &who, objs, npcs, &hash, &res, n + 3);
-	ring_commit(cf->ring, &res);
+		walk(cf, c, &who, objs, npcs, &hash, r, &res, n + 3);
+	ring_commit(r, &res);
 }
 
 /* Where the thread's recorded call in progress is kept (FD: its

@@ -28,15 +28,15 @@ int in_stubs(const struct rec_conf *cf, uint64_t ra);
 
 /*
  * The caller's stack, at most MAX pcs from its return address on: hashed
- * into *HASH, and put in words FIRST.. of reservation RES unless RES is
- * NULL.  Returns the number of pcs.  The walk is deterministic (it reads
+ * into *HASH, and put in words FIRST.. of reservation RES of RING
+ * unless RES is NULL.  Returns the number of pcs.  The walk is deterministic (it reads
  * the frames above ours, which stand still while we run), so a second
  * pass writes what the first hashed.
  */
 unsigned walk(const struct rec_conf *cf, const struct rec_call *c,
 	      const struct caller *w, const struct rec_objs *objs,
-	      unsigned max, uint64_t *hash, const struct ring_res *res,
-	      unsigned first);
+	      unsigned max, uint64_t *hash, struct ring *ring,
+	      const struct ring_res *res, unsigned first);
 
 /* The caller's thread's cache, NULL if none (no walk); *SHARED 1 if
  * other threads may take it too (main_scache). */

@@ -71,15 +71,15 @@ static uint64_t unhijack(const struct rec_conf *cf, uint64_t slot)
 
 /*
  * The caller's stack, at most MAX pcs from its return address on: hashed
- * into *HASH, and put in words FIRST.. of reservation RES unless RES is
- * NULL.  Returns the number of pcs.  The walk is deterministic (it reads
+ * into *HASH, and put in words FIRST.. of reservation RES of RING
+ * unless RES is NULL.  Returns the number of pcs.  The walk is deterministic (it reads
  * the frames above ours, which stand still while we run), so a second
  * pass writes what the first hashed.
  */
 unsigned walk(const struct rec_conf *cf, const struct rec_call *c,
 	      const struct caller *w, const struct rec_objs *objs,
-	      unsigned max, uint64_t *hash, const struct ring_res *res,
-	      unsigned first)
+	      unsigned max, uint64_t *hash, struct ring *ring,
+	      const struct ring_res *res, unsigned first)
 {
 	struct unwtab_frame f = { c->ra, w->sp, w->fp, 0, NULL };
 	uint64_t h = REC_STACK_HASH_SEED;
@@ -96,7 +96,7 @@ unsigned walk(const struct rec_conf *cf, const struct rec_call *c,
 		} else {
 			h = rec_stack_hash_add(h, f.pc, n);
 			if (res)
-				ring_put(cf->ring, res, first + n, f.pc);
+				ring_put(ring, res, first + n, f.pc);
 			if (++n >= max ||
 			    within(f.pc - 1, cf->main_lo, cf->main_hi))
 				break;
