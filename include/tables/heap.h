@@ -190,6 +190,15 @@ int heap_free(struct heap *h, uint64_t addr);
 /* free(ADDR) called by thread TID at TIME_NS (now_ns()): as heap_free,
  * the free counted to TID (heap_threads) and told to the observer. */
 int heap_free_by(struct heap *h, uint64_t addr, int32_t tid, uint64_t time_ns);
+/*
+ * heap_alloc(B) then heap_free_by(B's address, TID, TIME_NS), with
+ * nothing between them: the same counts, peak, growth and events, the
+ * table's entry neither made nor removed (a block freed by the next call:
+ * most of a busy program's).  0, or -1 with nothing done when B's address
+ * is live (the caller makes both calls).
+ */
+int heap_alloc_free(struct heap *h, const struct heap_block *b, int32_t tid,
+		    uint64_t time_ns);
 
 /*
  * realloc(OLD, SIZE), entry: take OLD out of the live table without

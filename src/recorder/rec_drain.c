@@ -214,6 +214,14 @@ static void flush(struct drain *d)
 			break;
 		}
 		default:
+			/* freed by the next record: no entry in the table */
+			if (i + 1 < d->nops && d->ops[i + 1]->type == REC_FREE &&
+			    d->ops[i + 1]->addr == o->b.addr &&
+			    !heap_alloc_free(d->h, &o->b, (int32_t)d->ops[i + 1]->tid,
+					     d->ops[i + 1]->b.time_ns)) {
+				i++;
+				break;
+			}
 			heap_alloc(d->h, &o->b);
 		}
 	}

@@ -241,6 +241,22 @@ static void decode(const struct heap *h, const struct heap_entry *e,
  * Make B live.  A live block already at B->addr (a missed free) is
  * replaced and counted freed.  Counts no allocation.
  */
+/* NB, a fresh block of thread T: one that follows its thread's free of a
+ * block from before tracing, or of a block of the same size, replaces it
+ * (growth.h). */
+static void mark_fresh(struct heap *h, struct heap_thread *t,
+		       struct heap_block *nb)
+{
+	growth_alloc(h->growth);
+	if (t->pre_frees) {
+		t->pre_frees--;
+		nb->flags |= HB_REPLACEMENT;
+	} else if (t->freed_size && t->freed_size == nb->size) {
+		nb->flags |= HB_REPLACEMENT;
+	}
+	t->freed_size = 0;
+}
+
 static void put_live(struct heap *h, const struct heap_block *b, int fresh)
 {
 	struct heap_block nb = *b;
@@ -260,20 +276,9 @@ static void put_live(struct heap *h, const struct heap_block *b, int fresh)
 		hs_remove(&h->s, i);
 		i = hs_find_h(&h->s, b->addr, hash);
 	}
-	/* a fresh block that follows its thread's free of a block from
-	 * before tracing, or of a block of the same size, replaces it
-	 * (growth.h) */
 	t = thread_of(h, b->tid);
-	if (fresh) {
-		growth_alloc(h->growth);
-		if (t->pre_frees) {
-			t->pre_frees--;
-			nb.flags |= HB_REPLACEMENT;
-		} else if (t->freed_size && t->freed_size == b->size) {
-			nb.flags |= HB_REPLACEMENT;
-		}
-		t->freed_size = 0;
-	}
+	if (fresh)
+		mark_fresh(h, t, &nb);
 	e = hs_add_h(&h->s, i, b->addr, hash);
 	hs_encode(&h->s, e, &nb, (uint32_t)(t - h->threads));
 	in_use_add(h, &nb);
@@ -369,8 +374,8 @@ static void per_stack_grow(struct heap *h, uint32_t stack)
 	h->nper_stack = n;
 }
 
-/* B allocated (counted), told to the observer by the caller. */
-static void count_alloc(struct heap *h, const struct heap_block *b)
+/* B's allocation counted: totals, its thread's, its stack's. */
+static void count_new(struct heap *h, const struct heap_block *b)
 {
 	struct heap_thread *t = thread_of(h, b->tid);
 
@@ -382,6 +387,12 @@ static void count_alloc(struct heap *h, const struct heap_block *b)
 		per_stack_grow(h, b->stack);
 	h->per_stack[b->stack].allocs++;
 	h->per_stack[b->stack].bytes += b->size;
+}
+
+/* B allocated (counted), told to the observer by the caller. */
+static void count_alloc(struct heap *h, const struct heap_block *b)
+{
+	count_new(h, b);
 	put_live(h, b, 1);
 }
 
@@ -392,6 +403,32 @@ void heap_alloc(struct heap *h, const struct heap_block *b)
 	count_alloc(h, b);
 	tell(h, HEV_ALLOC, b->fn, b->tid, b->stack, b->time_ns, b->size,
 	     b->addr, 0);
+}
+
+int heap_alloc_free(struct heap *h, const struct heap_block *b, int32_t tid,
+		    uint64_t time_ns)
+{
+	struct heap_block nb = *b;
+	struct heap_thread *t;
+
+	if (!b->addr || hs_at(&h->s, hs_find_h(&h->s, b->addr, hash64(b->addr))))
+		return -1;
+	/* heap_alloc's counts, put_live's but the table's entry */
+	count_new(h, b);
+	t = thread_of(h, b->tid);
+	mark_fresh(h, t, &nb);
+	in_use_add(h, &nb);
+	tell(h, HEV_ALLOC, b->fn, b->tid, b->stack, b->time_ns, b->size,
+	     b->addr, 0);
+	/* heap_free_by's of the block as the table would give it back */
+	nb.tid = t->tid;
+	count_free(h, tid);
+	thread_of(h, tid)->freed_size = nb.size;
+	if (time_ns > h->clock)
+		h->clock = time_ns;
+	in_use_sub(h, &nb);
+	tell(h, HEV_FREE, AF_FREE, tid, 0, time_ns, nb.size, nb.addr, 0);
+	return 0;
 }
 
 void heap_inherit(struct heap *dst, const struct heap *src,

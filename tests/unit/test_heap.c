@@ -598,6 +598,105 @@ static void test_thread_name_before(void **state)
 	heap_delete(h);
 }
 
+/* Events told, for test_alloc_free_same. */
+struct evlog {
+	struct heap_event e[64];
+	unsigned n;
+};
+
+static void log_event(void *ctx, const struct heap_event *e)
+{
+	struct evlog *l = ctx;
+
+	if (l->n < 64)
+		l->e[l->n] = *e;
+	l->n++;
+}
+
+/* X allocated, then freed by TID at T: by heap_alloc_free if FAST. */
+static void alloc_free(struct heap *h, int fast, const struct heap_block *x,
+		       int32_t tid, uint64_t t)
+{
+	if (fast) {
+		assert_int_equal(heap_alloc_free(h, x, tid, t), 0);
+		return;
+	}
+	heap_alloc(h, x);
+	heap_free_by(h, x->addr, tid, t);
+}
+
+/*
+ * heap_alloc_free against heap_alloc then heap_free_by, on two tables
+ * given the same calls: counts, peak, threads, stacks' totals and bytes,
+ * the blocks left and every event told the same; refused (-1, nothing
+ * done) for an address that is live.
+ */
+static void test_alloc_free_same(void **state)
+{
+	struct heap *a = heap_new(), *b = heap_new();
+	struct evlog la = { .n = 0 }, lb = { .n = 0 };
+	const struct heap_thread *ta, *tb;
+	const struct heap_stack_total *sa, *sb;
+	struct heap_block x;
+	size_t na, nb, i;
+	int k;
+
+	(void)state;
+	heap_observe(a, log_event, &la);
+	heap_observe(b, log_event, &lb);
+	for (k = 0; k < 2; k++) {
+		struct heap *h = k ? b : a;
+
+		x = mk(0x100, 40, 3, 11, AF_MALLOC, 1000);
+		heap_alloc(h, &x);
+		heap_free_by(h, 0x900, 11, 1100);	/* unknown: a pre-free */
+		x = mk(0x200, 24, 4, 11, AF_CALLOC, 1200);
+		alloc_free(h, k, &x, 12, 1300);
+		/* same size as thread 12's last free: a replacement */
+		x = mk(0x300, 24, 4, 12, AF_MALLOC, 1400);
+		alloc_free(h, k, &x, 12, 1500);
+		x = mk(0x400, 500, 5, 13, AF_MALLOC, 1600);
+		heap_alloc(h, &x);
+		/* a live address: refused, the slow way then */
+		x = mk(0x100, 8, 6, 13, AF_MALLOC, 1700);
+		if (k)
+			assert_int_equal(heap_alloc_free(h, &x, 13, 1800), -1);
+		heap_alloc(h, &x);
+		heap_free_by(h, 0x100, 13, 1800);
+	}
+	assert_memory_equal(heap_stats(a), heap_stats(b), sizeof(struct heap_stats));
+	assert_int_equal(heap_stats(b)->peak_bytes, 540);
+	assert_int_equal(la.n, lb.n);
+	assert_int_equal(la.n, 9);
+	for (i = 0; i < la.n; i++) {
+		assert_int_equal(la.e[i].type, lb.e[i].type);
+		assert_int_equal(la.e[i].fn, lb.e[i].fn);
+		assert_int_equal(la.e[i].tid, lb.e[i].tid);
+		assert_int_equal(la.e[i].stack, lb.e[i].stack);
+		assert_int_equal(la.e[i].time_ns, lb.e[i].time_ns);
+		assert_int_equal(la.e[i].size, lb.e[i].size);
+		assert_int_equal(la.e[i].addr, lb.e[i].addr);
+		assert_int_equal(la.e[i].old, lb.e[i].old);
+	}
+	na = heap_threads(a, &ta);
+	nb = heap_threads(b, &tb);
+	assert_int_equal(na, nb);
+	assert_memory_equal(ta, tb, na * sizeof(*ta));
+	sa = heap_stack_totals(a, &na);
+	sb = heap_stack_totals(b, &nb);
+	assert_int_equal(na, nb);
+	assert_memory_equal(sa, sb, na * sizeof(*sa));
+	for (i = 0; i < 8; i++)
+		assert_int_equal(heap_stack_bytes(a, (uint32_t)i),
+				 heap_stack_bytes(b, (uint32_t)i));
+	assert_int_equal(heap_stack_bytes(b, 5), 500);
+	assert_non_null(heap_lookup(b, 0x400));
+	assert_null(heap_lookup(b, 0x200));
+	assert_null(heap_lookup(b, 0x100));
+	heap_delete(a);
+	heap_delete(b);
+}
+
 static void test_fn_names(void **state)
 {
 	static const char *const names[] = {
@@ -782,6 +881,7 @@ int main(void)
 		cmocka_unit_test(test_fn_names),
 		cmocka_unit_test(test_threads_interleaved),
 		cmocka_unit_test(test_thread_name_before),
+		cmocka_unit_test(test_alloc_free_same),
 		cmocka_unit_test(test_census_blocks),
 		cmocka_unit_test(test_census_pending),
 		cmocka_unit_test(test_packed_entries),
