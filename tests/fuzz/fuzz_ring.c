@@ -4,7 +4,10 @@
  *
  * Input: byte 0 with bit 7 set writes bytes 1-8 over the shared header's
  * word (byte 0 & 31) first; the rest (at most 256 KiB) is the ring's data
- * from position 0, head just past it.  The patched functions are
+ * from position 0, head just past it.  Byte 0 with bits 6 and 7 set:
+ * the rest is cut in two, lane 0's data and lane 1's (two lanes, merged
+ * by their records' times: drained, holes skipped, drained, then a quiet
+ * drain).  The patched functions are
  * malloc, calloc, realloc, free, posix_memalign, reallocarray, and the
  * descriptor functions open (an FD_RET), pipe (PAIR0) and close, as
  * ids FN_BASE + kind (the fuzzer finds them by their comparisons).
@@ -53,42 +56,68 @@ static void setup(void)
 	R->main_hi = 0x400800;
 }
 
+/* Lane L: an empty ring, its data DATA (LEN bytes), head past it; its
+ * reader. */
+static struct ring *lane_fill(unsigned l, const uint8_t *data, size_t len,
+			      size_t *used)
+{
+	struct ring *r = rec_lane(R, l);
+
+	memset(r, 0, RING_DATA_OFF + *used);
+	ring_init(r, RING_LOG2);
+	R->rd[l] = ring_reader_new(r, ring_mem_size(RING_LOG2));
+	*used = len < MAX_DATA ? len : MAX_DATA;
+	memcpy((char *)r + RING_DATA_OFF, data, *used);
+	r->head += (*used + 7) & ~7ull;
+	return r;
+}
+
 FUZZ(ring)
 {
-	static size_t used;
-	struct ring *r;
+	static size_t used[2];
 	struct heap *h = heap_new();
 	struct stacks *st = stacks_new();
 	struct fdprobe *fp = fdprobe_new();
-	uint64_t lost, v;
+	uint64_t lost, v = 0;
+	size_t half = 0;
+	int two = size >= 9 && (data[0] & 0xc0) == 0xc0, word = -1;
 	long n, got = 0;
 
 	if (!R)
 		setup();
-	r = (struct ring *)(R->area + AREA_RING);
-	memset(r, 0, RING_DATA_OFF + used);
-	ring_init(r, RING_LOG2);
-	R->rd[0] = ring_reader_new(r, ring_mem_size(RING_LOG2));
 	R->broken = 0;
 	R->bad = 0;
 	if (size >= 9 && data[0] & 0x80) {
 		memcpy(&v, data + 1, 8);
-		((uint64_t *)r)[data[0] & 31] = v;
+		word = data[0] & 31;
 		data += 9, size -= 9;
 	}
-	used = size < MAX_DATA ? size : MAX_DATA;
-	memcpy((char *)r + RING_DATA_OFF, data, used);
-	r->head += (used + 7) & ~7ull;
+	if (two)
+		half = size / 2 & ~7ul;
+	lane_fill(0, data + half, size - half, &used[0]);
+	if (word >= 0)
+		((uint64_t *)rec_lane(R, 0))[word] = v;
+	R->nlanes = 1;
+	if (two) {
+		lane_fill(1, data, half, &used[1]);
+		R->nlanes = 2;
+	}
 	n = rec_drain(R, h, fp, st, &lost);
 	got = n < 0 ? -1 : n;
 	if (n >= 0 && rec_skip_holes(R) > 0 &&
 	    (n = rec_drain(R, h, fp, st, &lost)) >= 0)
+		got += n;
+	if (n >= 0 && two && (n = rec_drain_quiet(R, h, fp, st, &lost)) >= 0)
 		got += n;
 	if (n < 0)
 		got = -1;
 	got += 1000 * (long)rec_bad(R);
 	ring_reader_delete(R->rd[0]);
 	R->rd[0] = NULL;
+	if (R->rd[1])
+		ring_reader_delete(R->rd[1]);
+	R->rd[1] = NULL;
+	R->nlanes = 1;
 	free(R->queues);
 	R->queues = NULL;
 	/* nothing carried over to the next input */

@@ -29,22 +29,31 @@ def rec(rtype, words, npcs=0, state=COMMITTED, length=None):
     return struct.pack("<%dQ" % (len(words) + 1), hdr, *words)
 
 
-def alloc(addr, size):
-    # fn tid result a0 a1 hash, one pc (the caller, in main)
-    return rec(REC_ALLOC, [fn(KIND_MALLOC, AF_MALLOC), 7, addr, size, 0,
+def ft(f, tid=7):
+    """A record's first word: fn, tid in the high half."""
+    return f | tid << 32
+
+
+def alloc(addr, size, t=1):
+    # fn|tid time result a0 a1 hash, one pc (the caller, in main)
+    return rec(REC_ALLOC, [ft(fn(KIND_MALLOC, AF_MALLOC)), t, addr, size, 0,
                            0x1234 + addr, 0x400100], npcs=1)
+
+
+def free(addr, t):
+    return rec(REC_FREE, [ft(fn(4, 4)), t, addr])
 
 
 def ring_inputs():
     big = 0x7fffffff
     yield "hand-alloc", alloc(0x10000, 100), 1
-    yield "hand-npcs-over-words", rec(REC_ALLOC, [fn(KIND_MALLOC, AF_MALLOC), 7, 0x10000],
+    yield "hand-npcs-over-words", rec(REC_ALLOC, [ft(fn(KIND_MALLOC, AF_MALLOC)), 1, 0x10000],
                                       npcs=9), 1001
-    yield "hand-unknown-type", rec(99, [fn(KIND_MALLOC, AF_MALLOC), 7, 0x10000]), 1001
-    yield "hand-unknown-fn", rec(REC_FREE, [0xdead, 7, 0x10000]), 1001
-    yield "hand-short-alloc", rec(REC_ALLOC, [fn(KIND_MALLOC, AF_MALLOC), 7, 0x10000]), 1001
-    yield "hand-len-12", rec(REC_FREE, [fn(4, 4), 7], length=12), -1
-    yield "hand-len-8192", rec(REC_FREE, [fn(4, 4), 7], length=8192), -1
+    yield "hand-unknown-type", rec(99, [ft(fn(KIND_MALLOC, AF_MALLOC)), 1, 0x10000]), 1001
+    yield "hand-unknown-fn", rec(REC_FREE, [ft(0xdead), 1, 0x10000]), 1001
+    yield "hand-short-alloc", rec(REC_ALLOC, [ft(fn(KIND_MALLOC, AF_MALLOC)), 1, 0x10000]), 1001
+    yield "hand-len-12", rec(REC_FREE, [ft(fn(4, 4)), 1], length=12), -1
+    yield "hand-len-8192", rec(REC_FREE, [ft(fn(4, 4)), 1], length=8192), -1
     # the header's tail (word 16) scribbled: ring stopped, nothing taken
     yield "hand-tail-scribbled", bytes([0x80 | 16]) + struct.pack("<Q", 24) + \
         alloc(0x10000, 100), -1
@@ -54,15 +63,25 @@ def ring_inputs():
     yield "hand-magic-scribbled", bytes([0x80 | 0]) + struct.pack("<Q", 0) + \
         alloc(0x10000, 100), -1
     # a descriptor the kernel cannot give (the 120 GB table of issue 28)
-    yield "hand-fd-intmax", rec(REC_FD_OPEN, [fn(KIND_FD_RET, 0), 7, 0, 0, big, big, big,
+    yield "hand-fd-intmax", rec(REC_FD_OPEN, [ft(fn(KIND_FD_RET, 0)), 1, 0, 0, big, big, big,
                                               0x99, 0x400100], npcs=1), 1
     # a hole given up (WRITING), then a record
-    yield "hand-hole", rec(REC_FREE, [fn(4, 4), 7, 0x10000], state=WRITING) + \
+    yield "hand-hole", rec(REC_FREE, [ft(fn(4, 4)), 1, 0x10000], state=WRITING) + \
         alloc(0x20000, 10), 1
     # 5,000 reallocs begun, none ended: 4,096 kept, 904 counted bad
     yield "hand-realloc-begins", b"".join(
-        rec(REC_REALLOC_BEGIN, [fn(KIND_REALLOC, AF_REALLOC), 7, 0x10000 + 16 * i])
+        rec(REC_REALLOC_BEGIN, [ft(fn(KIND_REALLOC, AF_REALLOC)), 1 + i, 0x10000 + 16 * i])
         for i in range(5000)), 5000 + 904 * 1000
+    # two lanes (byte 0: 0xc0 | word 31, a pad word of the header): lane
+    # 1 (the first half) makes A at time 10 and leaves a hole; lane 0
+    # frees A at 20 and makes it again at 30.  Three records taken.
+    lane1 = alloc(0x10000, 100, 10) + bytes(32)
+    lane0 = free(0x10000, 20) + alloc(0x10000, 200, 30)
+    assert len(lane1) == len(lane0)
+    yield "hand-two-lanes", bytes([0xc0 | 31]) + bytes(8) + lane1 + lane0, 3
+    # the same with lane 0's times garbage (0 and 2^64 - 1): taken all
+    lane0 = free(0x10000, 0) + alloc(0x10000, 200, (1 << 64) - 1)
+    yield "hand-two-lanes-times", bytes([0xc0 | 31]) + bytes(8) + lane1 + lane0, 3
 
 
 def cbpf_inputs():
