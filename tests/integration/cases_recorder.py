@@ -322,9 +322,14 @@ def t_sigkill_attached_fds():
             time.sleep(0.01)
         ck.eq("TracerPid after ptleak's SIGKILL", tracer_pid(p.pid), 0)
         ck.eq("guardians left", alive(mine), [])
-        for i in (2, 3, 4):
-            p.stdin.write(b"go\n")
-            out.expect("done %d" % i)
+        try:
+            for i in (2, 3, 4):
+                p.stdin.write(b"go\n")
+                out.expect("done %d" % i)
+        except (Fail, BrokenPipeError) as e:
+            # how it died (-N: signal N), for the failure that shows
+            # once in ~15 runs under two hogs (docs/status.md)
+            raise Fail("%s; the program's wait status %s" % (e, p.wait(timeout=10)))
         p.stdin.write(b"quit\n")
         ck.eq("exit status", p.wait(timeout=10), 0)
     finally:
