@@ -55,9 +55,12 @@ _Static_assert(RING_DATA_OFF + (1ull << RING_LOG2) <= AREA_THREADS - AREA_RING,
  * other thread writes (one ring for all: its head's line moved between
  * the CPUs at every record, 4 threads' hooks 3.6x dearer) */
 #define REC_NLANES	16u
-#define LANE_STRIDE	((1ull << RING_LOG2) + 4096)	/* its header in the page before */
+#define LANE_STRIDE	((1ull << RING_LOG2) + 4096)	/* a ring and its header, a page over */
 #define AREA_ARENA	(AREA_LANES + (REC_NLANES - 1) * LANE_STRIDE)
 #define AREA_SIZE	(256ull << 20)
+_Static_assert(RING_DATA_OFF + (1ull << RING_LOG2) <= LANE_STRIDE &&
+	       AREA_ARENA + (64ull << 20) <= AREA_SIZE,
+	       "the lanes overlap, or leave the arena under 64 MiB");
 
 #define CODE_PAGE_SIZE	(64ull << 10)
 #define CODE_SLOT	(ARCH_TRAMP_LEN + ARCH_RELOC_MAX)
