@@ -228,6 +228,19 @@ static void flush(struct drain *d)
 	d->nops = 0;
 }
 
+/* Lane L's producers' position: every record reserved so far below. */
+static uint64_t lane_head(const struct recorder *R, unsigned l)
+{
+	return __atomic_load_n(&rec_lane(R, l)->head, __ATOMIC_ACQUIRE);
+}
+
+/* Bytes reserved in lane L and not taken yet (0: taken up to its head;
+ * the target writes head: a pace, never a bound). */
+static uint64_t lane_left(const struct recorder *R, unsigned l)
+{
+	return lane_head(R, l) - ring_tail(R->rd[l]);
+}
+
 /* The sum of the lanes' heads: it moves whenever a record is reserved. */
 static uint64_t heads_sum(const struct recorder *R)
 {
@@ -235,7 +248,7 @@ static uint64_t heads_sum(const struct recorder *R)
 	unsigned l;
 
 	for (l = 0; l < R->nlanes; l++)
-		sum += __atomic_load_n(&rec_lane(R, l)->head, __ATOMIC_ACQUIRE);
+		sum += lane_head(R, l);
 	return sum;
 }
 
@@ -454,12 +467,11 @@ static long run(struct drain *d, struct rec_queues *Q, unsigned nlanes,
 static void bounds(struct recorder *R, struct rec_queues *Q, uint64_t D,
 		   uint64_t *Wl)
 {
-	uint64_t head, b, m1 = UINT64_MAX, m2 = UINT64_MAX;
+	uint64_t b, m1 = UINT64_MAX, m2 = UINT64_MAX;
 	unsigned l, at = 0;
 
 	for (l = 0; l < R->nlanes; l++) {
-		head = __atomic_load_n(&rec_lane(R, l)->head, __ATOMIC_ACQUIRE);
-		b = head == ring_tail(R->rd[l]) ? D : Q->q[l].last_t;
+		b = !lane_left(R, l) ? D : Q->q[l].last_t;
 		if (b < m1) {
 			m2 = m1;
 			m1 = b;
@@ -496,7 +508,7 @@ static long drain(struct recorder *R, struct heap *h, struct fdprobe *fp,
 	 * faster than ptleak consumes would keep it here for ever (its
 	 * events, signals and reports waiting) */
 	for (l = 0; l < R->nlanes; l++)
-		goal[l] = __atomic_load_n(&rec_lane(R, l)->head, __ATOMIC_ACQUIRE);
+		goal[l] = lane_head(R, l);
 	do {
 		taken = 0;
 		for (l = 0; l < R->nlanes; l++) {
@@ -563,8 +575,7 @@ int rec_blocked(const struct recorder *R)
 	if (!R || !R->rd[0] || R->broken)
 		return 0;
 	for (l = 0; l < R->nlanes; l++)
-		if (__atomic_load_n(&rec_lane(R, l)->head, __ATOMIC_ACQUIRE) !=
-		    ring_tail(R->rd[l]) || (R->queues && R->queues->q[l].n))
+		if (lane_left(R, l) || (R->queues && R->queues->q[l].n))
 			return 1;
 	return 0;
 }
@@ -595,8 +606,7 @@ void rec_mark(struct recorder *R)
 	if (!R || !R->rd[0])
 		return;
 	for (l = 0; l < R->nlanes; l++)
-		queues(R)->mark[l] = __atomic_load_n(&rec_lane(R, l)->head,
-						     __ATOMIC_ACQUIRE);
+		queues(R)->mark[l] = lane_head(R, l);
 }
 
 int rec_caught_up(const struct recorder *R)
@@ -635,8 +645,7 @@ unsigned rec_fill(const struct recorder *R)
 	if (!R || !R->rd[0] || R->broken)
 		return 0;
 	for (l = 0; l < R->nlanes; l++) {
-		used = __atomic_load_n(&rec_lane(R, l)->head, __ATOMIC_ACQUIRE) -
-		       ring_tail(R->rd[l]);
+		used = lane_left(R, l);
 		f = used >= (1ull << RING_LOG2) ? 256 :
 		    (unsigned)(used >> (RING_LOG2 - 8));
 		if (f > max)

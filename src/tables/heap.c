@@ -405,6 +405,22 @@ void heap_alloc(struct heap *h, const struct heap_block *b)
 	     b->addr, 0);
 }
 
+/* Live block B, out of the table (or never in it), freed by thread TID
+ * at TIME_NS: counted and told. */
+static void free_live(struct heap *h, const struct heap_block *b,
+		      int32_t tid, uint64_t time_ns)
+{
+	count_free(h, tid);
+	if (b->before)
+		pre_free(h, tid);	/* a census block: its usable size */
+	else
+		thread_of(h, tid)->freed_size = b->size;
+	if (time_ns > h->clock)
+		h->clock = time_ns;
+	in_use_sub(h, b);
+	tell(h, HEV_FREE, AF_FREE, tid, 0, time_ns, b->size, b->addr, 0);
+}
+
 int heap_alloc_free(struct heap *h, const struct heap_block *b, int32_t tid,
 		    uint64_t time_ns)
 {
@@ -420,14 +436,9 @@ int heap_alloc_free(struct heap *h, const struct heap_block *b, int32_t tid,
 	in_use_add(h, &nb);
 	tell(h, HEV_ALLOC, b->fn, b->tid, b->stack, b->time_ns, b->size,
 	     b->addr, 0);
-	/* heap_free_by's of the block as the table would give it back */
+	/* heap_free_by's, of the block as the table would give it back */
 	nb.tid = t->tid;
-	count_free(h, tid);
-	thread_of(h, tid)->freed_size = nb.size;
-	if (time_ns > h->clock)
-		h->clock = time_ns;
-	in_use_sub(h, &nb);
-	tell(h, HEV_FREE, AF_FREE, tid, 0, time_ns, nb.size, nb.addr, 0);
+	free_live(h, &nb, tid, time_ns);
 	return 0;
 }
 
@@ -501,17 +512,9 @@ int heap_free_by(struct heap *h, uint64_t addr, int32_t tid, uint64_t time_ns)
 		tell(h, HEV_UNKNOWN_FREE, AF_FREE, tid, 0, time_ns, 0, addr, 0);
 		return 0;
 	}
-	count_free(h, tid);
 	decode(h, hs_entry(&h->s, hs_at(&h->s, i) - 1), &b);
-	if (b.before)
-		pre_free(h, tid);	/* a census block: its usable size */
-	else
-		thread_of(h, tid)->freed_size = b.size;
-	if (time_ns > h->clock)
-		h->clock = time_ns;
-	in_use_sub(h, &b);
 	hs_remove(&h->s, i);
-	tell(h, HEV_FREE, AF_FREE, tid, 0, time_ns, b.size, addr, 0);
+	free_live(h, &b, tid, time_ns);
 	return 1;
 }
 
