@@ -43,9 +43,29 @@
 #include "emulate.h"
 #include "insn_enc.h"
 
-/* int3 (where hijacked returns land); syscall; int3 (injections) */
-const uint8_t arch_trampoline_code[] = { 0xcc, 0x0f, 0x05, 0xcc };
+/*
+ * int3 (where hijacked returns land); syscall, jmp . (injections); the
+ * clone's: syscall, its child (rax 0) exit_group(0), the caller jmp .
+ * ptleak takes the thread at the step's trap right after the syscall;
+ * the spins only run if ptleak dies meanwhile: the thread waits there
+ * for the guardian (guard.h), a snapshot's child leaves.
+ */
+const uint8_t arch_trampoline_code[] = {
+	0xcc,				/* 0: int3 */
+	0x0f, 0x05,			/* 1: syscall */
+	0xeb, 0xfe,			/* 3: jmp . */
+	0x0f, 0x05,			/* 5: syscall */
+	0x48, 0x85, 0xc0,		/* 7: test %rax,%rax */
+	0x75, 0x09,			/* 10: jnz 21 */
+	0xb8, 0xe7, 0x00, 0x00, 0x00,	/* 12: mov $231 (exit_group),%eax */
+	0x31, 0xff,			/* 17: xor %edi,%edi */
+	0x0f, 0x05,			/* 19: syscall */
+	0xeb, 0xfe,			/* 21: jmp . */
+};
 const size_t arch_trampoline_syscall = 1;
+const size_t arch_trampoline_clone = 5;
+_Static_assert(sizeof(arch_trampoline_code) <= ARCH_XOL_SLOT_SIZE,
+	       "the trampoline takes one scratch slot");
 const size_t arch_trampoline_len = sizeof(arch_trampoline_code);
 
 /* ------------------------------------------------------------------ */

@@ -50,21 +50,45 @@ int arch_set_regs(pid_t tid, const struct arch_regs *r)
 	return ptrace(PTRACE_SETREGS, tid, NULL, &r->r) == -1 ? -1 : 0;
 }
 
+/* What a wait of an injection is for (wait_stop). */
+enum want {
+	WANT_STEP,	/* the single-step trap */
+	WANT_SYSCALL,	/* a syscall-entry or -exit stop: *OP says which */
+	WANT_EVENT,	/* the PTRACE_INTERRUPT's stop */
+};
+
+/* The syscall stop's kind (PTRACE_SYSCALL_INFO_*), or 0 if the stop is
+ * not one (a SIGTRAP of its own).  The kernel only says for a thread
+ * traced with PTRACE_O_TRACESYSGOOD (arch_inject's requirement). */
+static int syscall_op(pid_t tid)
+{
+	struct __ptrace_syscall_info si;
+
+	memset(&si, 0, sizeof(si));
+	if (ptrace(PTRACE_GET_SYSCALL_INFO, tid, (void *)sizeof(si), &si) <= 0)
+		return 0;
+	return si.op == PTRACE_SYSCALL_INFO_ENTRY || si.op == PTRACE_SYSCALL_INFO_EXIT
+		? si.op : 0;
+}
+
 /*
- * Wait for the single-step trap of TID.  0 when it came; -1 with a message
- * otherwise.  Every signal but SIGTRAP is blocked meanwhile (see
- * arch_inject_syscall), so only SIGSTOP can stop the thread first: held
- * back in *SIG with its siginfo in *INFO (delivered later), the step made
- * again.  Nothing is ever queued again: a signal queued again would stop
- * the thread again at once, forever.  *GONE is set if the thread died.
+ * Wait for the stop of TID that WANT says, resuming it with REQ
+ * (PTRACE_SINGLESTEP, PTRACE_SYSCALL, PTRACE_CONT) past any other.  0
+ * when it came (*OP: a syscall stop's kind); -1 with a message otherwise.
+ * Every signal but SIGTRAP is blocked meanwhile (see arch_inject), so
+ * only SIGSTOP can stop the thread first: held back in *SIG with its
+ * siginfo in *INFO (delivered later).  Nothing is ever queued again
+ * while the signals are blocked: a signal queued again would stop the
+ * thread again at once, forever.  *GONE is set if the thread died.
  */
-static int wait_step(pid_t tid, int *sig, siginfo_t *info, int *gone,
-		     pid_t *child)
+static int wait_stop(pid_t tid, enum want want, int req, int *op, int *sig,
+		     siginfo_t *info, int *gone, pid_t *child)
 {
 	int st;
 
 	for (;;) {
 		pid_t w = waitpid(tid, &st, __WALL);
+		int event, trap;
 
 		if (w == -1) {
 			if (errno == EINTR)
@@ -79,88 +103,151 @@ static int wait_step(pid_t tid, int *sig, siginfo_t *info, int *gone,
 		}
 		if (!WIFSTOPPED(st))
 			continue;
-		if (WSTOPSIG(st) == SIGTRAP && (st >> 16) == 0)
+		event = st >> 16;
+		trap = event == 0 && (WSTOPSIG(st) & 0x7f) == SIGTRAP;
+		if (trap && (WSTOPSIG(st) == (SIGTRAP | 0x80) || want == WANT_SYSCALL) &&
+		    (*op = syscall_op(tid))) {
+			if (want == WANT_SYSCALL)
+				return 0;
+			/* (a syscall stop when none is asked for: none) */
+		} else if (trap && want == WANT_STEP) {
 			return 0;
-		if ((st >> 16) == PTRACE_EVENT_EXIT) {
+		} else if (event == PTRACE_EVENT_STOP && want == WANT_EVENT) {
+			return 0;
+		} else if (event == PTRACE_EVENT_EXIT) {
 			/* SIGKILL (or another thread's exec) */
 			*gone = 1;
 			ptrace(PTRACE_CONT, tid, NULL, NULL);
 			return error("thread %d was killed during a system call "
 				     "injection", (int)tid);
-		}
-		if ((st >> 16) == 0 && !*sig) {
+		} else if (event == 0 && !*sig) {
 			/* a signal-delivery-stop: deliver it after */
 			*sig = WSTOPSIG(st);
 			if (ptrace(PTRACE_GETSIGINFO, tid, NULL, info) == -1)
 				memset(info, 0, sizeof(*info));
-		} else if ((st >> 16) == 0 && WSTOPSIG(st) != *sig) {
+		} else if (event == 0 && WSTOPSIG(st) != *sig) {
 			error("signal %d of thread %d is lost", WSTOPSIG(st),
 			      (int)tid);
 		}
-		if (child && ((st >> 16) == PTRACE_EVENT_CLONE ||
-			      (st >> 16) == PTRACE_EVENT_FORK ||
-			      (st >> 16) == PTRACE_EVENT_VFORK)) {
+		if (child && (event == PTRACE_EVENT_CLONE ||
+			      event == PTRACE_EVENT_FORK ||
+			      event == PTRACE_EVENT_VFORK)) {
 			unsigned long msg = 0;
 
 			if (ptrace(PTRACE_GETEVENTMSG, tid, NULL, &msg) == 0)
 				*child = (pid_t)msg;
 		}
 		/* else: seccomp let the tracer look at it, a PTRACE_INTERRUPT
-		 * still pending stopped it before the step, or the same
-		 * signal again (held once, as the kernel would): go on */
-		if (ptrace(PTRACE_SINGLESTEP, tid, NULL, NULL) == -1)
-			return error("cannot single-step thread %d: %s",
-				     (int)tid, strerror(errno));
+		 * still pending stopped it first, or the same signal again
+		 * (held once, as the kernel would): go on */
+		if (ptrace(req, tid, NULL, NULL) == -1)
+			return error("cannot resume thread %d: %s", (int)tid,
+				     strerror(errno));
 	}
 }
 
-/* Write the instruction and registers of the injection, step until the
- * system call has run; its result in *RET.  START: where the injected
- * instruction is.  SAVED: the registers the thread gets back, whose rax
- * becomes the result of a system call the thread was stopped inside (an
- * event stop: fork, clone, exec) if the first step only finishes it. */
+/*
+ * PTLEAK_DEBUG=die-inject=NAME[:trap]: ptleak SIGKILLs itself in the
+ * first injection of system call NAME (mmap, munmap, clone, wait4),
+ * once the thread runs it, or (":trap") once it is stopped after it:
+ * what the guardian must then mend (tests).
+ */
+static void die_inject(long nr, int trap)
+{
+	static const struct { const char *name; const long *nr; } names[] = {
+		{ "mmap", &arch_sys_mmap }, { "munmap", &arch_sys_munmap },
+		{ "clone", &arch_sys_clone }, { "wait4", &arch_sys_wait4 },
+	};
+	const char *v = getenv("PTLEAK_DEBUG"), *p;
+	unsigned i;
+
+	if (!v || !(p = strstr(v, "die-inject=")))
+		return;
+	p += strlen("die-inject=");
+	for (i = 0; i < ARRAY_SIZE(names); i++) {
+		size_t n = strlen(names[i].name);
+
+		if (!strncmp(p, names[i].name, n) && *names[i].nr == nr &&
+		    !strncmp(p + n, ":trap", 5) == !!trap)
+			kill(getpid(), SIGKILL);
+	}
+}
+
+/*
+ * Write the registers of the injection, run until the system call has
+ * run; its result in *RET.  START: where the injected instruction is.
+ * SAVED: the registers the thread gets back, whose rax becomes the result
+ * of a system call the thread was stopped inside (an event stop: fork,
+ * clone, exec) if the first stop is only that call's exit.
+ *
+ * The call runs under PTRACE_SYSCALL, not a single step: if ptleak dies
+ * meanwhile the kernel drops a syscall trace, but a step's trap flag
+ * stays and its SIGTRAP would kill the thread; and the thread ends in
+ * the PTRACE_INTERRUPT's stop, which gives nothing to deliver if ptleak
+ * dies before resuming it (a step's trap stop gives SIGTRAP).  A thread
+ * not seized (no PTRACE_INTERRUPT: ptleak seizes every thread; tests)
+ * stays in the syscall-exit stop: a system call it was interrupted in
+ * is not restarted, and a signal to resume it with is sent without its
+ * siginfo.
+ */
 static int run_syscall(pid_t tid, uint64_t start, struct arch_regs *saved,
 		       const struct arch_regs *regs, uint64_t *ret, int *sig,
-		       siginfo_t *info, int *gone, pid_t *child)
+		       siginfo_t *info, int *gone, pid_t *child, int *interrupted)
 {
 	struct arch_regs after;
-	int step;
+	int n, op = 0, entered = 0;
 
 	if (arch_set_regs(tid, regs))
 		return error("cannot set the registers of thread %d: %s",
 			     (int)tid, strerror(errno));
-	/*
-	 * A thread stopped on the way out of a system call (an exec event
-	 * stop, for one) reports the single-step trap at that system call's
-	 * exit before executing anything: step again while the pc has not
-	 * moved, with the registers set again.
-	 */
-	for (step = 0; step < 3; step++) {
-		if (ptrace(PTRACE_SINGLESTEP, tid, NULL, NULL) == -1)
-			return error("cannot single-step thread %d: %s",
-				     (int)tid, strerror(errno));
-		if (wait_step(tid, sig, info, gone, child))
+	for (n = 0; n < 8; n++) {
+		if (ptrace(PTRACE_SYSCALL, tid, NULL, NULL) == -1)
+			return error("cannot resume thread %d: %s", (int)tid,
+				     strerror(errno));
+		if (!n)
+			die_inject((long)regs->r.rax, 0);
+		if (wait_stop(tid, WANT_SYSCALL, PTRACE_SYSCALL, &op, sig, info,
+			      gone, child))
 			return -1;
 		if (arch_get_regs(tid, &after))
 			return error("cannot read the registers of thread %d: %s",
 				     (int)tid, strerror(errno));
-		if (after.r.rip != start)
+		if (op == PTRACE_SYSCALL_INFO_ENTRY) {
+			entered = after.r.rip == start + 2;
+			continue;
+		}
+		if (entered)
 			break;
-		/* that exit wrote the system call's result into rax: the
-		 * thread's own (a fork event's child pid: the thread was
-		 * stopped inside the call, rax still its entry's -ENOSYS),
-		 * given back to it after; and again */
+		/*
+		 * The exit of a system call the thread was stopped inside
+		 * (an exec or fork event stop): it wrote that call's result
+		 * into rax, the thread's own (a fork event's child pid: rax
+		 * was still its entry's -ENOSYS), given back to it after;
+		 * the registers again.
+		 */
 		if ((int64_t)saved->r.rax == -ENOSYS && after.r.rax != regs->r.rax)
 			saved->r.rax = after.r.rax;
 		if (arch_set_regs(tid, regs))
 			return error("cannot set the registers of thread %d: %s",
 				     (int)tid, strerror(errno));
 	}
-	if (after.r.rip != start + 2)
+	if (!entered || after.r.rip != start + 2)
 		return error("system call injection in thread %d ended at "
 			     "%#llx, not %#llx", (int)tid, after.r.rip,
 			     (unsigned long long)start + 2);
 	*ret = after.r.rax;
+	/* out of the syscall-exit stop into the interrupt's, before the
+	 * return to user space (the pc stays) */
+	*interrupted = ptrace(PTRACE_INTERRUPT, tid, NULL, NULL) == 0;
+	if (*interrupted) {
+		if (ptrace(PTRACE_CONT, tid, NULL, NULL) == -1)
+			return error("cannot resume thread %d: %s", (int)tid,
+				     strerror(errno));
+		if (wait_stop(tid, WANT_EVENT, PTRACE_CONT, &op, sig, info, gone,
+			      child))
+			return -1;
+	}
+	die_inject((long)regs->r.rax, 1);
 	return 0;
 }
 
@@ -203,23 +290,27 @@ static int unblock(pid_t tid, int sig, const siginfo_t *info, uint64_t mask,
 }
 
 /*
- * System call NR with ARGS run by stopped thread TID: the instruction at
- * INSN, or (INSN 0) written at the thread's pc for the time of the step.
+ * System call NR with ARGS run by stopped thread TID as VIA says: at
+ * VIA->insn, or (none) written at the thread's pc for the time of it,
+ * with a spin after it where the word holds one (0f 05 eb fe).
  */
-static int inject(pid_t tid, uint64_t insn, long nr, const uint64_t args[6],
-		  uint64_t *ret, int *held_sig, pid_t *child)
+int arch_inject(pid_t tid, const struct arch_inject_via *via, long nr,
+		const uint64_t args[6], uint64_t *ret, int *held_sig,
+		pid_t *child)
 {
 	struct arch_regs saved, regs;
+	struct arch_inject_note note;
 	unsigned long long at = 0;
 	unsigned long word = 0, patched;
-	uint64_t mask;
-	int shift = 0, sig = 0, gone = 0, rc;
+	uint64_t mask, insn = via ? via->insn : 0;
+	int shift = 0, sig = 0, gone = 0, rc, interrupted = 0;
 	siginfo_t info;
 
 	*held_sig = 0;
 	if (arch_get_regs(tid, &saved))
 		return error("cannot read the registers of thread %d: %s",
 			     (int)tid, strerror(errno));
+	memset(&note, 0, sizeof(note));
 	if (!insn) {
 		/* the syscall instruction (0f 05) goes at the pc */
 		insn = at = saved.r.rip;
@@ -235,15 +326,33 @@ static int inject(pid_t tid, uint64_t insn, long nr, const uint64_t args[6],
 				return error("cannot read the code of thread %d at %#llx: "
 					     "%s", (int)tid, saved.r.rip, strerror(errno));
 		}
+		note.code_at = at;
+		memcpy(note.code, &word, sizeof(word));
+		note.code_len = sizeof(word);
 	}
 	if (block_signals(tid, &mask))
 		return -1;
+	note.saved = &saved;
+	note.mask = mask;
+	note.code_lo = insn;
+	if (at)
+		note.code_hi = insn + (shift ? 2 : 4);
+	else
+		note.code_hi = via->end > insn ? via->end : insn + 2;
+	if (via && via->note)
+		via->note(via->ctx, tid, &note);
 	if (at) {
-		patched = (word & ~(0xffffUL << shift)) | (0x050fUL << shift);
-		if (ptrace(PTRACE_POKETEXT, tid, (void *)at, (void *)patched) == -1)
-			return unblock(tid, 0, NULL, mask, held_sig,
-				       error("cannot write the code of thread %d at %#llx: %s",
-					     (int)tid, at, strerror(errno)));
+		/* syscall; jmp . (or the syscall alone at a mapping's end) */
+		patched = shift ? (word & ~(0xffffUL << shift)) | (0x050fUL << shift)
+				: (word & ~0xffffffffUL) | 0xfeeb050fUL;
+		if (ptrace(PTRACE_POKETEXT, tid, (void *)at, (void *)patched) == -1) {
+			rc = unblock(tid, 0, NULL, mask, held_sig,
+				     error("cannot write the code of thread %d at %#llx: %s",
+					   (int)tid, at, strerror(errno)));
+			if (via && via->note)
+				via->note(via->ctx, tid, NULL);
+			return rc;
+		}
 	}
 	regs = saved;
 	regs.r.rip = insn;
@@ -256,32 +365,37 @@ static int inject(pid_t tid, uint64_t insn, long nr, const uint64_t args[6],
 	regs.r.r9 = args[5];
 	/* no system call restart if the thread was stopped inside one */
 	regs.r.orig_rax = ~0ULL;
-	rc = run_syscall(tid, insn, &saved, &regs, ret, &sig, &info, &gone, child);
-	if (gone)
+	rc = run_syscall(tid, insn, &saved, &regs, ret, &sig, &info, &gone, child,
+			 &interrupted);
+	if (gone) {
+		if (via && via->note)
+			via->note(via->ctx, tid, NULL);
 		return -1;
+	}
 	if (at && ptrace(PTRACE_POKETEXT, tid, (void *)at, (void *)word) == -1)
 		rc = error("cannot restore the code of thread %d at %#llx: %s",
 			   (int)tid, at, strerror(errno));
 	if (arch_set_regs(tid, &saved))
 		rc = error("cannot restore the registers of thread %d: %s",
 			   (int)tid, strerror(errno));
-	/* the thread is in a signal-delivery-stop (the step's trap, or the
-	 * signal's own): resumed with SIG, it gets the signal with its
-	 * siginfo */
-	return unblock(tid, sig, &info, mask, held_sig, rc);
-}
-
-int arch_inject_syscall(pid_t tid, long nr, const uint64_t args[6],
-			uint64_t *ret, int *held_sig)
-{
-	return inject(tid, 0, nr, args, ret, held_sig, NULL);
-}
-
-int arch_inject_syscall_at(pid_t tid, uint64_t insn, long nr,
-			   const uint64_t args[6], uint64_t *ret, int *held_sig,
-			   pid_t *child)
-{
-	return inject(tid, insn, nr, args, ret, held_sig, child);
+	/*
+	 * In a signal-delivery-stop (the step's trap), resumed with SIG, the
+	 * thread gets the signal with its siginfo.  In the interrupt's stop
+	 * a signal to resume with is ignored: SIG (SIGSTOP, or a SIGTRAP
+	 * another sent: every other was blocked) is queued again, the
+	 * thread's own mask back first.
+	 */
+	if (interrupted && sig) {
+		rc = unblock(tid, 0, NULL, mask, held_sig, rc);
+		if (syscall(SYS_tkill, tid, sig) == -1)
+			rc = error("signal %d of thread %d is lost: %s", sig,
+				   (int)tid, strerror(errno));
+	} else {
+		rc = unblock(tid, sig, &info, mask, held_sig, rc);
+	}
+	if (via && via->note)
+		via->note(via->ctx, tid, NULL);
+	return rc;
 }
 
 int arch_step_while(pid_t tid, int (*more)(void *ctx, const struct arch_regs *r),
@@ -289,7 +403,7 @@ int arch_step_while(pid_t tid, int (*more)(void *ctx, const struct arch_regs *r)
 {
 	struct arch_regs r;
 	uint64_t mask;
-	int sig = 0, gone = 0, rc = -1;
+	int sig = 0, gone = 0, rc = -1, op;
 	unsigned n;
 	siginfo_t info;
 
@@ -302,7 +416,8 @@ int arch_step_while(pid_t tid, int (*more)(void *ctx, const struct arch_regs *r)
 			      strerror(errno));
 			break;
 		}
-		if (wait_step(tid, &sig, &info, &gone, NULL))
+		if (wait_stop(tid, WANT_STEP, PTRACE_SINGLESTEP, &op, &sig, &info,
+			      &gone, NULL))
 			break;
 		if (arch_get_regs(tid, &r)) {
 			error("cannot read the registers of thread %d: %s",

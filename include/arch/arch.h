@@ -116,34 +116,63 @@ uint64_t arch_xol_fixup_pc(const struct arch_insn *insn, uint64_t slot,
 extern const uint8_t arch_trampoline_code[];
 extern const size_t arch_trampoline_len;
 /* Where in the trampoline's code a system call instruction is, followed
- * by a breakpoint (arch_inject_syscall_at). */
+ * by a spin (struct arch_inject_via), up to the clone's, whose child
+ * leaves (exit_group) if it ever runs on from there; the clone's up to
+ * arch_trampoline_len. */
 extern const size_t arch_trampoline_syscall;
+extern const size_t arch_trampoline_clone;
 
 /* Register I/O of a stopped thread.  0 or -1 (errno set). */
 int arch_get_regs(pid_t tid, struct arch_regs *r);
 int arch_set_regs(pid_t tid, const struct arch_regs *r);
 
 /*
- * Make stopped thread TID execute system call NR with ARGS, using the
- * instruction bytes at its current pc temporarily (restored after), and a
- * single step.  Only for set-up (mapping the scratch page) while every
- * other thread is stopped.  Returns 0 and the raw result in *RET, or -1.
- * A signal that arrived meanwhile is held back: *HELD_SIG (0: none) is
- * the signal to resume TID with so that it gets it (its siginfo is set).
+ * What a thread left in an injection by ptleak's death needs to be given
+ * back (guard.h): its registers and signal mask before it, where its pc
+ * is while it runs the call and after (CODE_LO to CODE_HI), and the code
+ * bytes ptleak changed at its pc for it (CODE_LEN 0: none, the call in
+ * ptleak's page).
  */
-int arch_inject_syscall(pid_t tid, long nr, const uint64_t args[6],
-			uint64_t *ret, int *held_sig);
+struct arch_inject_note {
+	const struct arch_regs *saved;
+	uint64_t mask;
+	uint64_t code_lo, code_hi;	/* the call and what follows it */
+	uint64_t code_at;
+	uint8_t code[8];
+	size_t code_len;
+};
+
 /*
- * The same with the system call instruction that is at INSN (ptleak's
- * scratch page: arch_trampoline_syscall), the thread's own code left
- * alone: a vfork child, which shares the memory and is never stopped,
- * may be running the bytes at a held thread's pc.  A process or thread
- * the call created (clone, fork: its PTRACE_EVENT_*) in *CHILD (NULL:
- * not asked), as ptleak's pid namespace numbers it.
+ * How an injection runs.  INSN: the address of a system call instruction
+ * followed by a spin (arch_trampoline_syscall in ptleak's page), the
+ * thread's own code left alone: a vfork child, which shares the memory
+ * and is never stopped, may be running the bytes at a held thread's pc;
+ * END: the end of the code that follows it there; INSN 0: the
+ * instruction written at the thread's pc for the time of it (set-up,
+ * every other thread stopped).  NOTE(CTX, TID, N) is told before the
+ * thread runs anything, NOTE(CTX, TID, NULL) once it has its registers
+ * and mask back (NOTE NULL: nobody).
  */
-int arch_inject_syscall_at(pid_t tid, uint64_t insn, long nr,
-			   const uint64_t args[6], uint64_t *ret, int *held_sig,
-			   pid_t *child);
+struct arch_inject_via {
+	uint64_t insn, end;
+	void (*note)(void *ctx, pid_t tid, const struct arch_inject_note *n);
+	void *ctx;
+};
+
+/*
+ * Make stopped thread TID execute system call NR with ARGS as VIA says
+ * (NULL: at its pc, nobody told), under PTRACE_SYSCALL: TID must be
+ * traced with PTRACE_O_TRACESYSGOOD, and seized (else it is left in its
+ * syscall-exit stop, see ptrace.c).  Returns 0 and the
+ * raw result in *RET, or -1.  A signal that arrived meanwhile is held
+ * back: *HELD_SIG (0: none) is the signal to resume TID with so that it
+ * gets it (its siginfo is set).  A process or thread the call created
+ * (clone, fork: its PTRACE_EVENT_*) in *CHILD (NULL: not asked), as
+ * ptleak's pid namespace numbers it.
+ */
+int arch_inject(pid_t tid, const struct arch_inject_via *via, long nr,
+		const uint64_t args[6], uint64_t *ret, int *held_sig,
+		pid_t *child);
 
 /*
  * Single-step stopped thread TID while MORE(CTX, its registers) says so,

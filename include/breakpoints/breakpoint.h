@@ -60,7 +60,16 @@ struct bpset {
 	int held_sig;
 	/* told of every breakpoint planted and removed (guard.h), or NULL */
 	struct guard *guard;
+	struct arch_inject_via via;	/* bpset_via */
 };
+
+/*
+ * How a thread of the process runs a system call for ptleak: at the
+ * trampoline's (arch_trampoline_syscall) once the scratch page exists,
+ * at the thread's pc before; the guardian told (guard_inject).  The
+ * pointer stays valid, and up to date, as long as S.
+ */
+const struct arch_inject_via *bpset_via(const struct bpset *s);
 
 /* An empty set for process PID (opens /proc/PID/mem).  0 or -1. */
 int bpset_init(struct bpset *s, pid_t pid);

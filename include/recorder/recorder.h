@@ -13,7 +13,7 @@
  *   rec_drain.c   ring records to the heap table (heap.h), stacks interned
  *
  * Every injection is a system call run by a stopped thread while every
- * other thread of the target is stopped (arch_inject_syscall), checked
+ * other thread of the target is stopped (arch_inject), checked
  * first against the thread's seccomp filters.  Code is written through
  * /proc/PID/mem into pages mapped read+exec: no mapping is ever writable
  * and executable.
@@ -27,6 +27,7 @@
 
 #include "recorder/rechook.h"
 
+struct arch_inject_via;
 struct fdprobe;
 struct heap;
 struct stacks;
@@ -45,6 +46,10 @@ void rec_delete(struct recorder *R);
  * rec_inject run?  1 yes; 0 no, WHY (LEN bytes) says which and why.
  */
 int rec_allowed(pid_t tid, char *why, size_t len);
+
+/* The system calls of rec_inject, rec_code_page and rec_unmap run as
+ * VIA says (arch.h; it must outlive R); none set: at the thread's pc. */
+void rec_set_via(struct recorder *R, const struct arch_inject_via *via);
 
 /*
  * Map the data area into the target (memfd_create, ftruncate, mmap

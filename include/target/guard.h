@@ -15,6 +15,12 @@
  * by ptleak while it traced), then exits.  The recorder's entry jumps are
  * left: their hooks turn themselves off.
  *
+ * A thread ptleak made run a system call for it (arch_inject) spins
+ * after the call until ptleak takes it: ptleak tells the guardian its
+ * registers and signal mask before, and when it has them back.  Found
+ * still there, the thread is seized (PTRACE_SEIZE, PTRACE_INTERRUPT)
+ * before any byte goes back, given its registers and mask, and let go.
+ *
  * A thread that hits an int3 in the microseconds between ptleak's death
  * and the guardian's writes is not saved (docs/status.md).
  */
@@ -26,6 +32,7 @@
 #include <sys/types.h>
 
 struct guard;
+struct arch_inject_note;
 
 /* The guardian of process PID, running; NULL (a warning said why) if it
  * cannot be had: ptleak traces on without one. */
@@ -37,6 +44,9 @@ void guard_code_done(struct guard *g, uint64_t addr);
 /* The return address at stack slot SLOT is ptleak's TRAMP instead of
  * REAL; REAL 0: no longer. */
 void guard_ret(struct guard *g, uint64_t slot, uint64_t tramp, uint64_t real);
+/* Thread TID runs an injection (N: what it gets back), or (N NULL) has
+ * its own registers back. */
+void guard_inject(struct guard *g, pid_t tid, const struct arch_inject_note *n);
 /* The image is gone (exec): nothing of it to put back. */
 void guard_forget_all(struct guard *g);
 /* ptleak let go of the target (or it is gone): the guardian exits

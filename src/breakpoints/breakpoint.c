@@ -16,10 +16,30 @@
 
 static const uint8_t bp_insn[ARCH_BP_LEN] = ARCH_BP_INSN;
 
+static void note_guard(void *ctx, pid_t tid, const struct arch_inject_note *n)
+{
+	guard_inject(((struct bpset *)ctx)->guard, tid, n);
+}
+
+/* s->via as the trampoline is now */
+static void set_via(struct bpset *s)
+{
+	s->via.insn = s->trampoline ? s->trampoline + arch_trampoline_syscall : 0;
+	s->via.end = s->trampoline ? s->trampoline + arch_trampoline_clone : 0;
+	s->via.note = note_guard;
+	s->via.ctx = s;
+}
+
+const struct arch_inject_via *bpset_via(const struct bpset *s)
+{
+	return &s->via;
+}
+
 int bpset_init(struct bpset *s, pid_t pid)
 {
 	memset(s, 0, sizeof(*s));
 	s->pid = pid;
+	set_via(s);
 	s->memfd = mem_open(pid);
 	return s->memfd < 0 ? -1 : 0;
 }
@@ -35,6 +55,7 @@ static void clear(struct bpset *s)
 	s->cap = s->count = 0;
 	s->npages = 0;
 	s->trampoline = 0;
+	set_via(s);
 }
 
 int bpset_reset(struct bpset *s)
@@ -102,6 +123,7 @@ int bpset_clone(struct bpset *dst, const struct bpset *src, pid_t pid)
 	memcpy(dst->pages, src->pages, sizeof(dst->pages));
 	dst->npages = src->npages;
 	dst->trampoline = src->trampoline;
+	set_via(dst);
 	for (i = 0; i < src->cap; i++) {
 		struct bp *bp;
 
@@ -155,7 +177,8 @@ static int map_page(struct bpset *s, pid_t tid, uint64_t hint)
 	if (!seccomp_allows(tid, "mmap", arch_sys_mmap, args, why, sizeof(why)))
 		return error("cannot map a scratch page into process %d: %s",
 			     (int)s->pid, why);
-	if (arch_inject_syscall(tid, arch_sys_mmap, args, &ret, &sig))
+	/* the first: at the thread's pc (the trampoline is in it) */
+	if (arch_inject(tid, &s->via, arch_sys_mmap, args, &ret, &sig, NULL))
 		return -1;
 	if (sig)
 		s->held_sig = sig;
@@ -199,6 +222,7 @@ int bpset_scratch(struct bpset *s, pid_t tid)
 		return error("cannot write the return trampoline at %#llx into process %d: %s",
 			     (unsigned long long)t, (int)s->pid, strerror(errno));
 	s->trampoline = t;
+	set_via(s);
 	return 0;
 }
 
@@ -324,7 +348,11 @@ int bpset_unmap_scratch(struct bpset *s, pid_t tid)
 			s->npages--;
 			continue;
 		}
-		if (arch_inject_syscall(tid, arch_sys_munmap, args, &r, &sig))
+		struct arch_inject_via at_pc = s->via;
+
+		/* at the thread's pc: the trampoline may be in that page */
+		at_pc.insn = 0;
+		if (arch_inject(tid, &at_pc, arch_sys_munmap, args, &r, &sig, NULL))
 			return -1;
 		if (sig)
 			s->held_sig = sig;
@@ -335,6 +363,7 @@ int bpset_unmap_scratch(struct bpset *s, pid_t tid)
 		s->npages--;
 	}
 	s->trampoline = 0;
+	set_via(s);
 	return ret;
 }
 

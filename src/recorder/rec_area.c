@@ -176,15 +176,17 @@ int rec_allowed(pid_t tid, char *why, size_t len)
 	return seccomp_allows(tid, "mmap", arch_sys_mmap, a, why, len);
 }
 
-/* Stopped thread TID runs system call NAME: 0 and *RET, or -1 with WHY. */
-static int inject(pid_t tid, const char *name, long nr, const uint64_t a[6],
+/* Stopped thread TID runs system call NAME as VIA says: 0 and *RET, or
+ * -1 with WHY. */
+static int inject(const struct arch_inject_via *via, pid_t tid,
+		  const char *name, long nr, const uint64_t a[6],
 		  uint64_t *ret, int *held_sig, char *why, size_t len)
 {
 	int sig = 0;
 
 	if (!seccomp_allows(tid, name, nr, a, why, len))
 		return -1;
-	if (arch_inject_syscall(tid, nr, a, ret, &sig)) {
+	if (arch_inject(tid, via, nr, a, ret, &sig, NULL)) {
 		snprintf(why, len, "thread %d could not run %s for ptleak",
 			 (int)tid, name);
 		return -1;
@@ -255,14 +257,16 @@ int rec_inject(struct recorder *R, pid_t tid, uint64_t near_lo,
 		return -1;
 	}
 	args_memfd(a, name);
-	if (inject(tid, "memfd_create", arch_sys_memfd_create, a, &fd, held_sig,
-		   why, len))
+	if (inject(R->via, tid, "memfd_create", arch_sys_memfd_create, a, &fd,
+		   held_sig, why, len))
 		return -1;
 	args_ftruncate(a, fd);
-	if (inject(tid, "ftruncate", arch_sys_ftruncate, a, &addr, held_sig, why, len))
+	if (inject(R->via, tid, "ftruncate", arch_sys_ftruncate, a, &addr,
+		   held_sig, why, len))
 		goto close_fd;
 	args_mmap_area(a, fd);
-	if (inject(tid, "mmap", arch_sys_mmap, a, &addr, held_sig, why, len))
+	if (inject(R->via, tid, "mmap", arch_sys_mmap, a, &addr, held_sig,
+		   why, len))
 		goto close_fd;
 	snprintf(path, sizeof(path), "/proc/%d/fd/%d", (int)R->pid, (int)fd);
 	lfd = open(path, O_RDWR | O_CLOEXEC);
@@ -277,7 +281,7 @@ int rec_inject(struct recorder *R, pid_t tid, uint64_t near_lo,
 		goto unmap;
 	}
 	args_close(a, fd);
-	if (inject(tid, "close", arch_sys_close, a, &fd, held_sig, why, len)) {
+	if (inject(R->via, tid, "close", arch_sys_close, a, &fd, held_sig, why, len)) {
 		munmap(mem, AREA_SIZE);
 		close(lfd);
 		goto unmap;
@@ -338,10 +342,12 @@ unmap:
 	args_close(a, 0);
 	a[0] = addr;
 	a[1] = AREA_SIZE;
-	inject(tid, "munmap", arch_sys_munmap, a, &fd, held_sig, path, sizeof(path));
+	inject(R->via, tid, "munmap", arch_sys_munmap, a, &fd, held_sig, path,
+	       sizeof(path));
 close_fd:
 	args_close(a, fd);
-	inject(tid, "close", arch_sys_close, a, &fd, held_sig, path, sizeof(path));
+	inject(R->via, tid, "close", arch_sys_close, a, &fd, held_sig, path,
+	       sizeof(path));
 	return -1;
 }
 
@@ -460,7 +466,8 @@ struct code_page *rec_code_page(struct recorder *R, pid_t tid, uint64_t lo,
 		return NULL;
 	}
 	args_mmap_code(a, at);
-	if (inject(tid, "mmap", arch_sys_mmap, a, &ret, held_sig, why, len))
+	if (inject(R->via, tid, "mmap", arch_sys_mmap, a, &ret, held_sig, why,
+		   len))
 		return NULL;
 	pg = &R->pages[R->npages++];
 	pg->addr = ret;
@@ -551,7 +558,7 @@ int rec_unmap_copy(const struct recorder *R, pid_t tid, int *held_sig)
 		a[1] = i < R->npages ? CODE_PAGE_SIZE : AREA_SIZE;
 		if (!a[0])
 			continue;
-		if (inject(tid, "munmap", arch_sys_munmap, a, &ret, held_sig, why,
+		if (inject(NULL, tid, "munmap", arch_sys_munmap, a, &ret, held_sig, why,
 			   sizeof(why)))
 			err = error("ptleak's memory at %#" PRIx64 " stays mapped in "
 				    "process %d: %s", a[0], (int)tid, why);
@@ -572,7 +579,7 @@ int rec_unmap(struct recorder *R, pid_t tid, int *held_sig, int code_too)
 	for (i = 0; i < R->npages && code_too; i++) {
 		a[0] = R->pages[i].addr;
 		a[1] = CODE_PAGE_SIZE;
-		if (inject(tid, "munmap", arch_sys_munmap, a, &ret, held_sig, why,
+		if (inject(R->via, tid, "munmap", arch_sys_munmap, a, &ret, held_sig, why,
 			   sizeof(why)))
 			err = error("ptleak's code page at %#" PRIx64 " stays mapped "
 				    "in process %d: %s", R->pages[i].addr,
@@ -583,12 +590,18 @@ int rec_unmap(struct recorder *R, pid_t tid, int *held_sig, int code_too)
 	if (R->area) {
 		a[0] = R->area_t;
 		a[1] = AREA_SIZE;
-		if (inject(tid, "munmap", arch_sys_munmap, a, &ret, held_sig, why,
+		if (inject(R->via, tid, "munmap", arch_sys_munmap, a, &ret, held_sig, why,
 			   sizeof(why)))
 			err = error("ptleak's data area at %#" PRIx64 " stays mapped "
 				    "in process %d: %s", R->area_t, (int)R->pid, why);
 	}
 	return err;
+}
+
+void rec_set_via(struct recorder *R, const struct arch_inject_via *via)
+{
+	if (R)
+		R->via = via;
 }
 
 void rec_set_trampoline(struct recorder *R, uint64_t addr)

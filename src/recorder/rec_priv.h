@@ -104,6 +104,9 @@ struct rec_realloc {
 
 struct recorder {
 	pid_t pid;
+	/* how its system calls run in the target (rec_set_via; NULL: at
+	 * the thread's pc, nobody told) */
+	const struct arch_inject_via *via;
 	unsigned depth;
 	int memfd;			/* /proc/PID/mem */
 	uint8_t *area;			/* ptleak's mapping, NULL: none */

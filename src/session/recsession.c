@@ -437,6 +437,7 @@ static int ensure(struct session *S, pid_t tid, uint64_t near)
 		return inject_failed(S, why) ? -1 : 0;
 	if (!P->rec)
 		P->rec = rec_new(P->pid, S->o->depth);
+	rec_set_via(P->rec, bpset_via(&P->bps));
 	if (rec_inject(P->rec, tid, near, near + 1, &sig, why, sizeof(why))) {
 		if (sig)
 			P->bps.held_sig = sig;

@@ -42,9 +42,11 @@
 #include "symbols/unwind.h"
 #include "base/debug.h"
 
+/* TRACESYSGOOD: the syscall stops of an injection (arch_inject) */
 #define TRACE_OPTIONS (PTRACE_O_EXITKILL | PTRACE_O_TRACECLONE | \
 		       PTRACE_O_TRACEEXEC | PTRACE_O_TRACEEXIT | \
-		       PTRACE_O_TRACEFORK | PTRACE_O_TRACEVFORK)
+		       PTRACE_O_TRACEFORK | PTRACE_O_TRACEVFORK | \
+		       PTRACE_O_TRACESYSGOOD)
 
 #define MAX_DEPTH 256
 

@@ -163,6 +163,7 @@ static void hold_sig(struct task *t, int sig)
 
 int snap_clone(struct session *S, struct proc *P, char *why, size_t len)
 {
+	struct arch_inject_via via;
 	struct shared_map *shared;
 	size_t nshared;
 	uint64_t a[6], ret;
@@ -199,8 +200,10 @@ int snap_clone(struct session *S, struct proc *P, char *why, size_t len)
 		return snprintf(why, len, "ptleak's scratch page is not there"), -1;
 	/* the instruction in ptleak's page: a vfork child, never held,
 	 * may be running the code at the thread's pc */
-	rc = arch_inject_syscall_at(t->tid, P->bps.trampoline + arch_trampoline_syscall,
-				    arch_sys_clone, a, &ret, &sig, &c);
+	via = *bpset_via(&P->bps);
+	via.insn = P->bps.trampoline + arch_trampoline_clone;
+	via.end = P->bps.trampoline + arch_trampoline_len;
+	rc = arch_inject(t->tid, &via, arch_sys_clone, a, &ret, &sig, &c);
 	hold_sig(t, sig);
 	if (rc)
 		return snprintf(why, len, "the clone could not be injected"), -1;
@@ -270,8 +273,8 @@ void snap_reap(struct session *S, struct proc *P, int last)
 	if (!t && !last)
 		return;	/* at the next stop of every thread */
 	if (!t || !P->bps.trampoline ||
-	    arch_inject_syscall_at(t->tid, P->bps.trampoline + arch_trampoline_syscall,
-				   arch_sys_wait4, a, &ret, &sig, NULL))
+	    arch_inject(t->tid, bpset_via(&P->bps), arch_sys_wait4, a, &ret,
+			&sig, NULL))
 		warning("the snapshot's process %d stays a zombie child of "
 			"process %d until it waits for it", (int)P->snap_vpid,
 			(int)P->pid);

@@ -9,7 +9,11 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
+#include <sys/ptrace.h>
+#include <sys/wait.h>
 #include <unistd.h>
+
+#include "arch/arch.h"
 
 #include "target/guard.h"
 #include "target/memio.h"
@@ -29,6 +33,15 @@ struct shared {
 	struct ret {
 		uint64_t slot, tramp, real;
 	} ret[NRET];
+	/* the injection under way (arch_inject): live last written */
+	struct inj {
+		uint32_t live;
+		int32_t tid;
+		uint64_t mask, code_lo, code_hi, code_at;
+		uint32_t code_len;
+		uint8_t code[8];
+		struct arch_regs regs;
+	} inj;
 };
 
 struct guard {
@@ -37,10 +50,74 @@ struct guard {
 	pid_t child;
 };
 
+/*
+ * Thread TID, left in an injection, stopped with the guardian as its
+ * tracer: 1; 0 if it cannot be (gone, or traced by another).  ptleak's
+ * pipe closes before the kernel lets its tracees go: EPERM for a while.
+ * A signal met on the way is held in *SIG (given at the detach).
+ */
+static int seize(pid_t tid, int *sig)
+{
+	int st, i;
+
+	for (i = 0; ptrace(PTRACE_SEIZE, tid, NULL, NULL) == -1; i++) {
+		if (errno != EPERM || i == 2000)
+			return 0;
+		usleep(1000);
+	}
+	if (ptrace(PTRACE_INTERRUPT, tid, NULL, NULL) == -1) {
+		ptrace(PTRACE_DETACH, tid, NULL, NULL);
+		return 0;
+	}
+	for (;;) {
+		if (waitpid(tid, &st, __WALL) == -1) {
+			if (errno == EINTR)
+				continue;
+			return 0;
+		}
+		if (WIFEXITED(st) || WIFSIGNALED(st))
+			return 0;
+		if (!WIFSTOPPED(st))
+			continue;
+		if ((st >> 16) == PTRACE_EVENT_STOP)
+			return 1;
+		if ((st >> 16) == 0 && !*sig) {
+			*sig = WSTOPSIG(st);
+			ptrace(PTRACE_INTERRUPT, tid, NULL, NULL);
+		}
+		ptrace(PTRACE_CONT, tid, NULL, NULL);
+	}
+}
+
+/* The thread of injection IN, stopped: its registers back if it is
+ * still in the injection's code (its call, or a spin after it), its
+ * signal mask if it is still the injection's. */
+static void give_back(const struct inj *in)
+{
+	struct arch_regs r;
+	uint64_t all = ~(1ULL << (SIGTRAP - 1)), now;
+
+	if (!arch_get_regs(in->tid, &r) && arch_pc(&r) >= in->code_lo &&
+	    arch_pc(&r) < in->code_hi)
+		arch_set_regs(in->tid, &in->regs);
+	/* the mask ptleak set for the injection: the thread's own back */
+	/* (the kernel keeps SIGKILL and SIGSTOP out of any mask) */
+	if (ptrace(PTRACE_GETSIGMASK, in->tid, (void *)sizeof(now), &now) == 0 &&
+	    (now | 1ULL << (SIGKILL - 1) | 1ULL << (SIGSTOP - 1)) == all)
+		ptrace(PTRACE_SETSIGMASK, in->tid, (void *)sizeof(in->mask),
+		       &in->mask);
+}
+
 static void restore(const struct shared *sh, int memfd)
 {
+	struct inj in = sh->inj;
+	int held = 0, stopped = 0;
 	unsigned i;
 
+	/* first: a thread spinning in changed code must not run on as the
+	 * bytes go back */
+	if (in.live)
+		stopped = seize(in.tid, &held);
 	for (i = 0; i < NRET; i++) {
 		const struct ret *r = &sh->ret[i];
 		uint64_t v;
@@ -56,6 +133,12 @@ static void restore(const struct shared *sh, int memfd)
 
 		if (c->live && pwrite(memfd, c->orig, c->len, (off_t)c->addr) != c->len)
 			continue;
+	}
+	if (in.live && in.code_len)
+		mem_poke(memfd, in.code_at, in.code, in.code_len);
+	if (stopped) {
+		give_back(&in);
+		ptrace(PTRACE_DETACH, in.tid, NULL, (void *)(long)held);
 	}
 }
 
@@ -181,6 +264,29 @@ void guard_ret(struct guard *g, uint64_t slot, uint64_t tramp, uint64_t real)
 	g->sh->ret[given] = (struct ret){ slot, tramp, real };
 }
 
+void guard_inject(struct guard *g, pid_t tid, const struct arch_inject_note *n)
+{
+	struct inj *in;
+
+	if (!g)
+		return;
+	in = &g->sh->inj;
+	in->live = 0;
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	if (!n)
+		return;
+	in->tid = tid;
+	in->mask = n->mask;
+	in->code_lo = n->code_lo;
+	in->code_hi = n->code_hi;
+	in->code_at = n->code_at;
+	in->code_len = n->code_len <= sizeof(in->code) ? (uint32_t)n->code_len : 0;
+	memcpy(in->code, n->code, in->code_len);
+	in->regs = *n->saved;
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	in->live = 1;
+}
+
 void guard_stop(struct guard *g)
 {
 	if (!g)
@@ -198,4 +304,5 @@ void guard_forget_all(struct guard *g)
 		return;
 	g->sh->ncode = 0;
 	memset(g->sh->ret, 0, sizeof(g->sh->ret));
+	g->sh->inj.live = 0;
 }

@@ -1237,13 +1237,20 @@ static void test_analyse_this_libc(void **state)
 
 static void test_trampoline(void **state)
 {
-	/* int3 (returns land there); syscall; int3 (injections run it) */
-	assert_int_equal(arch_trampoline_len, 4);
-	assert_int_equal(arch_trampoline_code[0], 0xcc);
+	/* int3 (returns land there); syscall, jmp . (injections run it);
+	 * the clone's syscall, its child's exit_group(0), the caller's
+	 * jmp . */
+	static const uint8_t want[] = {
+		0xcc, 0x0f, 0x05, 0xeb, 0xfe, 0x0f, 0x05, 0x48, 0x85, 0xc0,
+		0x75, 0x09, 0xb8, 0xe7, 0x00, 0x00, 0x00, 0x31, 0xff, 0x0f,
+		0x05, 0xeb, 0xfe,
+	};
+
+	assert_int_equal(arch_trampoline_len, sizeof(want));
+	assert_memory_equal(arch_trampoline_code, want, sizeof(want));
 	assert_int_equal(arch_trampoline_syscall, 1);
-	assert_int_equal(arch_trampoline_code[1], 0x0f);
-	assert_int_equal(arch_trampoline_code[2], 0x05);
-	assert_int_equal(arch_trampoline_code[3], 0xcc);
+	assert_int_equal(arch_trampoline_clone, 5);
+	assert_true(arch_trampoline_len <= ARCH_XOL_SLOT_SIZE);
 	assert_int_equal(ARCH_BP_LEN, 1);
 	assert_int_equal(arch_bp_addr_from_stop_pc(0x401001), 0x401000);
 }
@@ -1327,6 +1334,9 @@ static pid_t spawn_stopped(void)
 	assert_int_equal(waitpid(pid, &st, __WALL), pid);
 	assert_true(WIFSTOPPED(st));
 	assert_int_equal(WSTOPSIG(st), SIGSTOP);
+	/* as ptleak's (arch_inject's syscall stops) */
+	assert_int_equal(ptrace(PTRACE_SETOPTIONS, pid, NULL,
+				(void *)(long)PTRACE_O_TRACESYSGOOD), 0);
 	return pid;
 }
 
@@ -1361,6 +1371,143 @@ static void assert_untouched(pid_t pid, const struct arch_regs *before,
 	assert_int_equal(code, code_before);
 }
 
+/* LEN bytes of CODE at ADDR of stopped PID, a word at a time */
+static void poke_code(pid_t pid, uint64_t addr, const uint8_t *code, size_t len)
+{
+	size_t i;
+
+	for (i = 0; i < len; i += 8) {
+		long w;
+
+		errno = 0;
+		w = ptrace(PTRACE_PEEKTEXT, pid, (void *)(addr + i), NULL);
+		assert_int_equal(errno, 0);
+		memcpy(&w, code + i, len - i < 8 ? len - i : 8);
+		assert_int_equal(ptrace(PTRACE_POKETEXT, pid, (void *)(addr + i),
+					(void *)w), 0);
+	}
+}
+
+/* what an injection tells its watcher (the guardian), and when */
+struct notes {
+	int begun, ended;
+	struct arch_regs saved;
+	uint64_t mask, code_lo, code_hi, code_at, code_len;
+	long code_now;		/* the word at the pc when told */
+	uint8_t code[8];
+};
+
+static void note(void *ctx, pid_t tid, const struct arch_inject_note *n)
+{
+	struct notes *N = ctx;
+
+	if (!n) {
+		N->ended++;
+		return;
+	}
+	N->begun++;
+	N->saved = *n->saved;
+	N->mask = n->mask;
+	N->code_lo = n->code_lo;
+	N->code_hi = n->code_hi;
+	N->code_at = n->code_at;
+	N->code_len = n->code_len;
+	memcpy(N->code, n->code, sizeof(N->code));
+	errno = 0;
+	N->code_now = ptrace(PTRACE_PEEKTEXT, tid, (void *)n->saved->r.rip, NULL);
+	assert_int_equal(errno, 0);
+}
+
+/* at the thread's pc: told its registers, its own mask, the code it
+ * runs (syscall; jmp .: 4 bytes at the pc), the word ptleak changes,
+ * before the change; once after */
+static void test_inject_note(void **state)
+{
+	pid_t pid = spawn_stopped();
+	struct arch_regs before;
+	struct notes N = { 0 };
+	struct arch_inject_via via = { 0, 0, note, &N };
+	uint64_t args[6] = { 0 }, ret = 0, mask;
+	int sig;
+	long code;
+
+	assert_int_equal(arch_get_regs(pid, &before), 0);
+	errno = 0;
+	code = ptrace(PTRACE_PEEKTEXT, pid, (void *)before.r.rip, NULL);
+	assert_int_equal(errno, 0);
+	assert_int_equal(ptrace(PTRACE_GETSIGMASK, pid, (void *)sizeof(mask),
+				&mask), 0);
+	assert_int_equal(arch_inject(pid, &via, SYS_getpid, args, &ret, &sig,
+				     NULL), 0);
+	assert_int_equal(ret, pid);
+	assert_int_equal(N.begun, 1);
+	assert_int_equal(N.ended, 1);
+	assert_memory_equal(&N.saved, &before, sizeof(before));
+	assert_int_equal(N.mask, mask);
+	assert_int_equal(N.code_lo, before.r.rip);
+	assert_int_equal(N.code_hi, before.r.rip + 4);
+	assert_int_equal(N.code_at, before.r.rip);
+	assert_int_equal(N.code_len, 8);
+	assert_memory_equal(N.code, &code, 8);
+	assert_int_equal(N.code_now, code);
+	assert_untouched(pid, &before, code);
+	kill_child(state);
+}
+
+/* a clone run at arch_trampoline_clone whose child is let run on from
+ * the call (ptleak died before killing it): the child leaves, status 0;
+ * the caller, stepped, is at the call's end */
+/* Stopped PID's registers (*BEFORE) and the word at its pc (*CODE); a
+ * page mapped into it by an injected mmap, the trampoline's code in it:
+ * its address. */
+static uint64_t map_trampoline(pid_t pid, struct arch_regs *before, long *code)
+{
+	uint64_t args[6] = { 0 }, page;
+	int sig;
+
+	assert_int_equal(arch_get_regs(pid, before), 0);
+	errno = 0;
+	*code = ptrace(PTRACE_PEEKTEXT, pid, (void *)before->r.rip, NULL);
+	assert_int_equal(errno, 0);
+	args[1] = 4096;
+	args[2] = PROT_READ | PROT_EXEC;
+	args[3] = MAP_PRIVATE | MAP_ANONYMOUS;
+	args[4] = (uint64_t)-1;
+	assert_int_equal(arch_inject(pid, NULL, arch_sys_mmap, args, &page, &sig,
+				     NULL), 0);
+	assert_true(page < -4096ULL);
+	poke_code(pid, page, arch_trampoline_code, arch_trampoline_len);
+	return page;
+}
+
+static void test_inject_clone_child_leaves(void **state)
+{
+	pid_t pid = spawn_stopped(), c = 0;
+	struct arch_regs before;
+	struct arch_inject_via via = { 0 };
+	uint64_t args[6] = { 0 }, ret = 0, page;
+	int sig, st;
+	long code;
+
+	page = map_trampoline(pid, &before, &code);
+	assert_int_equal(ptrace(PTRACE_SETOPTIONS, pid, NULL,
+				(void *)(long)(PTRACE_O_TRACEFORK | PTRACE_O_EXITKILL |
+					       PTRACE_O_TRACESYSGOOD)), 0);
+	memset(args, 0, sizeof(args));
+	via.insn = page + arch_trampoline_clone;
+	assert_int_equal(arch_inject(pid, &via, SYS_fork, args, &ret, &sig, &c),
+			 0);
+	assert_int_equal(ret, c);
+	assert_untouched(pid, &before, code);
+	assert_int_equal(waitpid(c, &st, __WALL), c);
+	assert_true(WIFSTOPPED(st));
+	assert_int_equal(ptrace(PTRACE_CONT, c, NULL, NULL), 0);
+	assert_int_equal(waitpid(c, &st, __WALL), c);
+	assert_true(WIFEXITED(st));
+	assert_int_equal(WEXITSTATUS(st), 0);
+	kill_child(state);
+}
+
 static void test_inject_syscall(void **state)
 {
 	pid_t pid = spawn_stopped();
@@ -1374,7 +1521,7 @@ static void test_inject_syscall(void **state)
 	code = ptrace(PTRACE_PEEKTEXT, pid, (void *)before.r.rip, NULL);
 	assert_int_equal(errno, 0);
 
-	assert_int_equal(arch_inject_syscall(pid, SYS_getpid, args, &ret, &sig), 0);
+	assert_int_equal(arch_inject(pid, NULL, SYS_getpid, args, &ret, &sig, NULL), 0);
 	assert_int_equal(ret, pid);
 	assert_untouched(pid, &before, code);
 
@@ -1384,7 +1531,7 @@ static void test_inject_syscall(void **state)
 	args[3] = MAP_PRIVATE | MAP_ANONYMOUS;
 	args[4] = (uint64_t)-1;
 	args[5] = 0;
-	assert_int_equal(arch_inject_syscall(pid, arch_sys_mmap, args, &ret, &sig), 0);
+	assert_int_equal(arch_inject(pid, NULL, arch_sys_mmap, args, &ret, &sig, NULL), 0);
 	assert_true(ret < -4096ULL);
 	assert_int_equal(ret & 4095, 0);
 	assert_true(maps_has(pid, ret));
@@ -1394,14 +1541,14 @@ static void test_inject_syscall(void **state)
 	memset(args, 0, sizeof(args));
 	args[0] = ret;
 	args[1] = 4096;
-	assert_int_equal(arch_inject_syscall(pid, arch_sys_munmap, args, &ret, &sig), 0);
+	assert_int_equal(arch_inject(pid, NULL, arch_sys_munmap, args, &ret, &sig, NULL), 0);
 	assert_int_equal(ret, 0);
 	assert_false(maps_has(pid, args[0]));
 	/* an error comes back raw */
-	assert_int_equal(arch_inject_syscall(pid, arch_sys_munmap, args, &ret, &sig), 0);
+	assert_int_equal(arch_inject(pid, NULL, arch_sys_munmap, args, &ret, &sig, NULL), 0);
 	assert_int_equal(ret, 0);	/* munmap of nothing is fine */
 	args[0] = 1;			/* unaligned */
-	assert_int_equal(arch_inject_syscall(pid, arch_sys_munmap, args, &ret, &sig), 0);
+	assert_int_equal(arch_inject(pid, NULL, arch_sys_munmap, args, &ret, &sig, NULL), 0);
 	assert_int_equal((int64_t)ret, -EINVAL);
 	assert_untouched(pid, &before, code);
 	kill_child(state);
@@ -1437,7 +1584,8 @@ static void test_inject_syscall_seized_in_syscall(void **state)
 	child = pid;
 	close(to[0]);
 	close(from[1]);
-	assert_int_equal(ptrace(PTRACE_SEIZE, pid, NULL, NULL), 0);
+	assert_int_equal(ptrace(PTRACE_SEIZE, pid, NULL,
+				(void *)(long)PTRACE_O_TRACESYSGOOD), 0);
 
 	/* one round trip, then wait until it sleeps in read() again */
 	assert_int_equal(write(to[1], "a", 1), 1);
@@ -1468,7 +1616,7 @@ static void test_inject_syscall_seized_in_syscall(void **state)
 	assert_int_equal(arch_get_regs(pid, &before), 0);
 	assert_int_equal(before.r.orig_rax, SYS_read);
 
-	assert_int_equal(arch_inject_syscall(pid, SYS_getpid, args, &ret, &sig), 0);
+	assert_int_equal(arch_inject(pid, NULL, SYS_getpid, args, &ret, &sig, NULL), 0);
 	assert_int_equal(ret, pid);
 	{
 		struct arch_regs now;
@@ -1511,7 +1659,7 @@ static void test_inject_syscall_signal_first(void **state)
 
 	assert_int_equal(sigqueue(pid, SIGUSR2, v), 0);
 	assert_int_equal(sigqueue(pid, SIGUSR1, v), 0);
-	assert_int_equal(arch_inject_syscall(pid, SYS_getpid, args, &ret, &sig), 0);
+	assert_int_equal(arch_inject(pid, NULL, SYS_getpid, args, &ret, &sig, NULL), 0);
 	assert_int_equal(ret, pid);
 	assert_int_equal(sig, 0);
 	/* everything restored, the mask too */
@@ -1544,33 +1692,24 @@ static void test_inject_syscall_at(void **state)
 {
 	pid_t pid = spawn_stopped(), c = 0;
 	struct arch_regs before;
-	uint64_t args[6] = { 0 }, ret = 0, page, w;
+	struct arch_inject_via via = { 0 };
+	uint64_t args[6] = { 0 }, ret = 0, page;
 	int sig, st;
 	long code;
 
-	assert_int_equal(arch_get_regs(pid, &before), 0);
-	errno = 0;
-	code = ptrace(PTRACE_PEEKTEXT, pid, (void *)before.r.rip, NULL);
-	assert_int_equal(errno, 0);
-	args[1] = 4096;
-	args[2] = PROT_READ | PROT_EXEC;
-	args[3] = MAP_PRIVATE | MAP_ANONYMOUS;
-	args[4] = (uint64_t)-1;
-	assert_int_equal(arch_inject_syscall(pid, arch_sys_mmap, args, &page, &sig), 0);
-	assert_true(page < -4096ULL);
-	memset(&w, 0, sizeof(w));
-	memcpy(&w, arch_trampoline_code, arch_trampoline_len);
-	assert_int_equal(ptrace(PTRACE_POKETEXT, pid, (void *)page, (void *)w), 0);
+	page = map_trampoline(pid, &before, &code);
 	memset(args, 0, sizeof(args));
-	assert_int_equal(arch_inject_syscall_at(pid, page + arch_trampoline_syscall,
-						SYS_getpid, args, &ret, &sig, NULL), 0);
+	via.insn = page + arch_trampoline_syscall;
+	assert_int_equal(arch_inject(pid, &via, SYS_getpid, args, &ret, &sig,
+				     NULL), 0);
 	assert_int_equal(ret, pid);
 	assert_untouched(pid, &before, code);
 	/* a fork (PTRACE_O_TRACEFORK): the child's pid from its event */
 	assert_int_equal(ptrace(PTRACE_SETOPTIONS, pid, NULL,
-				(void *)(long)(PTRACE_O_TRACEFORK | PTRACE_O_EXITKILL)), 0);
-	assert_int_equal(arch_inject_syscall_at(pid, page + arch_trampoline_syscall,
-						SYS_fork, args, &ret, &sig, &c), 0);
+				(void *)(long)(PTRACE_O_TRACEFORK | PTRACE_O_EXITKILL |
+					       PTRACE_O_TRACESYSGOOD)), 0);
+	assert_int_equal(arch_inject(pid, &via, SYS_fork, args, &ret, &sig, &c),
+			 0);
 	assert_int_equal(ret, c);
 	assert_untouched(pid, &before, code);
 	/* the child, traced from birth, in its first stop */
@@ -1614,13 +1753,14 @@ static void test_inject_syscall_at_fork_event(void **state)
 	child = pid;
 	close(p[1]);
 	assert_int_equal(waitpid(pid, &st, __WALL), pid);
-	assert_int_equal(ptrace(PTRACE_SETOPTIONS, pid, NULL, (void *)(long)PTRACE_O_TRACEFORK), 0);
+	assert_int_equal(ptrace(PTRACE_SETOPTIONS, pid, NULL, (void *)(long)(PTRACE_O_TRACEFORK |
+								     PTRACE_O_TRACESYSGOOD)), 0);
 	assert_int_equal(ptrace(PTRACE_CONT, pid, NULL, NULL), 0);
 	assert_int_equal(waitpid(pid, &st, __WALL), pid);
 	assert_int_equal(st >> 8, SIGTRAP | (PTRACE_EVENT_FORK << 8));
 	assert_int_equal(ptrace(PTRACE_GETEVENTMSG, pid, NULL, &msg), 0);
 	c = (pid_t)msg;
-	assert_int_equal(arch_inject_syscall(pid, SYS_getpid, args, &ret, &sig), 0);
+	assert_int_equal(arch_inject(pid, NULL, SYS_getpid, args, &ret, &sig, NULL), 0);
 	assert_int_equal(ret, pid);
 	/* the child: let it go */
 	assert_int_equal(waitpid(c, &st, __WALL), c);
@@ -1641,13 +1781,16 @@ static void test_inject_syscall_no_such_thread(void **state)
 	int sig;
 
 	/* not traced by us */
-	assert_int_equal(arch_inject_syscall(1, SYS_getpid, args, &ret, &sig), -1);
+	assert_int_equal(arch_inject(1, NULL, SYS_getpid, args, &ret, &sig, NULL),
+			 -1);
 }
 
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_push_r12),
+		cmocka_unit_test(test_inject_note),
+		cmocka_unit_test(test_inject_clone_child_leaves),
 		cmocka_unit_test(test_push_r13_r15_rbp),
 		cmocka_unit_test(test_push_rex_resumes_after_prefix),
 		cmocka_unit_test(test_push_rsp_pushes_old_value),
