@@ -57,6 +57,11 @@ enum want {
 	WANT_EVENT,	/* the PTRACE_INTERRUPT's stop */
 };
 
+static int stop_signal(int sig)
+{
+	return sig == SIGSTOP || sig == SIGTSTP || sig == SIGTTIN || sig == SIGTTOU;
+}
+
 /* The syscall stop's kind (PTRACE_SYSCALL_INFO_*), or 0 if the stop is
  * not one (a SIGTRAP of its own).  The kernel only says for a thread
  * traced with PTRACE_O_TRACESYSGOOD (arch_inject's requirement). */
@@ -75,6 +80,8 @@ static int syscall_op(pid_t tid)
  * Wait for the stop of TID that WANT says, resuming it with REQ
  * (PTRACE_SINGLESTEP, PTRACE_SYSCALL, PTRACE_CONT) past any other.  0
  * when it came (*OP: a syscall stop's kind); -1 with a message otherwise.
+ * A group-stop met on the way (or in the interrupt's place) leaves its
+ * signal in *GSTOP: the thread, resumed, is out of it.
  * Every signal but SIGTRAP is blocked meanwhile (see arch_inject), so
  * only SIGSTOP can stop the thread first: held back in *SIG with its
  * siginfo in *INFO (delivered later).  Nothing is ever queued again
@@ -82,7 +89,7 @@ static int syscall_op(pid_t tid)
  * thread again at once, forever.  *GONE is set if the thread died.
  */
 static int wait_stop(pid_t tid, enum want want, int req, int *op, int *sig,
-		     siginfo_t *info, int *gone, pid_t *child)
+		     int *gstop, siginfo_t *info, int *gone, pid_t *child)
 {
 	int st;
 
@@ -113,7 +120,14 @@ static int wait_stop(pid_t tid, enum want want, int req, int *op, int *sig,
 		} else if (trap && want == WANT_STEP) {
 			return 0;
 		} else if (event == PTRACE_EVENT_STOP && want == WANT_EVENT) {
+			/* (a group-stop may take the interrupt's place) */
+			if (stop_signal(WSTOPSIG(st)))
+				*gstop = WSTOPSIG(st);
 			return 0;
+		} else if (event == PTRACE_EVENT_STOP && stop_signal(WSTOPSIG(st))) {
+			/* a group-stop the thread was to take part in: resumed,
+			 * it leaves it (noted, made up for after) */
+			*gstop = WSTOPSIG(st);
 		} else if (event == PTRACE_EVENT_EXIT) {
 			/* SIGKILL (or another thread's exec) */
 			*gone = 1;
@@ -192,7 +206,8 @@ static void die_inject(long nr, int trap)
  */
 static int run_syscall(pid_t tid, uint64_t start, struct arch_regs *saved,
 		       const struct arch_regs *regs, uint64_t *ret, int *sig,
-		       siginfo_t *info, int *gone, pid_t *child, int *interrupted)
+		       siginfo_t *info, int *gone, pid_t *child, int *interrupted,
+		       int *gstop)
 {
 	struct arch_regs after;
 	int n, op = 0, entered = 0;
@@ -206,8 +221,8 @@ static int run_syscall(pid_t tid, uint64_t start, struct arch_regs *saved,
 				     strerror(errno));
 		if (!n)
 			die_inject((long)regs->r.rax, 0);
-		if (wait_stop(tid, WANT_SYSCALL, PTRACE_SYSCALL, &op, sig, info,
-			      gone, child))
+		if (wait_stop(tid, WANT_SYSCALL, PTRACE_SYSCALL, &op, sig, gstop,
+			      info, gone, child))
 			return -1;
 		if (arch_get_regs(tid, &after))
 			return error("cannot read the registers of thread %d: %s",
@@ -243,8 +258,8 @@ static int run_syscall(pid_t tid, uint64_t start, struct arch_regs *saved,
 		if (ptrace(PTRACE_CONT, tid, NULL, NULL) == -1)
 			return error("cannot resume thread %d: %s", (int)tid,
 				     strerror(errno));
-		if (wait_stop(tid, WANT_EVENT, PTRACE_CONT, &op, sig, info, gone,
-			      child))
+		if (wait_stop(tid, WANT_EVENT, PTRACE_CONT, &op, sig, gstop, info,
+			      gone, child))
 			return -1;
 	}
 	die_inject((long)regs->r.rax, 1);
@@ -303,7 +318,7 @@ int arch_inject(pid_t tid, const struct arch_inject_via *via, long nr,
 	unsigned long long at = 0;
 	unsigned long word = 0, patched;
 	uint64_t mask, insn = via ? via->insn : 0;
-	int shift = 0, sig = 0, gone = 0, rc, interrupted = 0;
+	int shift = 0, sig = 0, gone = 0, rc, interrupted = 0, gstop = 0;
 	siginfo_t info;
 
 	*held_sig = 0;
@@ -366,7 +381,7 @@ int arch_inject(pid_t tid, const struct arch_inject_via *via, long nr,
 	/* no system call restart if the thread was stopped inside one */
 	regs.r.orig_rax = ~0ULL;
 	rc = run_syscall(tid, insn, &saved, &regs, ret, &sig, &info, &gone, child,
-			 &interrupted);
+			 &interrupted, &gstop);
 	if (gone) {
 		if (via && via->note)
 			via->note(via->ctx, tid, NULL);
@@ -385,10 +400,17 @@ int arch_inject(pid_t tid, const struct arch_inject_via *via, long nr,
 	 * another sent: every other was blocked) is queued again, the
 	 * thread's own mask back first.
 	 */
-	if (interrupted && sig) {
+	if (interrupted) {
 		rc = unblock(tid, 0, NULL, mask, held_sig, rc);
-		if (syscall(SYS_tkill, tid, sig) == -1)
+		if (sig && syscall(SYS_tkill, tid, sig) == -1)
 			rc = error("signal %d of thread %d is lost: %s", sig,
+				   (int)tid, strerror(errno));
+		/* a group-stop the thread left for the call, or entered in
+		 * the interrupt's place (resumed as from the interrupt's,
+		 * as ptleak's callers will, it would leave it): its signal
+		 * again makes it take part */
+		if (gstop && gstop != sig && syscall(SYS_tkill, tid, gstop) == -1)
+			rc = error("signal %d of thread %d is lost: %s", gstop,
 				   (int)tid, strerror(errno));
 	} else {
 		rc = unblock(tid, sig, &info, mask, held_sig, rc);
@@ -403,7 +425,7 @@ int arch_step_while(pid_t tid, int (*more)(void *ctx, const struct arch_regs *r)
 {
 	struct arch_regs r;
 	uint64_t mask;
-	int sig = 0, gone = 0, rc = -1, op;
+	int sig = 0, gone = 0, rc = -1, op, gstop = 0;
 	unsigned n;
 	siginfo_t info;
 
@@ -416,8 +438,8 @@ int arch_step_while(pid_t tid, int (*more)(void *ctx, const struct arch_regs *r)
 			      strerror(errno));
 			break;
 		}
-		if (wait_stop(tid, WANT_STEP, PTRACE_SINGLESTEP, &op, &sig, &info,
-			      &gone, NULL))
+		if (wait_stop(tid, WANT_STEP, PTRACE_SINGLESTEP, &op, &sig, &gstop,
+			      &info, &gone, NULL))
 			break;
 		if (arch_get_regs(tid, &r)) {
 			error("cannot read the registers of thread %d: %s",

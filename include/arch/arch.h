@@ -164,9 +164,12 @@ struct arch_inject_via {
  * (NULL: at its pc, nobody told), under PTRACE_SYSCALL: TID must be
  * traced with PTRACE_O_TRACESYSGOOD, and seized (else it is left in its
  * syscall-exit stop, see ptrace.c).  Returns 0 and the
- * raw result in *RET, or -1.  A signal that arrived meanwhile is held
- * back: *HELD_SIG (0: none) is the signal to resume TID with so that it
- * gets it (its siginfo is set).  A process or thread the call created
+ * raw result in *RET, or -1.  A signal that arrived meanwhile (every
+ * other is blocked for the time of it: SIGSTOP, a SIGTRAP sent) is
+ * queued to TID again at the end, and a group-stop it was to take part
+ * in made up for the same way: resumed, it gets them.  Not seized, TID
+ * is left in a stop a signal can be given at: *HELD_SIG (0: none) is the
+ * signal to resume it with.  A process or thread the call created
  * (clone, fork: its PTRACE_EVENT_*) in *CHILD (NULL: not asked), as
  * ptleak's pid namespace numbers it.
  */

@@ -12,6 +12,7 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <poll.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -1508,6 +1509,97 @@ static void test_inject_clone_child_leaves(void **state)
 	kill_child(state);
 }
 
+static void *pause_forever(void *arg)
+{
+	int *fd = arg;
+	pid_t tid = (pid_t)syscall(SYS_gettid);
+
+	if (write(*fd, &tid, sizeof(tid)) != sizeof(tid))
+		_exit(1);
+	for (;;)
+		pause();
+	return NULL;
+}
+
+/* Wait for a stop of TID within 2 s: its status, or -1. */
+static int stop_within(pid_t tid)
+{
+	int st, i;
+
+	for (i = 0; i < 200; i++) {
+		if (waitpid(tid, &st, __WALL | WNOHANG) == tid)
+			return st;
+		usleep(10000);
+	}
+	return -1;
+}
+
+/* A thread to take part in a group-stop (SIGSTOP delivered through
+ * another thread while it was held) runs an injection: resumed after it
+ * as ptleak would (PTRACE_CONT, no signal), it still stops for the
+ * group-stop, not runs on (h_server's thread asleep in a stopped
+ * process: group_stop_attached, 6 in 100 under load) */
+static void test_inject_group_stop(void **state)
+{
+	int p[2], st;
+	pid_t pid, b = 0;
+	uint64_t args[6] = { 0 }, ret = 0;
+	int sig;
+
+	(void)state;
+	assert_int_equal(pipe(p), 0);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		pthread_t th;
+
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		if (pthread_create(&th, NULL, pause_forever, &p[1]))
+			_exit(1);
+		for (;;)
+			pause();
+	}
+	child = pid;
+	assert_int_equal(read(p[0], &b, sizeof(b)), sizeof(b));
+	close(p[0]);
+	close(p[1]);
+	assert_int_equal(ptrace(PTRACE_SEIZE, pid, NULL,
+				(void *)(long)PTRACE_O_TRACESYSGOOD), 0);
+	assert_int_equal(ptrace(PTRACE_SEIZE, b, NULL,
+				(void *)(long)PTRACE_O_TRACESYSGOOD), 0);
+	assert_int_equal(ptrace(PTRACE_INTERRUPT, pid, NULL, NULL), 0);
+	assert_int_equal(ptrace(PTRACE_INTERRUPT, b, NULL, NULL), 0);
+	assert_int_equal(waitpid(pid, &st, __WALL), pid);
+	assert_int_equal(st >> 16, PTRACE_EVENT_STOP);
+	assert_int_equal(waitpid(b, &st, __WALL), b);
+	assert_int_equal(st >> 16, PTRACE_EVENT_STOP);
+	/* the main thread takes the SIGSTOP (b is held); delivered, the
+	 * group-stop begins */
+	assert_int_equal(kill(pid, SIGSTOP), 0);
+	assert_int_equal(ptrace(PTRACE_CONT, pid, NULL, NULL), 0);
+	assert_int_equal(waitpid(pid, &st, __WALL), pid);
+	assert_true(WIFSTOPPED(st));
+	assert_int_equal(WSTOPSIG(st), SIGSTOP);
+	assert_int_equal(st >> 16, 0);
+	assert_int_equal(ptrace(PTRACE_CONT, pid, NULL, (void *)(long)SIGSTOP), 0);
+	assert_int_equal(waitpid(pid, &st, __WALL), pid);
+	assert_int_equal(st >> 16, PTRACE_EVENT_STOP);
+	assert_int_equal(WSTOPSIG(st), SIGSTOP);
+	assert_int_equal(arch_inject(b, NULL, SYS_getpid, args, &ret, &sig, NULL),
+			 0);
+	assert_int_equal(ret, pid);
+	assert_int_equal(sig, 0);
+	assert_int_equal(ptrace(PTRACE_CONT, b, NULL, NULL), 0);
+	st = stop_within(b);
+	assert_true(st != -1 && WIFSTOPPED(st));
+	assert_int_equal(WSTOPSIG(st), SIGSTOP);
+	/* the leader's death is reported once b is reaped */
+	kill(pid, SIGKILL);
+	while (waitpid(b, &st, __WALL) == b && !WIFEXITED(st) && !WIFSIGNALED(st))
+		;
+	kill_child(state);
+}
+
 static void test_inject_syscall(void **state)
 {
 	pid_t pid = spawn_stopped();
@@ -1791,6 +1883,7 @@ int main(void)
 		cmocka_unit_test(test_push_r12),
 		cmocka_unit_test(test_inject_note),
 		cmocka_unit_test(test_inject_clone_child_leaves),
+		cmocka_unit_test(test_inject_group_stop),
 		cmocka_unit_test(test_push_r13_r15_rbp),
 		cmocka_unit_test(test_push_rex_resumes_after_prefix),
 		cmocka_unit_test(test_push_rsp_pushes_old_value),
