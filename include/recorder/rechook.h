@@ -320,6 +320,11 @@ struct rec_conf {
 	 * before a new one is published): a return address outside is not
 	 * nested, whatever the lists say (0, 0: not known, look) */
 	uint64_t near_lo, near_hi;
+	/* 1 once the process has had a second thread (ptleak writes it
+	 * before that thread runs): records carry the TSC only then; 0:
+	 * their time is 0 (one producer's records need no merge, and
+	 * ptleak dates them by its drain) */
+	uint64_t need_tsc;
 };
 
 /*

@@ -285,9 +285,12 @@ uint64_t rec_checkpoint(struct recorder *R)
 }
 
 /* The time of a record of time T: the first checkpoint after it (the
- * drain's own, last, comes after every record it takes). */
+ * drain's own, last, comes after every record it takes); T 0 (the
+ * process's only thread wrote it: rec_conf.need_tsc): the drain's. */
 static uint64_t time_of(struct recorder *R, uint64_t t, uint64_t now)
 {
+	if (!t)
+		return now;
 	while (R->firstmark < R->nmarks && R->marks[R->firstmark].tsc <= t)
 		R->firstmark++;
 	return R->firstmark < R->nmarks ? R->marks[R->firstmark].ns : now;

@@ -265,6 +265,12 @@ int rec_thread_set(struct recorder *R, pid_t tid, uint64_t tcb, uint64_t sp)
 	uint64_t lo, hi, i, n;
 	int shared;
 
+	/* a second thread, before it runs: the records' times merge lanes
+	 * from now on (the first thread's earlier ones, time 0, first) */
+	if (!R->first_tid)
+		R->first_tid = tid;
+	else if (tid != R->first_tid && R->area)
+		__atomic_store_n(&R->conf->need_tsc, 1, __ATOMIC_RELEASE);
 	if (!R->area || !tcb)
 		return 0;
 	/* the thread's own /proc entry: the leader may be gone (a zombie

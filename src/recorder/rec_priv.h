@@ -104,6 +104,7 @@ struct rec_realloc {
 
 struct recorder {
 	pid_t pid;
+	pid_t first_tid;	/* the first thread rec_thread_set saw */
 	/* how its system calls run in the target (rec_set_via; NULL: at
 	 * the thread's pc, nobody told) */
 	const struct arch_inject_via *via;

@@ -32,6 +32,21 @@ static void test_main_thread(void **state)
 	assert_true(rule_kind_at(g.r[0].w[7] - 1) == UNWTAB_CFA_FP); /* with_vla */
 }
 
+/* need_tsc 0 (one thread so far): the record's time is 0, its stack
+ * the same (one_call checks both) */
+static void test_time_one_thread(void **state)
+{
+	struct seen s;
+	struct got g;
+	unsigned n, m;
+
+	n = one_call(3, MAXF, 0, conf.main_tid, 0, &s, &g);
+	conf.need_tsc = 0;
+	m = one_call(3, MAXF, 0, conf.main_tid, 0, &s, &g);
+	conf.need_tsc = 1;
+	assert_int_equal(m, n);
+}
+
 /* At most depth pcs; depth 0 and 1: the caller alone. */
 static void test_depth(void **state)
 {
@@ -494,6 +509,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_main_thread),
+		cmocka_unit_test(test_time_one_thread),
 		cmocka_unit_test(test_depth),
 		cmocka_unit_test(test_main_stop),
 		cmocka_unit_test(test_no_walk),

@@ -17,6 +17,7 @@
 #include <unistd.h>
 #include <cmocka.h>
 
+#include "base/util.h"
 #include "breakpoints/fdprobe.h"
 #include "recorder/ring.h"
 #include "tables/heap.h"
@@ -322,6 +323,48 @@ static void test_lanes_order(void **state)
 }
 
 /*
+ * Records of time 0 (the process's only thread so far: rec_conf.need_tsc
+ * 0) run before every later one of another lane, in their lane's order,
+ * and are dated by the drain (not by the first checkpoint ever).
+ */
+static void test_time_zero(void **state)
+{
+	struct recorder *R = setup2();
+	struct heap *h = heap_new();
+	struct stacks *st = stacks_new();
+	const struct heap_stats *s;
+	const struct heap_block *b;
+	uint64_t lost, t0 = ring_arch_tsc(), before, after;
+
+	(void)state;
+	rec_checkpoint(R);	/* an old mark: not the records' time */
+	usleep(20000);
+	put_alloc_at(R, 1, 0, 5, 0, 0xa000, 100, 0x1000, NULL, 0);
+	put_free_at(R, 1, 0, 5, 0xa000);
+	put_alloc_at(R, 1, 0, 5, 0, 0xc000, 50, 0x1000, NULL, 0);
+	/* a second thread, then both with times */
+	put_alloc_at(R, 0, t0 + 30, 6, 0, 0xa000, 200, 0x1000, NULL, 0);
+	put_alloc_at(R, 1, t0 + 50, 5, 0, 0xb000, 300, 0x1000, NULL, 0);
+	before = now_ns();
+	assert_int_equal(rec_drain_quiet(R, h, NULL, st, &lost), 5);
+	after = now_ns();
+	s = heap_stats(h);
+	assert_int_equal(s->allocs, 4);
+	assert_int_equal(s->frees, 1);
+	assert_int_equal(s->in_use_bytes, 550);
+	b = heap_lookup(h, 0xa000);
+	assert_non_null(b);
+	assert_int_equal(b->size, 200);
+	assert_int_equal(b->tid, 6);
+	b = heap_lookup(h, 0xc000);
+	assert_non_null(b);
+	assert_true(b->time_ns >= before && b->time_ns <= after);
+	stacks_delete(st);
+	heap_delete(h);
+	done(R);
+}
+
+/*
  * rec_drain runs a record only when no lane can still send an older
  * one: a lane with a record reserved and not committed holds the other
  * lane's later records (its next one is not older than its last taken),
@@ -377,6 +420,7 @@ int main(void)
 		cmocka_unit_test(test_big_table),
 		cmocka_unit_test(test_fill_pace),
 		cmocka_unit_test(test_lanes_order),
+		cmocka_unit_test(test_time_zero),
 		cmocka_unit_test(test_lanes_bound),
 	};
 

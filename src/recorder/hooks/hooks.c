@@ -176,6 +176,13 @@ static void put_head(struct ring *r, const struct ring_res *res,
 		ring_put(r, res, i + 2, w[i]);
 }
 
+/* A record's time: the TSC once the process has had a second thread
+ * (rec_conf.need_tsc), else 0 (an rdtsc is ~15% of the hooks' time). */
+static inline uint64_t record_time(const struct rec_conf *cf)
+{
+	return __atomic_load_n(&cf->need_tsc, __ATOMIC_RELAXED) ? ring_arch_tsc() : 0;
+}
+
 /* The record TYPE of call C: fn, tid, time, the N words W. */
 static void emit(const struct rec_conf *cf, unsigned type,
 		 const struct rec_call *c, const uint64_t *w, unsigned n)
@@ -189,7 +196,7 @@ static void emit(const struct rec_conf *cf, unsigned type,
 	r = lane_of(cf, c, &alone);
 	caller_of(cf, c, &who);
 	/* the time before the reservation (docs/recorder.md, "Lanes") */
-	t = ring_arch_tsc();
+	t = record_time(cf);
 	if (ring_reserve_as(r, type, 0, n + 2, &res, alone) < 0)
 		return;
 	put_head(r, &res, c, who.tid, t, w, n);
@@ -220,7 +227,7 @@ static void emit_stack(const struct rec_conf *cf, unsigned type,
 	       walk(cf, c, &who, objs, max, &hash, NULL, NULL, 0);
 	if (interned(cf, hash))
 		npcs = 0;
-	t = ring_arch_tsc();
+	t = record_time(cf);
 	if (ring_reserve_as(r, type, npcs, n + 3 + npcs, &res, alone) < 0)
 		return;
 	put_head(r, &res, c, who.tid, t, w, n);
