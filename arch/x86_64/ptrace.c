@@ -64,14 +64,23 @@ static int stop_signal(int sig)
 
 /* The syscall stop's kind (PTRACE_SYSCALL_INFO_*), or 0 if the stop is
  * not one (a SIGTRAP of its own).  The kernel only says for a thread
- * traced with PTRACE_O_TRACESYSGOOD (arch_inject's requirement). */
-static int syscall_op(pid_t tid)
+ * traced with PTRACE_O_TRACESYSGOOD (arch_inject's requirement): SYSGOOD,
+ * the stop's signal says so. */
+static int syscall_op(pid_t tid, int sysgood)
 {
 	struct __ptrace_syscall_info si;
+	struct arch_regs r;
 
 	memset(&si, 0, sizeof(si));
-	if (ptrace(PTRACE_GET_SYSCALL_INFO, tid, (void *)sizeof(si), &si) <= 0)
-		return 0;
+	if (ptrace(PTRACE_GET_SYSCALL_INFO, tid, (void *)sizeof(si), &si) <= 0) {
+		/* before Linux 5.3: a TRACESYSGOOD stop is a syscall stop,
+		 * its entry's rax -ENOSYS (an exit's only for a call that
+		 * does not exist, which ptleak never injects) */
+		if (!sysgood || arch_get_regs(tid, &r))
+			return 0;
+		return (int64_t)r.r.rax == -ENOSYS ? PTRACE_SYSCALL_INFO_ENTRY
+						   : PTRACE_SYSCALL_INFO_EXIT;
+	}
 	return si.op == PTRACE_SYSCALL_INFO_ENTRY || si.op == PTRACE_SYSCALL_INFO_EXIT
 		? si.op : 0;
 }
@@ -113,7 +122,7 @@ static int wait_stop(pid_t tid, enum want want, int req, int *op, int *sig,
 		event = st >> 16;
 		trap = event == 0 && (WSTOPSIG(st) & 0x7f) == SIGTRAP;
 		if (trap && (WSTOPSIG(st) == (SIGTRAP | 0x80) || want == WANT_SYSCALL) &&
-		    (*op = syscall_op(tid))) {
+		    (*op = syscall_op(tid, WSTOPSIG(st) == (SIGTRAP | 0x80)))) {
 			if (want == WANT_SYSCALL)
 				return 0;
 			/* (a syscall stop when none is asked for: none) */
@@ -351,15 +360,18 @@ int arch_inject(pid_t tid, const struct arch_inject_via *via, long nr,
 	note.mask = mask;
 	note.code_lo = insn;
 	if (at)
-		note.code_hi = insn + (shift ? 2 : 4);
+		note.code_hi = insn + (shift || !via || !via->note ? 2 : 4);
 	else
 		note.code_hi = via->end > insn ? via->end : insn + 2;
 	if (via && via->note)
 		via->note(via->ctx, tid, &note);
 	if (at) {
-		/* syscall; jmp . (or the syscall alone at a mapping's end) */
-		patched = shift ? (word & ~(0xffffUL << shift)) | (0x050fUL << shift)
-				: (word & ~0xffffffffUL) | 0xfeeb050fUL;
+		/* syscall; jmp . for the guardian to find the thread in if
+		 * ptleak dies; the syscall alone at a mapping's end, or with
+		 * nobody told (a fork's child: nobody would take it out) */
+		patched = shift || !via || !via->note
+			  ? (word & ~(0xffffUL << shift)) | (0x050fUL << shift)
+			  : (word & ~0xffffffffUL) | 0xfeeb050fUL;
 		if (ptrace(PTRACE_POKETEXT, tid, (void *)at, (void *)patched) == -1) {
 			rc = unblock(tid, 0, NULL, mask, held_sig,
 				     error("cannot write the code of thread %d at %#llx: %s",
@@ -382,6 +394,9 @@ int arch_inject(pid_t tid, const struct arch_inject_via *via, long nr,
 	regs.r.orig_rax = ~0ULL;
 	rc = run_syscall(tid, insn, &saved, &regs, ret, &sig, &info, &gone, child,
 			 &interrupted, &gstop);
+	/* (its rax may be the result of a call it was stopped inside now) */
+	if (!gone && via && via->note)
+		via->note(via->ctx, tid, &note);
 	if (gone) {
 		if (via && via->note)
 			via->note(via->ctx, tid, NULL);

@@ -124,6 +124,10 @@ int rec_objects_publish(struct recorder *R);
  */
 int rec_thread_set(struct recorder *R, pid_t tid, uint64_t tcb, uint64_t sp);
 /* Thread TID exited: its entry walks no more. */
+/* Records carry the TSC from now on (rec_conf.need_tsc): a second
+ * thread of execution shares the memory (rec_thread_set does it for a
+ * second thread it is told of). */
+void rec_need_times(struct recorder *R);
 void rec_thread_gone(struct recorder *R, pid_t tid);
 /* The main thread's stack and tid, for the hooks that run before its
  * TCB is in the thread table (launch): from its first sp. */

@@ -259,6 +259,12 @@ static uint64_t lane_pick(struct recorder *R)
 	return 0;
 }
 
+void rec_need_times(struct recorder *R)
+{
+	if (R && R->area)
+		__atomic_store_n(&R->conf->need_tsc, 1, __ATOMIC_RELEASE);
+}
+
 int rec_thread_set(struct recorder *R, pid_t tid, uint64_t tcb, uint64_t sp)
 {
 	struct rec_thread *T;
@@ -269,8 +275,8 @@ int rec_thread_set(struct recorder *R, pid_t tid, uint64_t tcb, uint64_t sp)
 	 * from now on (the first thread's earlier ones, time 0, first) */
 	if (!R->first_tid)
 		R->first_tid = tid;
-	else if (tid != R->first_tid && R->area)
-		__atomic_store_n(&R->conf->need_tsc, 1, __ATOMIC_RELEASE);
+	else if (tid != R->first_tid)
+		rec_need_times(R);
 	if (!R->area || !tcb)
 		return 0;
 	/* the thread's own /proc entry: the leader may be gone (a zombie

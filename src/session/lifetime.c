@@ -362,6 +362,9 @@ void lifetime_new_task(struct session *S, struct task *t, int event)
 		c = task_new(S, tid, role);
 	c->role = role;
 	c->proc = P;
+	/* a second producer of records in this memory, before it runs */
+	if (role != ROLE_FORK_CHILD)
+		recs_many_threads(S);
 	if (role == ROLE_FORK_CHILD && t->npend) {
 		size_t i;
 

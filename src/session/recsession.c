@@ -536,6 +536,12 @@ void recs_threads_all(struct session *S)
 			recs_thread_start(S, t->tid, &r);
 }
 
+void recs_many_threads(struct session *S)
+{
+	if (S->proc->rec)
+		rec_need_times(S->proc->rec);
+}
+
 void recs_thread_exit(struct session *S, pid_t tid)
 {
 	if (S->proc->rec)

@@ -579,6 +579,9 @@ void recs_thread_start(struct session *S, pid_t tid, const struct arch_regs *r);
 void recs_threads_all(struct session *S);
 /* Thread TID exited. */
 void recs_thread_exit(struct session *S, pid_t tid);
+/* The process has, or is about to have, a second thread of execution in
+ * its memory (a thread, a vfork or CLONE_VM child): records carry times. */
+void recs_many_threads(struct session *S);
 /* A fork child, stopped before it runs: its inherited patches undone. */
 void recs_fork_child(struct session *S, pid_t child);
 /* The image is gone (exec): forget the recorder. */

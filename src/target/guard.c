@@ -10,6 +10,7 @@
 #include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/ptrace.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -114,10 +115,7 @@ static void restore(const struct shared *sh, int memfd)
 	int held = 0, stopped = 0;
 	unsigned i;
 
-	/* first: a thread spinning in changed code must not run on as the
-	 * bytes go back */
-	if (in.live)
-		stopped = seize(in.tid, &held);
+	/* the int3s and returns first: the other threads run now */
 	for (i = 0; i < NRET; i++) {
 		const struct ret *r = &sh->ret[i];
 		uint64_t v;
@@ -134,11 +132,19 @@ static void restore(const struct shared *sh, int memfd)
 		if (c->live && pwrite(memfd, c->orig, c->len, (off_t)c->addr) != c->len)
 			continue;
 	}
+	/* the injection's thread stopped before its code goes back: it
+	 * must not run on from the middle of the bytes */
+	if (in.live)
+		stopped = seize(in.tid, &held);
 	if (in.live && in.code_len)
 		mem_poke(memfd, in.code_at, in.code, in.code_len);
 	if (stopped) {
 		give_back(&in);
-		ptrace(PTRACE_DETACH, in.tid, NULL, (void *)(long)held);
+		/* (a signal given at the detach from the interrupt's stop
+		 * is dropped: queued again) */
+		ptrace(PTRACE_DETACH, in.tid, NULL, NULL);
+		if (held)
+			syscall(SYS_tkill, in.tid, held);
 	}
 }
 

@@ -1394,7 +1394,8 @@ struct notes {
 	int begun, ended;
 	struct arch_regs saved;
 	uint64_t mask, code_lo, code_hi, code_at, code_len;
-	long code_now;		/* the word at the pc when told */
+	long code_now;		/* the word at the pc when first told */
+	long code_then;		/* the same when last told */
 	uint8_t code[8];
 };
 
@@ -1408,6 +1409,11 @@ static void note(void *ctx, pid_t tid, const struct arch_inject_note *n)
 	}
 	N->begun++;
 	N->saved = *n->saved;
+	errno = 0;
+	N->code_then = ptrace(PTRACE_PEEKTEXT, tid, (void *)n->saved->r.rip, NULL);
+	assert_int_equal(errno, 0);
+	if (N->begun > 1)
+		return;
 	N->mask = n->mask;
 	N->code_lo = n->code_lo;
 	N->code_hi = n->code_hi;
@@ -1421,7 +1427,7 @@ static void note(void *ctx, pid_t tid, const struct arch_inject_note *n)
 
 /* at the thread's pc: told its registers, its own mask, the code it
  * runs (syscall; jmp .: 4 bytes at the pc), the word ptleak changes,
- * before the change; once after */
+ * before the change and again after the call; once done */
 static void test_inject_note(void **state)
 {
 	pid_t pid = spawn_stopped();
@@ -1441,8 +1447,12 @@ static void test_inject_note(void **state)
 	assert_int_equal(arch_inject(pid, &via, SYS_getpid, args, &ret, &sig,
 				     NULL), 0);
 	assert_int_equal(ret, pid);
-	assert_int_equal(N.begun, 1);
+	/* before, and again once the call ran (its rax may have changed):
+	 * the call and the spin at the pc then */
+	assert_int_equal(N.begun, 2);
 	assert_int_equal(N.ended, 1);
+	assert_int_equal(N.code_then,
+			 (long)(((unsigned long)code & ~0xffffffffUL) | 0xfeeb050fUL));
 	assert_memory_equal(&N.saved, &before, sizeof(before));
 	assert_int_equal(N.mask, mask);
 	assert_int_equal(N.code_lo, before.r.rip);
