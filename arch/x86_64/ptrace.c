@@ -354,8 +354,11 @@ int arch_inject(pid_t tid, const struct arch_inject_via *via, long nr,
 		memcpy(note.code, &word, sizeof(word));
 		note.code_len = sizeof(word);
 	}
-	if (block_signals(tid, &mask))
-		return -1;
+	/* the guardian told before the mask changes: dead between the two,
+	 * ptleak leaves no thread with every signal blocked */
+	if (ptrace(PTRACE_GETSIGMASK, tid, (void *)sizeof(mask), &mask) == -1)
+		return error("cannot read the signal mask of thread %d: %s",
+			     (int)tid, strerror(errno));
 	note.saved = &saved;
 	note.mask = mask;
 	note.code_lo = insn;
@@ -365,6 +368,11 @@ int arch_inject(pid_t tid, const struct arch_inject_via *via, long nr,
 		note.code_hi = via->end > insn ? via->end : insn + 2;
 	if (via && via->note)
 		via->note(via->ctx, tid, &note);
+	if (block_signals(tid, &mask)) {
+		if (via && via->note)
+			via->note(via->ctx, tid, NULL);
+		return -1;
+	}
 	if (at) {
 		/* syscall; jmp . for the guardian to find the thread in if
 		 * ptleak dies; the syscall alone at a mapping's end, or with
