@@ -315,8 +315,9 @@ static int unblock(pid_t tid, int sig, const siginfo_t *info, uint64_t mask,
 
 /*
  * System call NR with ARGS run by stopped thread TID as VIA says: at
- * VIA->insn, or (none) written at the thread's pc for the time of it,
- * with a spin after it where the word holds one (0f 05 eb fe).
+ * VIA->insn (written there for the time of it with VIA->write), or
+ * (none) written at the thread's pc for the time of it, with a spin after
+ * it where the word holds one (0f 05 eb fe).
  */
 int arch_inject(pid_t tid, const struct arch_inject_via *via, long nr,
 		const uint64_t args[6], uint64_t *ret, int *held_sig,
@@ -335,7 +336,18 @@ int arch_inject(pid_t tid, const struct arch_inject_via *via, long nr,
 		return error("cannot read the registers of thread %d: %s",
 			     (int)tid, strerror(errno));
 	memset(&note, 0, sizeof(note));
-	if (!insn) {
+	if (insn && via->write) {
+		/* written at INSN (the program's entry point) */
+		at = insn;
+		errno = 0;
+		word = ptrace(PTRACE_PEEKTEXT, tid, (void *)at, NULL);
+		if (errno)
+			return error("cannot read the code of process %d at %#llx: "
+				     "%s", (int)tid, at, strerror(errno));
+		note.code_at = at;
+		memcpy(note.code, &word, sizeof(word));
+		note.code_len = sizeof(word);
+	} else if (!insn) {
 		/* the syscall instruction (0f 05) goes at the pc */
 		insn = at = saved.r.rip;
 		errno = 0;

@@ -147,14 +147,18 @@ struct arch_inject_note {
  * followed by a spin (arch_trampoline_syscall in ptleak's page), the
  * thread's own code left alone: a vfork child, which shares the memory
  * and is never stopped, may be running the bytes at a held thread's pc;
- * END: the end of the code that follows it there; INSN 0: the
- * instruction written at the thread's pc for the time of it (set-up,
- * every other thread stopped).  NOTE(CTX, TID, N) is told before the
+ * END: the end of the code that follows it there; with WRITE, the call
+ * is written at INSN for the time of it (a place no thread runs: the
+ * program's entry point, long run; another thread blocked at the same
+ * pc as the injected one would run bytes written at that pc if ptleak
+ * died meanwhile); INSN 0: the instruction written at the thread's pc
+ * for the time of it (set-up, every other thread stopped).  NOTE(CTX, TID, N) is told before the
  * thread runs anything, NOTE(CTX, TID, NULL) once it has its registers
  * and mask back (NOTE NULL: nobody).
  */
 struct arch_inject_via {
 	uint64_t insn, end;
+	int write;		/* the call written at INSN for the time of it */
 	void (*note)(void *ctx, pid_t tid, const struct arch_inject_note *n);
 	void *ctx;
 };

@@ -88,9 +88,11 @@ int bpset_scratch_allowed(pid_t tid, char *why, size_t len);
 
 /*
  * Map the scratch area and its trampoline, making stopped thread TID run
- * the mmap.  Every other thread of the process must be stopped.  0 or -1.
+ * the mmap, written at ENTRY (the program's entry point, AT_ENTRY: no
+ * thread runs it again; 0: at TID's pc).  Every other thread of the
+ * process must be stopped.  0 or -1.
  */
-int bpset_scratch(struct bpset *s, pid_t tid);
+int bpset_scratch(struct bpset *s, pid_t tid, uint64_t entry);
 
 /*
  * Plant a breakpoint at ADDR (TID: a stopped thread, in case a scratch

@@ -164,8 +164,9 @@ int bpset_scratch_allowed(pid_t tid, char *why, size_t len)
 	return seccomp_allows(tid, "mmap", arch_sys_mmap, args, why, len);
 }
 
-static int map_page(struct bpset *s, pid_t tid, uint64_t hint)
+static int map_page(struct bpset *s, pid_t tid, uint64_t hint, uint64_t entry)
 {
+	struct arch_inject_via v = s->via;
 	uint64_t args[6], ret;
 	struct scratch_page *p;
 	char why[256];
@@ -177,8 +178,14 @@ static int map_page(struct bpset *s, pid_t tid, uint64_t hint)
 	if (!seccomp_allows(tid, "mmap", arch_sys_mmap, args, why, sizeof(why)))
 		return error("cannot map a scratch page into process %d: %s",
 			     (int)s->pid, why);
-	/* the first: at the thread's pc (the trampoline is in it) */
-	if (arch_inject(tid, &s->via, arch_sys_mmap, args, &ret, &sig, NULL))
+	/* the first (the trampoline is in it): written at the program's
+	 * entry point, run once at its start (else at the thread's pc) */
+	if (!v.insn && entry) {
+		v.insn = entry;
+		v.end = entry + 4;
+		v.write = 1;
+	}
+	if (arch_inject(tid, &v, arch_sys_mmap, args, &ret, &sig, NULL))
 		return -1;
 	if (sig)
 		s->held_sig = sig;
@@ -209,13 +216,13 @@ static uint64_t scratch_alloc(struct bpset *s, uint64_t size, uint64_t near)
 	return 0;
 }
 
-int bpset_scratch(struct bpset *s, pid_t tid)
+int bpset_scratch(struct bpset *s, pid_t tid, uint64_t entry)
 {
 	uint64_t t;
 
 	if (s->trampoline)
 		return 0;
-	if (map_page(s, tid, 0))
+	if (map_page(s, tid, 0, entry))
 		return -1;
 	t = scratch_alloc(s, ARCH_XOL_SLOT_SIZE, 0);
 	if (mem_poke(s->memfd, t, arch_trampoline_code, arch_trampoline_len))
@@ -273,7 +280,7 @@ struct bp *bp_plant(struct bpset *s, pid_t tid, uint64_t addr, uint64_t end,
 		bp->xol = scratch_alloc(s, ARCH_XOL_SLOT_SIZE, near);
 		if (!bp->xol && near) {
 			/* below the object, within reach of its rip-relative data */
-			if (map_page(s, tid, (addr & ~(SCRATCH_SIZE - 1)) - (64ull << 20)))
+			if (map_page(s, tid, (addr & ~(SCRATCH_SIZE - 1)) - (64ull << 20), 0))
 				goto fail;
 			bp->xol = scratch_alloc(s, ARCH_XOL_SLOT_SIZE, near);
 		}

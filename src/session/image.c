@@ -278,7 +278,8 @@ int image_setup(struct session *S, pid_t tid)
 	static const char *const ld_data[] = { "_r_debug" };
 
 	debug_time("image setup (exec stop)");
-	if (read_auxv(P->mem_pid, &base, &entry) || bpset_scratch(&P->bps, tid))
+	if (read_auxv(P->mem_pid, &base, &entry) ||
+	    bpset_scratch(&P->bps, tid, entry))
 		return -1;
 	unwinder_set_entry(P->unw, tid, entry);
 	if (!base)

@@ -1433,7 +1433,7 @@ static void test_inject_note(void **state)
 	pid_t pid = spawn_stopped();
 	struct arch_regs before;
 	struct notes N = { 0 };
-	struct arch_inject_via via = { 0, 0, note, &N };
+	struct arch_inject_via via = { 0, 0, 0, note, &N };
 	uint64_t args[6] = { 0 }, ret = 0, mask;
 	int sig;
 	long code;
@@ -1462,6 +1462,50 @@ static void test_inject_note(void **state)
 	assert_memory_equal(N.code, &code, 8);
 	assert_int_equal(N.code_now, code);
 	assert_untouched(pid, &before, code);
+	kill_child(state);
+}
+
+/* never run in the child: where test_inject_write writes its call */
+static void __attribute__((noinline, used)) not_run(void)
+{
+	__asm__ volatile("nop; nop; nop; nop; nop; nop; nop; nop");
+}
+
+/* VIA->write: the call written at VIA->insn (a place no thread runs; the
+ * program's entry point in ptleak) for the time of it, told to the
+ * watcher with its bytes; the thread's own code and registers and those
+ * bytes as they were after */
+static void test_inject_write(void **state)
+{
+	pid_t pid = spawn_stopped();
+	struct arch_regs before;
+	struct notes N = { 0 };
+	struct arch_inject_via via = { 0, 0, 0, note, &N };
+	uint64_t args[6] = { 0 }, ret = 0, at = (uint64_t)(uintptr_t)not_run;
+	int sig;
+	long code, there;
+
+	assert_int_equal(arch_get_regs(pid, &before), 0);
+	errno = 0;
+	code = ptrace(PTRACE_PEEKTEXT, pid, (void *)before.r.rip, NULL);
+	there = ptrace(PTRACE_PEEKTEXT, pid, (void *)at, NULL);
+	assert_int_equal(errno, 0);
+	via.insn = at;
+	via.end = at + 4;
+	via.write = 1;
+	assert_int_equal(arch_inject(pid, &via, SYS_getpid, args, &ret, &sig,
+				     NULL), 0);
+	assert_int_equal(ret, pid);
+	assert_int_equal(N.begun, 2);
+	assert_int_equal(N.ended, 1);
+	assert_int_equal(N.code_at, at);
+	assert_int_equal(N.code_lo, at);
+	assert_int_equal(N.code_hi, at + 4);
+	assert_memory_equal(N.code, &there, 8);
+	assert_untouched(pid, &before, code);
+	errno = 0;
+	assert_int_equal(ptrace(PTRACE_PEEKTEXT, pid, (void *)at, NULL), there);
+	assert_int_equal(errno, 0);
 	kill_child(state);
 }
 
@@ -1892,6 +1936,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_push_r12),
 		cmocka_unit_test(test_inject_note),
+		cmocka_unit_test(test_inject_write),
 		cmocka_unit_test(test_inject_clone_child_leaves),
 		cmocka_unit_test(test_inject_group_stop),
 		cmocka_unit_test(test_push_r13_r15_rbp),
