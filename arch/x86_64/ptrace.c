@@ -337,17 +337,20 @@ int arch_inject(pid_t tid, const struct arch_inject_via *via, long nr,
 			     (int)tid, strerror(errno));
 	memset(&note, 0, sizeof(note));
 	if (insn && via->write) {
-		/* written at INSN (the program's entry point) */
-		at = insn;
+		/* written at INSN (the program's entry point); not mapped
+		 * any more: at the pc */
 		errno = 0;
-		word = ptrace(PTRACE_PEEKTEXT, tid, (void *)at, NULL);
-		if (errno)
-			return error("cannot read the code of process %d at %#llx: "
-				     "%s", (int)tid, at, strerror(errno));
-		note.code_at = at;
-		memcpy(note.code, &word, sizeof(word));
-		note.code_len = sizeof(word);
-	} else if (!insn) {
+		word = ptrace(PTRACE_PEEKTEXT, tid, (void *)insn, NULL);
+		if (errno) {
+			insn = 0;
+		} else {
+			at = insn;
+			note.code_at = at;
+			memcpy(note.code, &word, sizeof(word));
+			note.code_len = sizeof(word);
+		}
+	}
+	if (!insn) {
 		/* the syscall instruction (0f 05) goes at the pc */
 		insn = at = saved.r.rip;
 		errno = 0;

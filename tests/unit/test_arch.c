@@ -1506,6 +1506,15 @@ static void test_inject_write(void **state)
 	errno = 0;
 	assert_int_equal(ptrace(PTRACE_PEEKTEXT, pid, (void *)at, NULL), there);
 	assert_int_equal(errno, 0);
+	/* nothing mapped there: at the pc instead */
+	memset(&N, 0, sizeof(N));
+	via.insn = 0x1000;
+	via.end = 0x1004;
+	assert_int_equal(arch_inject(pid, &via, SYS_getpid, args, &ret, &sig,
+				     NULL), 0);
+	assert_int_equal(ret, pid);
+	assert_int_equal(N.code_at, before.r.rip);
+	assert_untouched(pid, &before, code);
 	kill_child(state);
 }
 
