@@ -191,6 +191,16 @@ $(B)/tests/libuwt_%.so: tests/unit/uwt_%.S
 	@mkdir -p $(dir $@)
 	$(CC) -fPIC -shared -nostdlib -o $@ $<
 
+# test_addrsym: a symbol table with every case of libdw's choice, and
+# its stripped copy (.dynsym alone).
+$(B)/tests/test_addrsym: | $(B)/tests/libaddrsym_cases.so \
+	$(B)/tests/libaddrsym_cases_stripped.so
+$(B)/tests/libaddrsym_cases.so: tests/unit/addrsym_cases.S
+	@mkdir -p $(dir $@)
+	$(CC) -fPIC -shared -nostdlib -o $@ $<
+$(B)/tests/libaddrsym_cases_stripped.so: $(B)/tests/libaddrsym_cases.so
+	objcopy --strip-all $< $@
+
 # The recorder's stub test patches its own allocator: compiled -O2 apart
 # (real prologues; t_malloc/t_free called, not inlined or split), every
 # function on a page of its own so that making it writable never touches

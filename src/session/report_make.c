@@ -308,6 +308,7 @@ int report_make(struct session *S, enum report_reason reason, pid_t via,
 
 	if (s)
 		unloaded_name(P->unloaded, s);
+	debug_time("report: begins");
 	/* exact up to now (a report child's snapshot: up to it, drained by
 	 * the tracer, which alone may take from the ring) */
 	if (S->in_rep_child)
@@ -366,6 +367,7 @@ int report_make(struct session *S, enum report_reason reason, pid_t via,
 			scan.cls[0] = scan.cls[0] == SCAN_STILL_REACHABLE ?
 				      SCAN_DEFINITELY_LOST : SCAN_STILL_REACHABLE;
 	}
+	debug_time("report: scanned");
 	if (debug_stats)
 		fprintf(stderr, "ptleak-debug: stacks: %u interned, %u with a "
 			"block, %zu bytes of growth history each\n",
@@ -394,7 +396,9 @@ int report_make(struct session *S, enum report_reason reason, pid_t via,
 		check = 0;
 	if (check)
 		in.sink = digest_sink(&snapd);
+	debug_time("report: writing");
 	ret = report_write_all(S, &in, s, &res);
+	debug_time("report: written");
 	if (check) {
 		char why[512];
 

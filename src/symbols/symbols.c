@@ -8,10 +8,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "symbols/addrsym.h"
 #include "symbols/debugfile.h"
 #include "symbols/dwline.h"
 #include "symbols/elfsyms.h"
 #include "symbols/symbols.h"
+#include "base/debug.h"
 #include "base/util.h"
 
 char *__cxa_demangle(const char *mangled, char *out, size_t *len, int *status);
@@ -33,8 +35,10 @@ struct alias {
 	const char *name;
 };
 
-struct module_aliases {
-	Dwfl_Module *mod;
+/* What is read once of a module's symbol table: the copy its lookups
+ * search (addrsym.h), its global functions by address. */
+struct module_syms {
+	struct addrsym syms;
 	struct alias *a;
 	size_t n;
 };
@@ -64,7 +68,7 @@ struct symbolizer {
 	Dwfl *full;
 	int full_failed;
 	Dwfl *gone;		/* objects unloaded (sym_add_unloaded) */
-	struct module_aliases *mods;
+	struct module_syms *mods;
 	size_t nmods, amods;
 	struct module_lines *mlines;
 	size_t nmlines, amlines;
@@ -270,6 +274,15 @@ void sym_close(struct symbolizer *s)
 
 	if (!s)
 		return;
+	if (debug_stats && s->ncache) {
+		size_t fb = 0;
+
+		for (i = 0; i < s->nmods; i++)
+			fb += s->mods[i].syms.fallbacks;
+		fprintf(stderr, "ptleak-debug: symbols: %zu addresses named in "
+			"%zu modules, %zu by libdw's search\n", s->ncache,
+			s->nmods, fb);
+	}
 	if (s->dwfl)
 		dwfl_end(s->dwfl);
 	elfsyms_close(s->es);
@@ -277,8 +290,10 @@ void sym_close(struct symbolizer *s)
 		dwfl_end(s->full);
 	if (s->gone)
 		dwfl_end(s->gone);
-	for (i = 0; i < s->nmods; i++)
+	for (i = 0; i < s->nmods; i++) {
+		addrsym_free(&s->mods[i].syms);
 		free(s->mods[i].a);
+	}
 	free(s->mods);
 	for (i = 0; i < s->nmlines; i++)
 		dwline_close(s->mlines[i].lines);
@@ -434,35 +449,28 @@ static int cmp_alias(const void *x, const void *y)
 	return a->addr < b->addr ? -1 : a->addr > b->addr;
 }
 
-static const struct module_aliases *aliases_of(struct symbolizer *s,
-					       Dwfl_Module *mod)
+static struct module_syms *module_of(struct symbolizer *s, Dwfl_Module *mod)
 {
-	struct module_aliases *m;
+	struct module_syms *m;
 	size_t i, alloc = 0;
-	int nsyms, k;
 
 	for (i = 0; i < s->nmods; i++)
-		if (s->mods[i].mod == mod)
+		if (s->mods[i].syms.mod == mod)
 			return &s->mods[i];
 	grow_array((void **)&s->mods, &s->amods, s->nmods + 1, sizeof(*s->mods));
 	m = &s->mods[s->nmods++];
 	memset(m, 0, sizeof(*m));
-	m->mod = mod;
-	nsyms = dwfl_module_getsymtab(mod);
-	for (k = 1; k < nsyms; k++) {
-		GElf_Sym sym;
-		GElf_Addr addr;
-		const char *name = dwfl_module_getsym_info(mod, k, &sym, &addr,
-							   NULL, NULL, NULL);
-		int bind = GELF_ST_BIND(sym.st_info);
+	addrsym_init(&m->syms, mod);
+	for (i = 0; i < m->syms.n; i++) {
+		const struct addrsym_entry *e = &m->syms.e[i];
+		int bind = GELF_ST_BIND(e->sym.st_info);
 
-		if (!name || !*name || sym.st_shndx == SHN_UNDEF ||
-		    GELF_ST_TYPE(sym.st_info) != STT_FUNC ||
+		if (GELF_ST_TYPE(e->sym.st_info) != STT_FUNC ||
 		    (bind != STB_GLOBAL && bind != STB_WEAK))
 			continue;
 		grow_array((void **)&m->a, &alloc, m->n + 1, sizeof(*m->a));
-		m->a[m->n].addr = addr;
-		m->a[m->n].name = name;
+		m->a[m->n].addr = e->value;
+		m->a[m->n].name = e->name;
 		m->n++;
 	}
 	if (m->n)
@@ -531,7 +539,7 @@ static size_t underscores(const char *name)
 static const char *best_alias(struct symbolizer *s, Dwfl_Module *mod,
 			      uint64_t start, const char *name)
 {
-	const struct module_aliases *m = aliases_of(s, mod);
+	const struct module_syms *m = module_of(s, mod);
 	size_t lo = 0, hi = m->n;
 	const char *best = name;
 
@@ -626,7 +634,7 @@ void sym_lookup(struct symbolizer *s, uint64_t pc, int caller,
 
 		out->module = module_path(mod, &start);
 		out->module_offset = pc - start;
-		name = dwfl_module_addrinfo(mod, addr, &off, &sym, NULL, NULL, NULL);
+		name = addrsym_find(&module_of(s, mod)->syms, addr, &off, &sym);
 		if (name && GELF_ST_BIND(sym.st_info) != STB_LOCAL)
 			name = best_alias(s, mod, addr - off, name);
 		if (name) {

@@ -1,0 +1,54 @@
+/*
+ * addrsym.h - the symbol of an address in a libdwfl module, as
+ * dwfl_module_addrinfo names it, from a copy of the module's symbol
+ * table read once.
+ *
+ * libdw's own search reads every entry of the table through libelf at
+ * each lookup (section header included): ~50 us a lookup in perl's 2,200
+ * dynamic symbols, most of a report's naming time.  This copy keeps the
+ * entries that search can choose, in table order, and runs the same
+ * rules over them (elfutils' __libdwfl_addrsym: global symbols first,
+ * then local ones if none holds the address; the closest start, then
+ * the binding; equal starts: the shorter, else the first), so that the
+ * answer is libdw's by construction.  One case is left to libdw: a
+ * symbol without a size that could be the answer (its section decides,
+ * as libdw finds it); x86-64 only (libdw resolves no function
+ * descriptor there).  test_symbols compares both on every symbol's
+ * bounds of real objects.
+ */
+#ifndef PTLEAK_ADDRSYM_H
+#define PTLEAK_ADDRSYM_H
+
+#include <elfutils/libdwfl.h>
+#include <gelf.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct addrsym_entry {
+	uint64_t value;		/* as dwfl_module_getsym_info gives it */
+	const char *name;	/* libdw's: valid while its session is */
+	GElf_Sym sym;
+};
+
+struct addrsym {
+	Dwfl_Module *mod;
+	struct addrsym_entry *e;
+	size_t n;
+	size_t first_global;	/* e[0, first_global): local symbols */
+	int none;		/* no table: every lookup finds nothing */
+	int libdw;		/* every lookup left to libdw (ET_REL) */
+	size_t fallbacks;	/* lookups left to libdw (tests) */
+};
+
+/* MOD's table into T (mod, e, n...); a module without one has none. */
+void addrsym_init(struct addrsym *t, Dwfl_Module *mod);
+void addrsym_free(struct addrsym *t);
+
+/*
+ * dwfl_module_addrinfo(t->mod, ADDR, OFF, SYM, NULL, NULL, NULL): the
+ * name of ADDR's symbol (libdw's string), *OFF and *SYM, or NULL.
+ */
+const char *addrsym_find(struct addrsym *t, uint64_t addr, GElf_Off *off,
+			 GElf_Sym *sym);
+
+#endif
