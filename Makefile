@@ -137,7 +137,7 @@ $(B)/recorder/mkunwtab: src/recorder/hooks/mkunwtab.c $(B)/obj/src/recorder/unwt
 		$(B)/obj/src/recorder/unwtab_fast.o $(B)/obj/src/recorder/unwtab_rules.o \
 		$(B)/obj/src/recorder/cfi.o \
 		$(B)/obj/arch/$(ARCH)/unwtab_rule.o $(B)/obj/arch/$(ARCH)/cfi_abi.o \
-		$(B)/obj/src/base/util.o
+		$(B)/obj/src/base/util.o $(B)/obj/src/base/diskcache.o
 	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -o $@ $^ $$(pkg-config --libs libdw libelf)
 $(B)/gen/recblob_unwtab.c: $(B)/recorder/blob.elf $(B)/recorder/mkunwtab
 	@mkdir -p $(dir $@)

@@ -24,6 +24,10 @@ struct dwline;
 struct dwline *dwline_open(const char *path);
 void dwline_close(struct dwline *d);
 
+/* D was read from the disk cache (diskcache.h: PATH's .debug_line and
+ * .debug_line_str inflated and their index, kept by an earlier open). */
+int dwline_cached(const struct dwline *d);
+
 /*
  * The source line of link-time address ADDR: 0 with *FILE (the file's
  * name as the line table has it, owned by D) and *LINE, or -1.

@@ -2,10 +2,13 @@
 #include <dwarf.h>
 #include <fcntl.h>
 #include <gelf.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+#include "base/debug.h"
+#include "base/diskcache.h"
 #include "symbols/dwline.h"
 #include "base/util.h"
 
@@ -30,6 +33,7 @@ struct seq {
 struct dwline {
 	int fd;
 	Elf *elf;			/* owns the (inflated) section data */
+	struct dc_map map;		/* or the disk cache's copy does */
 	const uint8_t *line_str;
 	size_t line_str_len;
 	struct unit *units;
@@ -405,8 +409,10 @@ int dwline_info_compressed(Elf *elf)
 	return scn && gelf_getshdr(scn, &sh) && (sh.sh_flags & SHF_COMPRESSED);
 }
 
-/* The (inflated) data of section NAME, owned by ELF; NULL if absent. */
-static const uint8_t *section_data(Elf *elf, const char *name, size_t *len)
+/* The (inflated) data of section NAME, owned by ELF; NULL if absent.
+ * *INFLATED: it was compressed. */
+static const uint8_t *section_data(Elf *elf, const char *name, size_t *len,
+				   int *inflated)
 {
 	Elf_Scn *scn = section(elf, name);
 	GElf_Shdr sh;
@@ -415,8 +421,11 @@ static const uint8_t *section_data(Elf *elf, const char *name, size_t *len)
 	*len = 0;
 	if (!scn || !gelf_getshdr(scn, &sh) || sh.sh_type == SHT_NOBITS)
 		return NULL;
-	if ((sh.sh_flags & SHF_COMPRESSED) && elf_compress(scn, 0, 0) < 0)
-		return NULL;
+	if (sh.sh_flags & SHF_COMPRESSED) {
+		if (elf_compress(scn, 0, 0) < 0)
+			return NULL;
+		*inflated = 1;
+	}
 	data = elf_getdata(scn, NULL);
 	if (!data || !data->d_buf || !data->d_size)
 		return NULL;
@@ -424,21 +433,216 @@ static const uint8_t *section_data(Elf *elf, const char *name, size_t *len)
 	return data->d_buf;
 }
 
-struct dwline *dwline_open(const char *path)
+/*
+ * The inflated sections and their index on disk (diskcache.h):
+ * inflating libc's .debug_line (500 KB compressed) took ~7 ms of every
+ * report naming a libc frame, indexing its sequences ~6 ms more.  The
+ * data: struct lines_hdr, the two sections' bytes, then the units, the
+ * sequences and the file names as offsets (struct disk_unit, disk_seq,
+ * a word a name), each checked when read back as the sections are.
+ */
+static const struct dc_kind lines_kind = {
+	.magic = "ptleak line table cache 2\n",
+	.suffix = ".dwl",
+	.format = 1,
+	.max = 256u << 20,
+};
+
+struct lines_hdr {
+	uint64_t line_len, line_str_len, nunits, nseqs, nnames;
+};
+
+struct disk_unit {
+	uint64_t prog, end;		/* offsets in .debug_line */
+	uint32_t min_len, opcode_base;
+	int32_t line_base, line_range;
+	uint64_t file_base, nfiles;
+	uint8_t std_len[256];
+};
+
+struct disk_seq {
+	uint64_t lo, hi, from, unit;
+};
+
+/* A name's word: 0 none, else 1 + its offset in .debug_line, with bit
+ * 63 set in .debug_line_str. */
+#define NAME_IN_STR	(1ull << 63)
+
+static uint64_t name_word(const struct dwline *d, const uint8_t *line,
+			  size_t len, const char *name)
 {
-	struct dwline *d = xcalloc(1, sizeof(*d));
-	const uint8_t *line;
-	size_t len;
+	const uint8_t *n = (const uint8_t *)name;
+
+	if (!n)
+		return 0;
+	if (n >= line && n < line + len)
+		return 1 + (uint64_t)(n - line);
+	return (1 + (uint64_t)(n - d->line_str)) | NAME_IN_STR;
+}
+
+/* D's index, read from LINE's LEN bytes, into the cache after them. */
+static void lines_keep(const struct dwline *d, const struct dc_key *key,
+		       const uint8_t *line, size_t len)
+{
+	struct lines_hdr h = { len, d->line_str ? d->line_str_len : 0,
+			       d->nunits, d->nseqs, d->nnames };
+	struct disk_unit *u = xcalloc(d->nunits ? d->nunits : 1, sizeof(*u));
+	struct disk_seq *q = xcalloc(d->nseqs ? d->nseqs : 1, sizeof(*q));
+	uint64_t *n = xcalloc(d->nnames ? d->nnames : 1, sizeof(*n));
+	const void *part[6] = { &h, line, d->line_str, u, q, n };
+	size_t plen[6] = { sizeof(h), len, h.line_str_len, d->nunits * sizeof(*u),
+			   d->nseqs * sizeof(*q), d->nnames * sizeof(*n) };
+	size_t i;
+
+	for (i = 0; i < d->nunits; i++) {
+		const struct unit *x = &d->units[i];
+
+		u[i].prog = (uint64_t)(x->prog - line);
+		u[i].end = (uint64_t)(x->end - line);
+		u[i].min_len = x->min_len;
+		u[i].opcode_base = x->opcode_base;
+		u[i].line_base = x->line_base;
+		u[i].line_range = x->line_range;
+		u[i].file_base = x->file_base;
+		u[i].nfiles = x->nfiles;
+		memcpy(u[i].std_len, x->std_len, sizeof(u[i].std_len));
+	}
+	for (i = 0; i < d->nseqs; i++) {
+		q[i].lo = d->seqs[i].lo;
+		q[i].hi = d->seqs[i].hi;
+		q[i].from = (uint64_t)(d->seqs[i].from - line);
+		q[i].unit = d->seqs[i].unit;
+	}
+	for (i = 0; i < d->nnames; i++)
+		n[i] = name_word(d, line, len, d->names[i]);
+	if (!h.line_str_len)
+		part[2] = "";
+	dc_write(&lines_kind, key, part, plen, 6);
+	free(u);
+	free(q);
+	free(n);
+}
+
+/* A name from its word, NULL if it is none or not a string of its
+ * section; *BAD if the word is nonsense. */
+static const char *name_of(const struct dwline *d, const uint8_t *line,
+			   size_t len, uint64_t w, int *bad)
+{
+	const uint8_t *sec = w & NAME_IN_STR ? d->line_str : line;
+	size_t sl = w & NAME_IN_STR ? d->line_str_len : len;
+	uint64_t off = (w & ~NAME_IN_STR) - 1;
+	const char *s;
+
+	if (!w)
+		return NULL;
+	s = str_at(sec, sl, off);
+	if (!s)
+		*bad = 1;
+	return s;
+}
+
+/* KEY's sections and index from the disk cache into D: 0 with D's map,
+ * *LINE and *LEN, or -1 (D as it was). */
+static int lines_cached(struct dwline *d, const struct dc_key *key,
+			const uint8_t **line, size_t *len)
+{
+	const struct disk_unit *u;
+	const struct disk_seq *q;
+	const uint64_t *n;
+	const uint8_t *p;
+	struct lines_hdr h;
+	uint64_t rest, i;
+	int bad = 0;
+
+	if (dc_map(&lines_kind, key, &d->map))
+		return -1;
+	rest = d->map.size;
+	if (rest < sizeof(h))
+		goto bad;
+	memcpy(&h, d->map.data, sizeof(h));
+	rest -= sizeof(h);
+	/* every count within the file before a product is taken */
+	if (!h.line_len || h.line_len > rest || h.line_str_len > rest - h.line_len)
+		goto bad;
+	rest -= h.line_len + h.line_str_len;
+	if (h.nunits > rest / sizeof(*u) || h.nseqs > rest / sizeof(*q) ||
+	    h.nnames > rest / sizeof(*n) ||
+	    rest != h.nunits * sizeof(*u) + h.nseqs * sizeof(*q) +
+		    h.nnames * sizeof(*n))
+		goto bad;
+	p = (const uint8_t *)d->map.data + sizeof(h);
+	*line = p;
+	*len = h.line_len;
+	d->line_str = h.line_str_len ? p + h.line_len : NULL;
+	d->line_str_len = h.line_str_len;
+	p += h.line_len + h.line_str_len;
+	/* entries copied out (the map's words may be unaligned) */
+	d->units = xcalloc(h.nunits ? h.nunits : 1, sizeof(*d->units));
+	d->seqs = xcalloc(h.nseqs ? h.nseqs : 1, sizeof(*d->seqs));
+	d->names = xcalloc(h.nnames ? h.nnames : 1, sizeof(*d->names));
+	d->aunits = d->nunits = h.nunits;
+	d->aseqs = d->nseqs = h.nseqs;
+	d->anames = d->nnames = h.nnames;
+	for (i = 0; i < h.nunits; i++) {
+		struct disk_unit x;
+		struct unit *y = &d->units[i];
+
+		memcpy(&x, p + i * sizeof(x), sizeof(x));
+		if (x.prog > x.end || x.end > h.line_len || !x.line_range ||
+		    !x.opcode_base || x.opcode_base > 256 ||
+		    x.file_base > h.nnames || x.nfiles > h.nnames - x.file_base)
+			goto bad_arrays;
+		y->prog = *line + x.prog;
+		y->end = *line + x.end;
+		y->min_len = x.min_len;
+		y->opcode_base = x.opcode_base;
+		y->line_base = x.line_base;
+		y->line_range = x.line_range;
+		y->file_base = x.file_base;
+		y->nfiles = x.nfiles;
+		memcpy(y->std_len, x.std_len, sizeof(y->std_len));
+	}
+	p += h.nunits * sizeof(struct disk_unit);
+	for (i = 0; i < h.nseqs; i++) {
+		struct disk_seq x;
+
+		memcpy(&x, p + i * sizeof(x), sizeof(x));
+		if (x.unit >= h.nunits || x.from < (uint64_t)(d->units[x.unit].prog - *line) ||
+		    x.from > (uint64_t)(d->units[x.unit].end - *line))
+			goto bad_arrays;
+		d->seqs[i].lo = x.lo;
+		d->seqs[i].hi = x.hi;
+		d->seqs[i].from = *line + x.from;
+		d->seqs[i].unit = x.unit;
+	}
+	p += h.nseqs * sizeof(struct disk_seq);
+	for (i = 0; i < h.nnames && !bad; i++) {
+		uint64_t w;
+
+		memcpy(&w, p + i * sizeof(w), sizeof(w));
+		d->names[i] = name_of(d, *line, h.line_len, w, &bad);
+	}
+	if (bad)
+		goto bad_arrays;
+	return 0;
+bad_arrays:
+	free(d->units);
+	free(d->seqs);
+	free(d->names);
+	d->units = NULL, d->seqs = NULL, d->names = NULL;
+	d->aunits = d->nunits = d->aseqs = d->nseqs = d->anames = d->nnames = 0;
+bad:
+	d->line_str = NULL;
+	d->line_str_len = 0;
+	dc_unmap(&d->map, 0);
+	return -1;
+}
+
+/* Index the units of LINE's LEN bytes into D. */
+static void index_units(struct dwline *d, const uint8_t *line, size_t len)
+{
 	struct rd all;
 
-	d->fd = open_untrusted(path);
-	d->elf = d->fd >= 0 ? elf_begin(d->fd, ELF_C_READ_MMAP, NULL) : NULL;
-	line = d->elf ? section_data(d->elf, ".debug_line", &len) : NULL;
-	if (!line) {
-		dwline_close(d);
-		return NULL;
-	}
-	d->line_str = section_data(d->elf, ".debug_line_str", &d->line_str_len);
 	all.p = line;
 	all.end = line + len;
 	all.bad = 0;
@@ -457,7 +661,55 @@ struct dwline *dwline_open(const char *path)
 		decode_unit(d, &unit, off8);	/* a bad unit: its rows only */
 		all.p += ulen;
 	}
+}
+
+/* PATH's sections and index into D: from the cache, else read (and
+ * inflated), indexed, then kept in the cache; 0 or -1. */
+static int lines_read(struct dwline *d, const char *path)
+{
+	struct dc_key key;
+	int keyed = !dc_key_of(path, &key), inflated = 0;
+	const uint8_t *line;
+	size_t len;
+
+	if (keyed && !lines_cached(d, &key, &line, &len)) {
+		if (debug_stats)
+			fprintf(stderr, "ptleak-debug: line table of %s: from "
+				"the cache\n", path);
+		return 0;
+	}
+	d->fd = open_untrusted(path);
+	d->elf = d->fd >= 0 ? elf_begin(d->fd, ELF_C_READ_MMAP, NULL) : NULL;
+	line = d->elf ? section_data(d->elf, ".debug_line", &len, &inflated) : NULL;
+	if (!line)
+		return -1;
+	d->line_str = section_data(d->elf, ".debug_line_str", &d->line_str_len,
+				   &inflated);
+	index_units(d, line, len);
+	if (keyed && inflated)
+		lines_keep(d, &key, line, len);
+	if (debug_stats)
+		fprintf(stderr, "ptleak-debug: line table of %s: %s\n", path,
+			inflated ? "inflated and indexed" : "indexed");
+	return 0;
+}
+
+struct dwline *dwline_open(const char *path)
+{
+	struct dwline *d = xcalloc(1, sizeof(*d));
+
+	d->fd = -1;
+	d->map.fd = -1;
+	if (lines_read(d, path)) {
+		dwline_close(d);
+		return NULL;
+	}
 	return d;
+}
+
+int dwline_cached(const struct dwline *d)
+{
+	return d->map.base != NULL;
 }
 
 void dwline_close(struct dwline *d)
@@ -468,6 +720,7 @@ void dwline_close(struct dwline *d)
 		elf_end(d->elf);
 	if (d->fd >= 0)
 		close(d->fd);
+	dc_unmap(&d->map, 1);	/* used: renewed */
 	free(d->units);
 	free(d->seqs);
 	free(d->names);

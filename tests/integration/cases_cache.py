@@ -1,10 +1,12 @@
-# The unwind tables' disk cache (src/recorder/unwtab_cache.c): a table compiled
-# once is read back by the next run, the stacks the same; a damaged file
+# The unwind tables' disk cache (src/recorder/unwtab_cache.c) and the line
+# tables' (src/symbols/dwline.c): a table compiled (inflated) once is read
+# back by the next run, the stacks the same; a damaged file
 # is compiled again; no cache when PTLEAK_CACHE_DIR is set empty; an
 # unusable directory changes nothing; the default places; the bound.
 # Exec'd in run.py's namespace (case, ptleak, Check, need_target, ...).
 
 CACHE_RE = re.compile(r"^ptleak-debug: unwind table of (.*): (compiled|from the cache)$", re.M)
+LINES_RE = re.compile(r"^ptleak-debug: line table of (.*): (inflated and indexed|indexed|from the cache)$", re.M)
 
 
 def cache_env(**kw):
@@ -20,11 +22,12 @@ def cache_env(**kw):
     return env
 
 
-def cache_run(env):
+def cache_run(env, lines=None):
     """demo (a stack of 6 libc frames) under the recorder: (how each table
     was had {path: 'compiled'|'from the cache'}, the records as
     (kind, bytes, blocks, frames) with frames (function, file, line,
-    module's base name), stderr's lines that are not debug lines)."""
+    module's base name), stderr's lines that are not debug lines); LINES
+    (a dict) gets how each line table was had {path: how}."""
     r = ptleak([need_target("demo")], opts=["--engine=recorder"], env=env)
     if r.rc != 0 or r.json is None:
         raise Fail("ptleak exits %s: %s" % (r.rc, r.stderr[-2000:]))
@@ -38,7 +41,15 @@ def cache_run(env):
                   for x in r.json["heap"]["records"])
     other = [l for l in r.stderr.splitlines()
              if l.startswith("ptleak: ") and not l.startswith("ptleak-debug")]
+    if lines is not None:
+        lines.clear()
+        lines.update(LINES_RE.findall(r.stderr))
     return how, recs, other
+
+
+def dwl_files(d):
+    return sorted(f for f in os.listdir(d) if re.fullmatch(r"[0-9a-f]{16}\.dwl", f)) \
+        if os.path.isdir(d) else []
 
 
 def uwt_files(d):
@@ -57,7 +68,20 @@ def t_unwind_cache():
     with tempfile.TemporaryDirectory(prefix="ptleak-it.") as d:
         cd = os.path.join(d, "c", "unwind")
         env = cache_env(PTLEAK_CACHE_DIR=cd)
-        how1, recs1, _ = cache_run(env)
+        lines = {}
+        how1, recs1, _ = cache_run(env, lines)
+        try:
+            dbg = libc_debug_file("demo")
+        except Skip:
+            dbg = None
+        if dbg:
+            # libc's lines (its debug file's DWARF compressed): inflated,
+            # indexed, kept; read back by the next runs
+            ck.eq("run 1: libc's line table", lines, {dbg: "inflated and indexed"})
+            ck.eq("run 1: one line table kept", len(dwl_files(cd)), 1)
+            ck.true("demo's frames have libc's lines",
+                    any(f[3] == "libc.so.6" and f[1] and f[2]
+                        for r in recs1 for f in r[3]))
         libc = [p for p in how1 if re.search(r"/libc\.so\.6$", p)]
         ck.eq("libc among the tables", len(libc), 1)
         ck.true("the executable among the tables (%s)" % sorted(how1),
@@ -70,23 +94,29 @@ def t_unwind_cache():
                                        for f in files)), ["0o600"])
         ck.true("demo's stdout buffer has its 6 libc frames",
                 any(sum(1 for f in r[3] if f[3] == "libc.so.6") == 6 for r in recs1))
-        how2, recs2, _ = cache_run(env)
+        how2, recs2, _ = cache_run(env, lines)
+        if dbg:
+            ck.eq("run 2: libc's line table", lines, {dbg: "from the cache"})
         ck.eq("run 2: the same tables", sorted(how2), sorted(how1))
         ck.eq("run 2: every table from the cache", sorted(set(how2.values())),
               ["from the cache"])
         ck.eq("run 2: records and stacks", recs2, recs1)
-        for f in files:
+        for f in files + dwl_files(cd):
             p = os.path.join(cd, f)
             with open(p, "r+b") as fh:
                 size = os.path.getsize(p)
                 fh.seek(size - 8)	# the table's last bytes: rules
                 fh.write(b"\xff" * 8)
-        how3, recs3, other3 = cache_run(env)
+        how3, recs3, other3 = cache_run(env, lines)
+        if dbg:
+            ck.eq("run 3: libc's line table", lines, {dbg: "inflated and indexed"})
         ck.eq("run 3 (every file damaged): every table compiled",
               sorted(set(how3.values())), ["compiled"])
         ck.eq("run 3: records and stacks", recs3, recs1)
         ck.eq("run 3: no message", other3, [])
-        how4, recs4, _ = cache_run(env)
+        how4, recs4, _ = cache_run(env, lines)
+        if dbg:
+            ck.eq("run 4: libc's line table", lines, {dbg: "from the cache"})
         ck.eq("run 4: every table from the cache again", sorted(set(how4.values())),
               ["from the cache"])
         ck.eq("run 4: records and stacks", recs4, recs1)
