@@ -12,8 +12,8 @@
  * A cache file is used only if its header matches, it is ours (owner,
  * not writable by others, a regular file) and its checksum holds; its
  * user checks the contents as any input.  Written to a temporary name
- * and renamed; at most DC_DISK_MAX files of a kind, the least recently
- * used removed.  Every disk error is silent: the caller derives the data
+ * and renamed; at most a number of files of a kind (struct dc_kind), the
+ * least recently used removed.  Every disk error is silent: the caller derives the data
  * as if there were no cache.
  */
 #ifndef PTLEAK_DISKCACHE_H
@@ -22,16 +22,15 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define DC_DISK_MAX 256
-#define DC_DISK_KEEP 192
-
 /* A kind of cache file: MAGIC (< 32 bytes) and FORMAT in its header,
- * SUFFIX (".xyz") on its name, at most MAX bytes after the header. */
+ * SUFFIX (".xyz") on its name, at most MAX bytes after the header; more
+ * than FILES files of the kind: the least recently used go, KEEP left. */
 struct dc_kind {
 	const char *magic;
 	const char *suffix;
 	uint32_t format;
 	uint64_t max;
+	unsigned files, keep;
 };
 
 /* A file's identity. */

@@ -217,8 +217,7 @@ static int by_mtime(const void *a, const void *b)
 	return (x->tv_nsec > y->tv_nsec) - (x->tv_nsec < y->tv_nsec);
 }
 
-/* More than DC_DISK_MAX files of KIND in DIR: the least recently used
- * go. */
+/* More than KIND's files in DIR: the least recently used go. */
 static void disk_trim(const struct dc_kind *kind, const char *dir)
 {
 	struct ent {
@@ -245,9 +244,9 @@ static void disk_trim(const struct dc_kind *kind, const char *dir)
 		memcpy(v[n].name, d->d_name, l + 1);
 		n++;
 	}
-	if (n > DC_DISK_MAX) {
+	if (n > kind->files && kind->keep < n) {
 		qsort(v, n, sizeof(*v), by_mtime);
-		for (i = 0; i < n - DC_DISK_KEEP; i++)
+		for (i = 0; i < n - kind->keep; i++)
 			unlinkat(dirfd(dp), v[i].name, 0);
 	}
 	closedir(dp);

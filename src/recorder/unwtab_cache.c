@@ -78,6 +78,8 @@ static const struct dc_kind disk_kind = {
 	.suffix = ".uwt",
 	.format = UNWTAB_VERSION,
 	.max = CACHE_MAX,
+	.files = 256,
+	.keep = 192,
 };
 
 /* K's table from the disk cache given to USE (mapped read-only, the page

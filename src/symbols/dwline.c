@@ -446,6 +446,9 @@ static const struct dc_kind lines_kind = {
 	.suffix = ".dwl",
 	.format = 1,
 	.max = 256u << 20,
+	/* libc's is 2.2 MB: at most ~70 MB of them */
+	.files = 32,
+	.keep = 24,
 };
 
 struct lines_hdr {

@@ -184,3 +184,29 @@ def t_unwind_cache_bound():
               old[300 - (192 - 1):])
         ck.eq("no message", other, [])
     ck.done()
+
+
+@case("line_cache_bound")
+def t_line_cache_bound():
+    """40 old line tables in the directory: the run that inflates libc's
+    (demo names libc frames with lines) leaves the 24 most recent, its
+    own among them; the unwind tables are not counted with them."""
+    dbg = libc_debug_file("demo")	# Skip without libc6-dbg
+    ck = Check()
+    with tempfile.TemporaryDirectory(prefix="ptleak-it.") as d:
+        old = [("%016x.dwl" % (0x1000 + i)) for i in range(40)]
+        for i, f in enumerate(old):
+            p = os.path.join(d, f)
+            with open(p, "wb") as fh:
+                fh.write(b"x")
+            os.utime(p, (1000000000 + i, 1000000000 + i))
+        lines = {}
+        _, _, other = cache_run(cache_env(PTLEAK_CACHE_DIR=d), lines)
+        ck.eq("libc's line table inflated", lines, {dbg: "inflated and indexed"})
+        files = dwl_files(d)
+        ck.eq("line tables left", len(files), 24)
+        ck.eq("the old ones kept: the most recent", sorted(set(files) & set(old)),
+              old[40 - 23:])
+        ck.true("unwind tables written beside them", len(uwt_files(d)) > 0)
+        ck.eq("no message", other, [])
+    ck.done()
