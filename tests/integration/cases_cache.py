@@ -47,6 +47,18 @@ def cache_run(env, lines=None):
     return how, recs, other
 
 
+def old_files(d, suffix, n):
+    """N cache files of a byte each named like ptleak's with SUFFIX in D,
+    each older than the next: their names, oldest first."""
+    old = [("%016x" % (0x1000 + i)) + suffix for i in range(n)]
+    for i, f in enumerate(old):
+        p = os.path.join(d, f)
+        with open(p, "wb") as fh:
+            fh.write(b"x")
+        os.utime(p, (1000000000 + i, 1000000000 + i))
+    return old
+
+
 def dwl_files(d):
     return sorted(f for f in os.listdir(d) if re.fullmatch(r"[0-9a-f]{16}\.dwl", f)) \
         if os.path.isdir(d) else []
@@ -169,12 +181,7 @@ def t_unwind_cache_bound():
     192 most recent (its own among them), its later writes add theirs."""
     ck = Check()
     with tempfile.TemporaryDirectory(prefix="ptleak-it.") as d:
-        old = [("%016x.uwt" % (0x1000 + i)) for i in range(300)]
-        for i, f in enumerate(old):
-            p = os.path.join(d, f)
-            with open(p, "wb") as fh:
-                fh.write(b"x")
-            os.utime(p, (1000000000 + i, 1000000000 + i))
+        old = old_files(d, ".uwt", 300)
         how, _, other = cache_run(cache_env(PTLEAK_CACHE_DIR=d))
         n = len(how)
         ck.eq("every table compiled", sorted(set(how.values())), ["compiled"])
@@ -194,12 +201,7 @@ def t_line_cache_bound():
     dbg = libc_debug_file("demo")	# Skip without libc6-dbg
     ck = Check()
     with tempfile.TemporaryDirectory(prefix="ptleak-it.") as d:
-        old = [("%016x.dwl" % (0x1000 + i)) for i in range(40)]
-        for i, f in enumerate(old):
-            p = os.path.join(d, f)
-            with open(p, "wb") as fh:
-                fh.write(b"x")
-            os.utime(p, (1000000000 + i, 1000000000 + i))
+        old = old_files(d, ".dwl", 40)
         lines = {}
         _, _, other = cache_run(cache_env(PTLEAK_CACHE_DIR=d), lines)
         ck.eq("libc's line table inflated", lines, {dbg: "inflated and indexed"})
