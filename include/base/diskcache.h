@@ -7,7 +7,9 @@
  * $XDG_CACHE_HOME/ptleak/unwind, else ~/.cache/ptleak/unwind (the name
  * of its first user); PTLEAK_CACHE_DIR set empty: none.  A file is known
  * by its device, inode, size and modification time (a changed file is
- * another file); a cache file's name is a hash of those, of ptleak's
+ * another file; one rewritten in place within a tick of the file
+ * system's clock at the same size is not told apart, as make would not;
+ * packages are installed by rename, a new inode); a cache file's name is a hash of those, of ptleak's
  * version, of the kind's magic and format, and its header repeats them.
  * A cache file is used only if its header matches, it is ours (owner,
  * not writable by others, a regular file) and its checksum holds; its

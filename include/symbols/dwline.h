@@ -17,12 +17,18 @@
 #include <libelf.h>
 #include <stdint.h>
 
+struct dc_kind;
+
 struct dwline;
 
 /* The line tables of ELF file PATH (its .debug_line), NULL if it has
  * none or they cannot be read.  The file stays open until dwline_close. */
 struct dwline *dwline_open(const char *path);
 void dwline_close(struct dwline *d);
+
+/* The kind of the line tables' cache files (diskcache.h: fuzz_dwlcache
+ * writes one). */
+extern const struct dc_kind dwline_cache_kind;
 
 /* D was read from the disk cache (diskcache.h: PATH's .debug_line and
  * .debug_line_str inflated and their index, kept by an earlier open). */

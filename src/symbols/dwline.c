@@ -441,7 +441,7 @@ static const uint8_t *section_data(Elf *elf, const char *name, size_t *len,
  * sequences and the file names as offsets (struct disk_unit, disk_seq,
  * a word a name), each checked when read back as the sections are.
  */
-static const struct dc_kind lines_kind = {
+const struct dc_kind dwline_cache_kind = {
 	.magic = "ptleak line table cache 2\n",
 	.suffix = ".dwl",
 	.format = 1,
@@ -520,7 +520,7 @@ static void lines_keep(const struct dwline *d, const struct dc_key *key,
 		n[i] = name_word(d, line, len, d->names[i]);
 	if (!h.line_str_len)
 		part[2] = "";
-	dc_write(&lines_kind, key, part, plen, 6);
+	dc_write(&dwline_cache_kind, key, part, plen, 6);
 	free(u);
 	free(q);
 	free(n);
@@ -557,7 +557,7 @@ static int lines_cached(struct dwline *d, const struct dc_key *key,
 	uint64_t rest, i;
 	int bad = 0;
 
-	if (dc_map(&lines_kind, key, &d->map))
+	if (dc_map(&dwline_cache_kind, key, &d->map))
 		return -1;
 	rest = d->map.size;
 	if (rest < sizeof(h))

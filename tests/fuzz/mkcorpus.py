@@ -132,6 +132,27 @@ def cfi_inputs():
     yield "hand-hdr-version", bytes([0, 2, 0x1b, 0x03, 0x3b]) + bytes(12), -1
 
 
+def dwl_cache(unit_of_seq=0, name_off=None, cut=0, nfiles=2):
+    """A line table cache file's data (dwline.c, struct lines_hdr and
+    after): one DWARF 4 unit, file 1 "a.c", a sequence from 0x1000 to
+    0x1010 whose one row says line 10 (fuzz_dwlcache: 0x1000 and 0x1008
+    give 10 each)."""
+    std = bytes([0, 1, 1, 1, 1, 0, 0, 0, 1, 0, 0, 1])
+    hdr_rest = bytes([1, 1, 1, 0xfb, 14, 13]) + std + b"\0" + b"a.c\0\0\0\0" + b"\0"
+    prog = (bytes([0, 9, 2]) + struct.pack("<Q", 0x1000) + bytes([3, 9, 1, 2, 0x10])
+            + bytes([0, 1, 1]))
+    body = struct.pack("<HI", 4, len(hdr_rest)) + hdr_rest + prog
+    line = struct.pack("<I", len(body)) + body
+    prog_off = len(line) - len(prog)
+    name = line.index(b"a.c\0") if name_off is None else name_off
+    unit = struct.pack("<QQIIiiQQ", prog_off, len(line), 1, 13, -5, 14, 0, nfiles) + \
+        bytes([0] + list(std) + [0] * (256 - 13))
+    seq = struct.pack("<QQQQ", 0x1000, 0x1010, prog_off, unit_of_seq)
+    names = struct.pack("<QQ", 0, 1 + name)
+    data = struct.pack("<5Q", len(line), 0, 1, 1, 2) + line + unit + seq + names
+    return data[:len(data) - cut]
+
+
 def text_inputs():
     yield "supp", "hand-leak", b"leak:foo\nfd:bar*\n", 2
     yield "supp", "hand-no-prefix", b"foo\n", -1
@@ -142,6 +163,12 @@ def text_inputs():
     yield "elfsyms", "hand-empty", b"", -2
     yield "dwline", "hand-not-elf", b"\x7fELF\x02\x01\x01" + bytes(57), -1
     yield "unwtab", "hand-not-elf", b"garbage", -1
+    yield "dwlcache", "hand-one-row", dwl_cache(), 20
+    yield "dwlcache", "hand-empty", b"", -1
+    yield "dwlcache", "hand-unit-past", dwl_cache(unit_of_seq=1), -1
+    yield "dwlcache", "hand-name-past", dwl_cache(name_off=10000), -1
+    yield "dwlcache", "hand-files-past", dwl_cache(nfiles=3), -1
+    yield "dwlcache", "hand-cut", dwl_cache(cut=8), -1
 
 
 def write(name, inputs):

@@ -25,7 +25,7 @@
 typedef long (*harness)(const uint8_t *data, size_t size);
 
 #define HARNESSES(X) X(ring) X(cbpf) X(fastdec) X(cfi) X(unwtab) \
-	X(dwline) X(elfsyms) X(supp) X(census)
+	X(dwline) X(dwlcache) X(elfsyms) X(supp) X(census)
 #define DECLARE(name) long fuzz_##name(const uint8_t *data, size_t size);
 HARNESSES(DECLARE)
 
