@@ -24,6 +24,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* Symbols copied at most (48 bytes each): a bigger table is searched by
+ * libdw at each lookup. */
+#define ADDRSYM_MAX	(1 << 21)
+
 struct addrsym_entry {
 	uint64_t value;		/* as dwfl_module_getsym_info gives it */
 	const char *name;	/* libdw's: valid while its session is */
@@ -36,7 +40,7 @@ struct addrsym {
 	size_t n;
 	size_t first_global;	/* e[0, first_global): local symbols */
 	int none;		/* no table: every lookup finds nothing */
-	int libdw;		/* every lookup left to libdw (ET_REL) */
+	int libdw;		/* every lookup left to libdw (ET_REL, too big) */
 	size_t fallbacks;	/* lookups left to libdw (tests) */
 };
 

@@ -22,9 +22,12 @@ void addrsym_init(struct addrsym *t, Dwfl_Module *mod)
 		t->none = 1;	/* libdw: NULL, whatever the address */
 		return;
 	}
-	/* a relocatable object's values are relative to its sections */
+	/* a relocatable object's values are relative to its sections; a
+	 * table past ADDRSYM_MAX (the object's file says how big): libdw's
+	 * search, ptleak's memory bounded */
 	elf = dwfl_module_getelf(mod, &bias);
-	if (!elf || !gelf_getehdr(elf, &eh) || eh.e_type == ET_REL) {
+	if (!elf || !gelf_getehdr(elf, &eh) || eh.e_type == ET_REL ||
+	    nsyms > ADDRSYM_MAX) {
 		t->libdw = 1;
 		return;
 	}
