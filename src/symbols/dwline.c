@@ -682,6 +682,7 @@ static int lines_read(struct dwline *d, const char *path)
 		return 0;
 	}
 	d->fd = open_untrusted(path);
+	elf_version(EV_CURRENT);	/* libelf's start, whoever calls first */
 	d->elf = d->fd >= 0 ? elf_begin(d->fd, ELF_C_READ_MMAP, NULL) : NULL;
 	line = d->elf ? section_data(d->elf, ".debug_line", &len, &inflated) : NULL;
 	if (!line)
