@@ -461,36 +461,58 @@ static NOINLINE uint64_t paint(void)
 	return area[0];
 }
 
+/* The distance below SP of the deepest word of the paint that is now
+ * neither zero nor as painted (ZERO: that is zero). */
+static uint64_t deepest_word(uint64_t sp, int zero)
+{
+	uint64_t a, v;
+
+	for (a = sp - PAINT + 256; a < sp; a += 8) {
+		v = *(volatile uint64_t *)(uintptr_t)a;
+		if (zero ? !v : v && v != PAINT_WORD)
+			return sp - a;
+	}
+	return 0;
+}
+
 /* The deepest word below this frame's sp that a t_malloc (its stack
  * walked afresh) left neither zero nor as painted: its distance. */
 static NOINLINE uint64_t residue(void **p)
 {
-	uint64_t sp, a, deepest = 0, v;
+	uint64_t sp;
 
 	if (paint() != PAINT_WORD)
 		return 0;
 	*p = t_malloc(24);
 	__asm__ volatile("mov %%rsp, %0" : "=r"(sp) : : "memory");
-	for (a = sp - PAINT + 256; a < sp; a += 8) {
-		v = *(volatile uint64_t *)(uintptr_t)a;
-		if (v && v != PAINT_WORD) {
-			deepest = sp - a;
-			break;
-		}
-	}
-	return deepest;
+	return deepest_word(sp, 0);
+}
+
+/* The same after a t_free of P (ZERO: the deepest zero word, how deep
+ * the stub zeroed). */
+static NOINLINE uint64_t residue_free(void *p, int zero)
+{
+	uint64_t sp;
+
+	if (paint() != PAINT_WORD)
+		return 0;
+	t_free(p);
+	__asm__ volatile("mov %%rsp, %0" : "=r"(sp) : : "memory");
+	return deepest_word(sp, zero);
 }
 
 /*
  * The hooks' frames, the walk's deepest included, lie within what the
  * stub scrubs below its frame (REC_SCRUB): below the return address, the
  * stub's saved rbp and struct rec_call, only zeros or what was there.
+ * A free's (REC_SCRUB_FREE): within its shorter scrub, which is shorter.
  */
 static void test_scrubbed(void **state)
 {
 	struct got g;
 	uint64_t d;
 	void *p;
+	int zero;
 
 	memset(scache, 0, sizeof(scache));
 	memset(stackset, 0, sizeof(stackset));
@@ -503,6 +525,20 @@ static void test_scrubbed(void **state)
 		       (unsigned)d);
 	assert_true(d > 0);
 	assert_true(d <= 8 + 16 + 16 + REC_CALL_SIZE + REC_SCRUB);
+
+	for (zero = 0; zero < 2; zero++) {
+		p = t_malloc(40);
+		drain(&g);
+		d = residue_free(p, zero);
+		drain(&g);
+		if (getenv("PTLEAK_BENCH"))
+			printf("# a free's hooks left %s %u bytes below t_free's "
+			       "caller\n", zero ? "zeros" : "words", (unsigned)d);
+		/* within the free's scrub, and zeros no deeper: painted
+		 * words below it */
+		assert_true(d > (zero ? REC_SCRUB_FREE : 0));
+		assert_true(d <= 8 + 16 + 16 + REC_CALL_SIZE + REC_SCRUB_FREE);
+	}
 }
 
 int main(void)

@@ -85,16 +85,23 @@ rec_stub:
 	 * meanwhile in
 	 * the argument words, dead now and zeroed below (a thread taken out
 	 * between xmm_saved and xmm_back gets it back: rec_out.c) */
-	.if	REC_SCRUB != 768
-	.error	"stub.S: the scrub's stores cover 768 bytes, not REC_SCRUB"
+	.if	REC_SCRUB != 768 || REC_SCRUB_FREE != 384
+	.error	"stub.S: the scrub's stores cover 768 (384) bytes, not REC_SCRUB (_FREE)"
 	.endif
 	movups	%xmm0, REC_CALL_ARGS(%rsp)
 	LABEL(xmm_saved)
 	pxor	%xmm0, %xmm0
-	.irp	o, 16, 32, 48, 64, 80, 96, 112, 128, 144, 160, 176, 192, 208, \
-		224, 240, 256, 272, 288, 304, 320, 336, 352, 368, 384, 400, \
-		416, 432, 448, 464, 480, 496, 512, 528, 544, 560, 576, 592, \
-		608, 624, 640, 656, 672, 688, 704, 720, 736, 752, 768
+	/* a free's hooks went less deep (REC_SCRUB_FREE): its deepest
+	 * stores skipped (flags only: cmp) */
+	cmpb	$REC_FN_FREE_ID, REC_CALL_FN(%rsp)
+	je	1f
+	.irp	o, 768, 752, 736, 720, 704, 688, 672, 656, 640, 624, 608, 592, \
+		576, 560, 544, 528, 512, 496, 480, 464, 448, 432, 416, 400
+	movups	%xmm0, -\o(%rsp)
+	.endr
+1:
+	.irp	o, 384, 368, 352, 336, 320, 304, 288, 272, 256, 240, 224, 208, \
+		192, 176, 160, 144, 128, 112, 96, 80, 64, 48, 32, 16
 	movups	%xmm0, -\o(%rsp)
 	.endr
 	movups	REC_CALL_ARGS(%rsp), %xmm0
