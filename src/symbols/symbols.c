@@ -449,10 +449,29 @@ static int cmp_alias(const void *x, const void *y)
 	return a->addr < b->addr ? -1 : a->addr > b->addr;
 }
 
+/* SYM, named NAME at ADDR, among M's global functions if it is one. */
+static void alias_add(struct module_syms *m, size_t *alloc, uint64_t addr,
+		      const char *name, const GElf_Sym *sym)
+{
+	int bind;
+
+	if (!name || !*name || sym->st_shndx == SHN_UNDEF ||
+	    GELF_ST_TYPE(sym->st_info) != STT_FUNC)
+		return;
+	bind = GELF_ST_BIND(sym->st_info);
+	if (bind != STB_GLOBAL && bind != STB_WEAK)
+		return;
+	grow_array((void **)&m->a, alloc, m->n + 1, sizeof(*m->a));
+	m->a[m->n].addr = addr;
+	m->a[m->n].name = name;
+	m->n++;
+}
+
 static struct module_syms *module_of(struct symbolizer *s, Dwfl_Module *mod)
 {
 	struct module_syms *m;
 	size_t i, alloc = 0;
+	int k, nsyms;
 
 	for (i = 0; i < s->nmods; i++)
 		if (s->mods[i].syms.mod == mod)
@@ -461,17 +480,19 @@ static struct module_syms *module_of(struct symbolizer *s, Dwfl_Module *mod)
 	m = &s->mods[s->nmods++];
 	memset(m, 0, sizeof(*m));
 	addrsym_init(&m->syms, mod);
-	for (i = 0; i < m->syms.n; i++) {
-		const struct addrsym_entry *e = &m->syms.e[i];
-		int bind = GELF_ST_BIND(e->sym.st_info);
+	for (i = 0; i < m->syms.n; i++)
+		alias_add(m, &alloc, m->syms.e[i].value, m->syms.e[i].name,
+			  &m->syms.e[i].sym);
+	/* no copy (a table left to libdw's search): the aliases from
+	 * libdw's table itself */
+	nsyms = m->syms.libdw ? dwfl_module_getsymtab(mod) : 0;
+	for (k = 1; k < nsyms; k++) {
+		GElf_Sym sym;
+		GElf_Addr addr;
+		const char *name = dwfl_module_getsym_info(mod, k, &sym, &addr,
+							   NULL, NULL, NULL);
 
-		if (GELF_ST_TYPE(e->sym.st_info) != STT_FUNC ||
-		    (bind != STB_GLOBAL && bind != STB_WEAK))
-			continue;
-		grow_array((void **)&m->a, &alloc, m->n + 1, sizeof(*m->a));
-		m->a[m->n].addr = e->value;
-		m->a[m->n].name = e->name;
-		m->n++;
+		alias_add(m, &alloc, addr, name, &sym);
 	}
 	if (m->n)
 		qsort(m->a, m->n, sizeof(*m->a), cmp_alias);
