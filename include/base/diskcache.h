@@ -73,9 +73,9 @@ int dc_map(const struct dc_kind *kind, const struct dc_key *k, struct dc_map *m)
  * used goes first). */
 void dc_unmap(struct dc_map *m, int used);
 
-/* The N pieces PART[i] of LEN[i] bytes as K's cache file of KIND. */
+/* SIZE bytes at DATA as K's cache file of KIND. */
 void dc_write(const struct dc_kind *kind, const struct dc_key *k,
-	      const void *const *part, const size_t *len, unsigned n);
+	      const void *data, size_t size);
 
 /* The checksum kept in a cache file's header (exposed for tests). */
 uint64_t dc_sum(const void *p, size_t n);

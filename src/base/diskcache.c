@@ -254,40 +254,24 @@ static void disk_trim(const struct dc_kind *kind, const char *dir)
 }
 
 void dc_write(const struct dc_kind *kind, const struct dc_key *k,
-	      const void *const *part, const size_t *len, unsigned n)
+	      const void *data, size_t size)
 {
 	char path[4096], tmp[4160], *slash;
 	struct dc_hdr h;
-	uint64_t size = 0;
-	unsigned i;
 	int fd, ok;
-	void *all;
 
-	for (i = 0; i < n; i++)
-		size += len[i];
 	if (size > kind->max || disk_name(kind, k, path, sizeof(path), 1))
 		return;
-	/* the checksum over the pieces as one */
-	all = malloc(size ? size : 1);
-	if (!all)
-		return;
-	for (size = 0, i = 0; i < n; i++) {
-		memcpy((char *)all + size, part[i], len[i]);
-		size += len[i];
-	}
 	snprintf(tmp, sizeof(tmp), "%s.%d.tmp", path, (int)getpid());
 	fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
-	if (fd < 0) {
-		free(all);
+	if (fd < 0)
 		return;
-	}
 	hdr_of(kind, k, &h);
 	h.size = size;
-	h.sum = dc_sum(all, size);
+	h.sum = dc_sum(data, size);
 	ok = write(fd, &h, sizeof(h)) == (ssize_t)sizeof(h) &&
-	     write(fd, all, size) == (ssize_t)size;
+	     write(fd, data, size) == (ssize_t)size;
 	ok = !close(fd) && ok;
-	free(all);
 	if (!ok || rename(tmp, path)) {
 		unlink(tmp);
 		return;

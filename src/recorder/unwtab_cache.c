@@ -106,10 +106,7 @@ static int disk_use(const struct key *k,
 
 static void disk_write(const struct key *k, const struct unwtab_hdr *tab)
 {
-	const void *part = tab;
-	size_t len = tab->size;
-
-	dc_write(&disk_kind, k, &part, &len, 1);
+	dc_write(&disk_kind, k, tab, tab->size);
 }
 
 /* ---- the API ---- */

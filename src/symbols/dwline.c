@@ -483,47 +483,55 @@ static uint64_t name_word(const struct dwline *d, const uint8_t *line,
 	return (1 + (uint64_t)(n - d->line_str)) | NAME_IN_STR;
 }
 
-/* D's index, read from LINE's LEN bytes, into the cache after them. */
+/* D's index, read from LINE's LEN bytes, into the cache after them:
+ * the file's data made in one piece. */
 static void lines_keep(const struct dwline *d, const struct dc_key *key,
 		       const uint8_t *line, size_t len)
 {
 	struct lines_hdr h = { len, d->line_str ? d->line_str_len : 0,
 			       d->nunits, d->nseqs, d->nnames };
-	struct disk_unit *u = xcalloc(d->nunits ? d->nunits : 1, sizeof(*u));
-	struct disk_seq *q = xcalloc(d->nseqs ? d->nseqs : 1, sizeof(*q));
-	uint64_t *n = xcalloc(d->nnames ? d->nnames : 1, sizeof(*n));
-	const void *part[6] = { &h, line, d->line_str, u, q, n };
-	size_t plen[6] = { sizeof(h), len, h.line_str_len, d->nunits * sizeof(*u),
-			   d->nseqs * sizeof(*q), d->nnames * sizeof(*n) };
-	size_t i;
+	size_t size = sizeof(h) + len + h.line_str_len +
+		      d->nunits * sizeof(struct disk_unit) +
+		      d->nseqs * sizeof(struct disk_seq) + d->nnames * 8, i;
+	uint8_t *buf = xmalloc(size), *p = buf;
 
-	for (i = 0; i < d->nunits; i++) {
+	memcpy(p, &h, sizeof(h));
+	p += sizeof(h);
+	memcpy(p, line, len);
+	p += len;
+	if (h.line_str_len)
+		memcpy(p, d->line_str, h.line_str_len);
+	p += h.line_str_len;
+	for (i = 0; i < d->nunits; i++, p += sizeof(struct disk_unit)) {
 		const struct unit *x = &d->units[i];
+		struct disk_unit u;
 
-		u[i].prog = (uint64_t)(x->prog - line);
-		u[i].end = (uint64_t)(x->end - line);
-		u[i].min_len = x->min_len;
-		u[i].opcode_base = x->opcode_base;
-		u[i].line_base = x->line_base;
-		u[i].line_range = x->line_range;
-		u[i].file_base = x->file_base;
-		u[i].nfiles = x->nfiles;
-		memcpy(u[i].std_len, x->std_len, sizeof(u[i].std_len));
+		memset(&u, 0, sizeof(u));
+		u.prog = (uint64_t)(x->prog - line);
+		u.end = (uint64_t)(x->end - line);
+		u.min_len = x->min_len;
+		u.opcode_base = x->opcode_base;
+		u.line_base = x->line_base;
+		u.line_range = x->line_range;
+		u.file_base = x->file_base;
+		u.nfiles = x->nfiles;
+		memcpy(u.std_len, x->std_len, sizeof(u.std_len));
+		memcpy(p, &u, sizeof(u));
 	}
-	for (i = 0; i < d->nseqs; i++) {
-		q[i].lo = d->seqs[i].lo;
-		q[i].hi = d->seqs[i].hi;
-		q[i].from = (uint64_t)(d->seqs[i].from - line);
-		q[i].unit = d->seqs[i].unit;
+	for (i = 0; i < d->nseqs; i++, p += sizeof(struct disk_seq)) {
+		struct disk_seq q = { d->seqs[i].lo, d->seqs[i].hi,
+				      (uint64_t)(d->seqs[i].from - line),
+				      d->seqs[i].unit };
+
+		memcpy(p, &q, sizeof(q));
 	}
-	for (i = 0; i < d->nnames; i++)
-		n[i] = name_word(d, line, len, d->names[i]);
-	if (!h.line_str_len)
-		part[2] = "";
-	dc_write(&dwline_cache_kind, key, part, plen, 6);
-	free(u);
-	free(q);
-	free(n);
+	for (i = 0; i < d->nnames; i++, p += 8) {
+		uint64_t w = name_word(d, line, len, d->names[i]);
+
+		memcpy(p, &w, 8);
+	}
+	dc_write(&dwline_cache_kind, key, buf, size);
+	free(buf);
 }
 
 /* A name from its word, NULL if it is none or not a string of its
@@ -549,9 +557,7 @@ static const char *name_of(const struct dwline *d, const uint8_t *line,
 static int lines_cached(struct dwline *d, const struct dc_key *key,
 			const uint8_t **line, size_t *len)
 {
-	const struct disk_unit *u;
-	const struct disk_seq *q;
-	const uint64_t *n;
+	const size_t su = sizeof(struct disk_unit), sq = sizeof(struct disk_seq);
 	const uint8_t *p;
 	struct lines_hdr h;
 	uint64_t rest, i;
@@ -568,10 +574,8 @@ static int lines_cached(struct dwline *d, const struct dc_key *key,
 	if (!h.line_len || h.line_len > rest || h.line_str_len > rest - h.line_len)
 		goto bad;
 	rest -= h.line_len + h.line_str_len;
-	if (h.nunits > rest / sizeof(*u) || h.nseqs > rest / sizeof(*q) ||
-	    h.nnames > rest / sizeof(*n) ||
-	    rest != h.nunits * sizeof(*u) + h.nseqs * sizeof(*q) +
-		    h.nnames * sizeof(*n))
+	if (h.nunits > rest / su || h.nseqs > rest / sq || h.nnames > rest / 8 ||
+	    rest != h.nunits * su + h.nseqs * sq + h.nnames * 8)
 		goto bad;
 	p = (const uint8_t *)d->map.data + sizeof(h);
 	*line = p;
@@ -605,7 +609,7 @@ static int lines_cached(struct dwline *d, const struct dc_key *key,
 		y->nfiles = x.nfiles;
 		memcpy(y->std_len, x.std_len, sizeof(y->std_len));
 	}
-	p += h.nunits * sizeof(struct disk_unit);
+	p += h.nunits * su;
 	for (i = 0; i < h.nseqs; i++) {
 		struct disk_seq x;
 
@@ -618,7 +622,7 @@ static int lines_cached(struct dwline *d, const struct dc_key *key,
 		d->seqs[i].from = *line + x.from;
 		d->seqs[i].unit = x.unit;
 	}
-	p += h.nseqs * sizeof(struct disk_seq);
+	p += h.nseqs * sq;
 	for (i = 0; i < h.nnames && !bad; i++) {
 		uint64_t w;
 

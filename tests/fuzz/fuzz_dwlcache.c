@@ -29,8 +29,6 @@ FUZZ(dwlcache)
 {
 	struct dc_key k;
 	struct dwline *d;
-	const void *part = data;
-	size_t len = size;
 	long sum;
 
 	util_silent = 1;
@@ -50,7 +48,7 @@ FUZZ(dwlcache)
 	setenv("PTLEAK_CACHE_DIR", dwl_dir, 1);
 	if (dc_key_of(dwl_key, &k))
 		abort();
-	dc_write(&dwline_cache_kind, &k, &part, &len, 1);
+	dc_write(&dwline_cache_kind, &k, data, size);
 	d = dwline_open(dwl_key);
 	if (!d)
 		return -1;
