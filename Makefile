@@ -91,7 +91,7 @@ TARGET_CFLAGS := -O0 -g -fno-omit-frame-pointer -pthread
 TARGET_LIB := $(patsubst tests/targets/lib/%.c,$(B)/targets/%.so,$(wildcard tests/targets/lib/*.c))
 TARGET_BIN += $(TARGET_LIB)
 
-.PHONY: all deps demo check check-valgrind unit integration bench bench-deps bench-detail bench-bigheap bench-compile \
+.PHONY: all deps demo check check-valgrind unit integration bench bench-deps bench-detail bench-bigheap bench-hookcost bench-compile \
 	bench-unwtab bench-pause clean install uninstall fuzz fuzz-deps fuzz-build
 all: $(B)/ptleak
 
@@ -106,7 +106,7 @@ $(B)/obj/%.o: %.c $(wildcard include/*/*.h) $(wildcard src/*/*.h) $(wildcard arc
 # its entry points.
 BLOB_CFLAGS := -std=gnu11 $(WARN) -O2 -ffreestanding -fPIC -fno-plt \
 	-fvisibility=hidden -fno-stack-protector -fasynchronous-unwind-tables \
-	-mgeneral-regs-only -nostdlib -fno-builtin -fno-tree-loop-distribute-patterns
+	-mgeneral-regs-only -mno-red-zone -nostdlib -fno-builtin -fno-tree-loop-distribute-patterns
 BLOB_SRC := src/recorder/hooks/hooks.c src/recorder/hooks/walk.c $(wildcard arch/$(ARCH)/recorder/*.S)
 BLOB_OBJ := $(patsubst %,$(B)/recorder/%.o,$(BLOB_SRC))
 BLOB_DEPS := $(addprefix include/recorder/,ring.h rechook.h unwtab.h unwtab_walk.h) arch/$(ARCH)/ring_arch.h \
@@ -210,9 +210,11 @@ $(B)/tests/stub_talloc.o: tests/unit/stub_talloc.c tests/unit/stub_talloc.h
 	$(CC) -std=gnu11 $(WARN) -O2 -g -falign-functions=4096 \
 		-fno-partial-inlining -c -o $@ $<
 # test_hooks_stack* too, their call chains without a frame pointer.
+# hook_cost (bench/hook_cost, not a test) too.
 HOOK_TESTS := $(B)/tests/test_hooks_stub $(B)/tests/test_hooks_stack \
-	$(B)/tests/test_hooks_stack_mt
-$(B)/tests/test_hooks_stack $(B)/tests/test_hooks_stack_mt: ALL_CFLAGS += -fomit-frame-pointer
+	$(B)/tests/test_hooks_stack_mt $(B)/tests/hook_cost
+$(B)/tests/test_hooks_stack $(B)/tests/test_hooks_stack_mt $(B)/tests/hook_cost: \
+	ALL_CFLAGS += -fomit-frame-pointer
 $(HOOK_TESTS): $(B)/tests/%: tests/unit/%.c \
 		$(B)/tests/stub_talloc.o \
 		$(B)/libptleak.a $(wildcard tests/unit/*.h) $(B)/gen/recblob_offsets.h
@@ -290,6 +292,11 @@ bench-detail: $(B)/ptleak
 # issue 26's section of make bench alone (bench/big_heap.py)
 bench-bigheap: $(B)/ptleak $(B)/libptleak.a
 	@$(MAKE) -s -C bench bigheap B=$(BENCH_B)
+
+# what a patched call costs in instructions and stores, counted by
+# valgrind's lackey (bench/hook_cost; no time, the same on any machine)
+bench-hookcost: $(B)/tests/hook_cost
+	python3 bench/hook_cost $(B)
 
 # what the benchmarks run besides ptleak (not part of deps: check needs none)
 BENCH_DEB := sqlite3 heaptrack valgrind perl python3 gawk

@@ -179,24 +179,26 @@ int arch_rec_take_out(struct arch_regs *r, const struct arch_rec_ops *ops,
 		u->rbp = rd(&o, fp);
 		u->rip = rd(&o, fp + 8);
 		u->rsp = fp + 16;
-	} else if (pc < at(&o, OFF(restored))) {
-		uint64_t c = u->rsp;
+	} else if (pc <= at(&o, OFF(leave))) {
+		uint64_t c = u->rsp, fp = u->rbp;
 
-		after(&o, r, c);
-		/* in the scrub: the caller's %xmm0 is in the frame */
+		/* in the scrub and the frame's zeroing: the caller's %xmm0 is
+		 * in the frame */
 		if (pc >= at(&o, OFF(xmm_saved)) && pc < at(&o, OFF(xmm_back))) {
 			r->xmm0[0] = rd(&o, c + REC_CALL_ARGS);
 			r->xmm0[1] = rd(&o, c + REC_CALL_ARGS + 8);
 			r->xmm0_set = 1;
 		}
-	}
-	else if (pc <= at(&o, OFF(leave))) {
-		/* everything restored: leave; ret */
-		uint64_t fp = u->rbp;
-
-		u->rbp = rd(&o, fp);
-		u->rip = rd(&o, fp + 8);
-		u->rsp = fp + 16;
+		if (pc < at(&o, OFF(regs_back))) {
+			/* the registers still in the frame */
+			after(&o, r, c);
+		} else {
+			/* the registers back (the frame being zeroed):
+			 * leave; ret */
+			u->rbp = rd(&o, fp);
+			u->rip = rd(&o, fp + 8);
+			u->rsp = fp + 16;
+		}
 	} else {
 		/* at the ret */
 		u->rip = rd(&o, u->rsp);

@@ -60,19 +60,32 @@
 #define REC_CALL_IN_R10	208
 #define REC_CALL_IN_R11	216
 #define REC_CALL_SIZE	224	/* a multiple of 16 */
-/* Bytes below the stub's frame the stub zeroes before it returns, with
+/*
+ * Bytes below the stub's frame the stub zeroes before it returns, with
  * the frame: the hooks' own frames held the block's address (and the
  * walks the frames' registers), the stack's dead part would keep it as
- * a root for the leak scan.  The deepest chain, by gcc -fstack-usage
- * with return addresses: hook_leave, emit_stack, walk_cached, step,
- * rule_at, 592 bytes (walk instead of walk_cached: 440). */
-#define REC_SCRUB	768	/* stub.S's scrub: 48 stores of 16 bytes */
-/* The same after a free, whose hooks walk no stack: hook_enter, emit and,
- * on a full ring, ring_wait, 336 bytes with return addresses.  A store
- * costs: perl's 800,000 frees ran ~20 ms faster with 24 stores fewer
- * each (on a 2-CPU EPYC VM, 16-byte stores ~1.2 ns apiece). */
-#define REC_SCRUB_FREE	384	/* its last 24 stores */
-#define REC_FN_FREE_ID	4	/* REC_FN_FREE, for stub.S */
+ * a root for the leak scan.  A store counts (a call's ~90 stores were
+ * most of what the stub cost perl), so the hooks tell the stub how deep
+ * the call's own chain went: hook_enter in rec_call.scrub, hook_leave,
+ * returning the larger of it and its own, one of these classes (stub.S
+ * stores from the class's depth up; gcc -fstack-usage frames with their
+ * return addresses, the blob built -mno-red-zone; test_scrubbed checks
+ * each path's residue and zeros):
+ */
+/* anything that walks or may: hook_leave, emit_stack, walk_cached, step,
+ * rule_at, 632 bytes (walk instead of walk_cached: 512) */
+#define REC_SCRUB	768
+/* hook_enter, emit (a free, a realloc's begin) and, on a full ring,
+ * ring_wait: 312 (emit_fast and ring_wait: 304; emit's tid_of, a thread
+ * with no entry: 272) */
+#define REC_SCRUB_WAIT	384
+/* hook_enter and emit, 216, or hook_leave and emit_fast (a stack the
+ * thread's cache had as a way, interned: perl's every call but ~1 in
+ * 60), 208 */
+#define REC_SCRUB_EMIT	256
+/* the hooks alone, nothing recorded (hook_enter of a malloc: its nesting
+ * and its thread's entry, 104) */
+#define REC_SCRUB_MIN	128
 
 #ifndef __ASSEMBLER__
 #include <stddef.h>
@@ -88,7 +101,8 @@ struct rec_call {
 	uint64_t ret;
 	uint64_t ret2;
 	uint64_t ra;
-	uint64_t record;
+	uint32_t record;	/* set by hook_enter: 1 = recorded call */
+	uint32_t scrub;		/* set by hook_enter: its class (REC_SCRUB_*) */
 	uint64_t post[7];	/* rcx rsi rdi r8 r9 r10 r11 */
 	uint64_t outer;		/* set by hook_enter: the word it made this
 				 * call's (struct rec_thread.outer), to clear */
@@ -99,7 +113,8 @@ struct rec_call {
 };
 
 _Static_assert(offsetof(struct rec_call, fn) == REC_CALL_FN, "rec_call");
-_Static_assert(REC_SCRUB_FREE % 16 == 0 && REC_SCRUB_FREE <= REC_SCRUB, "scrub");
+_Static_assert(REC_SCRUB_MIN < REC_SCRUB_EMIT && REC_SCRUB_EMIT < REC_SCRUB_WAIT &&
+	       REC_SCRUB_WAIT < REC_SCRUB && REC_SCRUB_MIN % 16 == 0, "scrub classes");
 _Static_assert(offsetof(struct rec_call, orig) == REC_CALL_ORIG, "rec_call");
 _Static_assert(offsetof(struct rec_call, ret) == REC_CALL_RET, "rec_call");
 _Static_assert(offsetof(struct rec_call, ret2) == REC_CALL_RET2, "rec_call");
@@ -156,7 +171,6 @@ enum rec_kind {
 #define REC_FN(kind, obj)	((uint32_t)(kind) | (uint32_t)(obj) << 8)
 #define REC_FN_TAGGED(kind, obj, tag) (REC_FN(kind, obj) | (uint32_t)(tag) << 16)
 #define REC_FN_KIND(fn)		((unsigned)(fn) & 0xff)
-_Static_assert(REC_FN_FREE == REC_FN_FREE_ID, "stub.S's free");
 #define REC_FN_OBJ(fn)		(((unsigned)(fn) >> 8) & 0xff)
 #define REC_FN_TAG(fn)		(((unsigned)(fn) >> 16) & 0xff)
 
@@ -428,7 +442,8 @@ static inline uint64_t rec_pccache_slot(uint64_t key, uint64_t mask)
 
 struct rec_sway {
 	uint64_t pc, sp, fp;
-	uint64_t fpkey;		/* 1: the walk depends on the first fp */
+	uint32_t fpkey;		/* 1: the walk depends on the first fp */
+	uint32_t top;		/* the largest of off[] */
 	uint64_t hash;
 	uint32_t n;		/* pcs of the walk */
 	uint32_t nwords;	/* words read + 1; 0: an empty way */

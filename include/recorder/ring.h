@@ -214,10 +214,12 @@ static inline int ring_wait(struct ring *r, uint64_t end)
  * the ring's only producer (its signal handlers aside): head moves
  * without a locked instruction, which would wait for the thread's
  * earlier stores to reach the cache (a fifth of a record's cost).
+ * WAITED (unless NULL) := 1 if it had to wait (ring_wait: the hooks'
+ * deepest stack, rechook.h's scrub classes).
  */
-static inline int ring_reserve_as(struct ring *r, unsigned type,
-				  unsigned npcs, unsigned nwords,
-				  struct ring_res *res, int alone)
+static inline int ring_reserve_w(struct ring *r, unsigned type,
+				 unsigned npcs, unsigned nwords,
+				 struct ring_res *res, int alone, int *waited)
 {
 	uint64_t len = 8 * ((uint64_t)nwords + 1), pos;
 
@@ -228,9 +230,12 @@ static inline int ring_reserve_as(struct ring *r, unsigned type,
 	}
 	pos = alone ? ring_arch_local_add(&r->head, len) :
 	      __atomic_fetch_add(&r->head, len, __ATOMIC_RELAXED);
-	if (!ring_has_room(r, pos + len, __ATOMIC_ACQUIRE) &&
-	    ring_wait(r, pos + len) < 0)
-		goto lost;
+	if (!ring_has_room(r, pos + len, __ATOMIC_ACQUIRE)) {
+		if (waited)
+			*waited = 1;
+		if (ring_wait(r, pos + len) < 0)
+			goto lost;
+	}
 	res->pos = pos;
 	res->hdr = RING_HDR(len, RING_WRITING, type, npcs);
 	/* the tail's acquire above orders this after the consumer's zeroing */
@@ -239,6 +244,14 @@ static inline int ring_reserve_as(struct ring *r, unsigned type,
 lost:
 	__atomic_fetch_add(&r->lost, 1, __ATOMIC_RELAXED);
 	return -1;
+}
+
+/* ring_reserve_w() without telling whether it waited */
+static inline int ring_reserve_as(struct ring *r, unsigned type,
+				  unsigned npcs, unsigned nwords,
+				  struct ring_res *res, int alone)
+{
+	return ring_reserve_w(r, type, npcs, nwords, res, alone, NULL);
 }
 
 static inline int ring_reserve(struct ring *r, unsigned type, unsigned npcs,

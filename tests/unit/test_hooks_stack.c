@@ -475,9 +475,10 @@ static uint64_t deepest_word(uint64_t sp, int zero)
 	return 0;
 }
 
-/* The deepest word below this frame's sp that a t_malloc (its stack
- * walked afresh) left neither zero nor as painted: its distance. */
-static NOINLINE uint64_t residue(void **p)
+/* The deepest word below this frame's sp that a t_malloc (ZERO: the
+ * deepest zero word, how deep the stub zeroed) left neither zero nor as
+ * painted: its distance.  *P: the block. */
+static NOINLINE uint64_t residue(void **p, int zero)
 {
 	uint64_t sp;
 
@@ -485,11 +486,10 @@ static NOINLINE uint64_t residue(void **p)
 		return 0;
 	*p = t_malloc(24);
 	__asm__ volatile("mov %%rsp, %0" : "=r"(sp) : : "memory");
-	return deepest_word(sp, 0);
+	return deepest_word(sp, zero);
 }
 
-/* The same after a t_free of P (ZERO: the deepest zero word, how deep
- * the stub zeroed). */
+/* The same after a t_free of P. */
 static NOINLINE uint64_t residue_free(void *p, int zero)
 {
 	uint64_t sp;
@@ -501,44 +501,73 @@ static NOINLINE uint64_t residue_free(void *p, int zero)
 	return deepest_word(sp, zero);
 }
 
-/*
- * The hooks' frames, the walk's deepest included, lie within what the
- * stub scrubs below its frame (REC_SCRUB): below the return address, the
- * stub's saved rbp and struct rec_call, only zeros or what was there.
- * A free's (REC_SCRUB_FREE): within its shorter scrub, which is shorter.
- */
-static void test_scrubbed(void **state)
+/* Below the caller's sp: the return address, the stub's saved rbp, its
+ * struct rec_call, then the scrub of class CLASS. */
+#define SCRUBBED(class)	(8 + 8 + REC_CALL_SIZE + (class))
+
+/* A malloc from residue() (the same site each time) and its free: each
+ * scrubbed exactly as deep as class MALLOC (FREE), the hooks' words
+ * within. */
+static void scrub_pair(uint64_t malloc_class, uint64_t free_class,
+		       uint64_t *hash)
 {
 	struct got g;
 	uint64_t d;
 	void *p;
-	int zero;
+
+	d = residue(&p, 0);
+	assert_true(d > 0);
+	assert_true(d <= SCRUBBED(malloc_class));
+	t_free(p);
+	drain(&g);
+	d = residue(&p, 1);
+	assert_int_equal(d, SCRUBBED(malloc_class));
+	drain(&g);
+	assert_int_equal(g.n, 1);
+	*hash = g.r[0].w[5];
+	d = residue_free(p, 0);
+	assert_true(d <= SCRUBBED(free_class));
+	p = t_malloc(40);
+	drain(&g);
+	d = residue_free(p, 1);
+	assert_int_equal(d, SCRUBBED(free_class));
+	drain(&g);
+}
+
+/*
+ * The hooks' frames lie within what the stub scrubs below its frame,
+ * whose depth is the call's class (rechook.h, REC_SCRUB*): below the
+ * return address, the stub's saved rbp and struct rec_call, only zeros
+ * or what was there, zeros down to the class's depth and no deeper.  A
+ * walk: REC_SCRUB; a free without a thread entry: REC_SCRUB_WAIT; with
+ * one, a free and a malloc whose stack is a way of the thread's cache,
+ * interned (emit_fast): REC_SCRUB_EMIT.
+ */
+static void test_scrubbed(void **state)
+{
+	/* malloc's class and free's, each pair's calls from the same sites
+	 * (a way is a whole stack) */
+	static const uint64_t cls[][2] = {
+		{ REC_SCRUB, REC_SCRUB_WAIT },	/* no entry */
+		{ REC_SCRUB, REC_SCRUB_WAIT },	/* no entry: no emit_fast */
+		{ REC_SCRUB, REC_SCRUB_EMIT },	/* an entry, a way not interned */
+		{ REC_SCRUB_EMIT, REC_SCRUB_EMIT },
+	};
+	uint64_t h;
+	unsigned i;
 
 	memset(scache, 0, sizeof(scache));
 	memset(stackset, 0, sizeof(stackset));
-	d = residue(&p);
-	drain(&g);
-	t_free(p);
-	drain(&g);
-	if (getenv("PTLEAK_BENCH"))
-		printf("# the hooks left words %u bytes below t_malloc's caller\n",
-		       (unsigned)d);
-	assert_true(d > 0);
-	assert_true(d <= 8 + 16 + 16 + REC_CALL_SIZE + REC_SCRUB);
-
-	for (zero = 0; zero < 2; zero++) {
-		p = t_malloc(40);
-		drain(&g);
-		d = residue_free(p, zero);
-		drain(&g);
-		if (getenv("PTLEAK_BENCH"))
-			printf("# a free's hooks left %s %u bytes below t_free's "
-			       "caller\n", zero ? "zeros" : "words", (unsigned)d);
-		/* within the free's scrub, and zeros no deeper: painted
-		 * words below it */
-		assert_true(d > (zero ? REC_SCRUB_FREE : 0));
-		assert_true(d <= 8 + 16 + 16 + REC_CALL_SIZE + REC_SCRUB_FREE);
+	for (i = 0; i < ARRAY_LEN(cls); i++) {
+		if (i == 2) {
+			assert_non_null(add_thread(0, 0));
+			memset(stackset, 0, sizeof(stackset));
+		}
+		scrub_pair(cls[i][0], cls[i][1], &h);
+		intern(h);
 	}
+	clear_threads();
+	memset(stackset, 0, sizeof(stackset));
 }
 
 int main(void)

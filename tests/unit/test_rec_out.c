@@ -3,7 +3,8 @@
  * (arch/x86_64/rec_out.c, stub.S): the scrub zeroes with %xmm0, kept
  * meanwhile in the frame's argument words; a thread stopped between
  * xmm_saved and xmm_back gets it back (struct arch_regs.xmm0_set), one
- * stopped before or after does not need it.  And arch_set_regs puts
+ * stopped before or after does not need it; from regs_back on, where the
+ * frame is being zeroed, its registers are the live ones.  And arch_set_regs puts
  * xmm0 into a real stopped thread.
  */
 #include <stdarg.h>
@@ -64,22 +65,27 @@ static const struct arch_rec_ops ops = {
 	f_read, f_page_of, f_fn_entry, f_tramp_entry,
 };
 
-/* A thread at stub offset OFF with the frame above: taken out. */
+/* A thread at stub offset OFF with the frame above: taken out.  Before
+ * regs_back its registers are in the frame (the live ones garbage);
+ * from there on they are live, the frame's being zeroed. */
 static void take_out(unsigned off, struct arch_regs *r)
 {
 	uint64_t c = (uint64_t)(uintptr_t)frame;
+	int live = off >= RECBLOB_OFF_rec_stub_regs_back;
 
 	memset(frame, 0, sizeof(frame));
 	frame[REC_CALL_ARGS / 8] = 0x1111222233334444ull;	/* xmm0 */
 	frame[REC_CALL_ARGS / 8 + 1] = 0x5555666677778888ull;
-	frame[REC_CALL_RET / 8] = 0xb10c;
-	frame[REC_CALL_RBX / 8] = 0xbb;
+	frame[REC_CALL_RET / 8] = live ? 0 : 0xb10c;
+	frame[REC_CALL_RBX / 8] = live ? 0x99 : 0xbb;
 	frame[REC_CALL_SIZE / 8] = 0xf00;		/* the caller's rbp */
 	frame[REC_CALL_SIZE / 8 + 1] = 0x401234;	/* its return address */
 	memset(r, 0, sizeof(*r));
 	r->r.rip = PAGE + off;
 	r->r.rsp = c;
 	r->r.rbp = c + REC_CALL_SIZE;
+	r->r.rax = live ? 0xb10c : 0x77;
+	r->r.rbx = live ? 0xbb : 0x77;
 	assert_int_equal(arch_rec_take_out(r, &ops, NULL), 1);
 	assert_int_equal(r->r.rip, 0x401234);
 	assert_int_equal(r->r.rsp, c + REC_CALL_SIZE + 16);
@@ -88,26 +94,31 @@ static void take_out(unsigned off, struct arch_regs *r)
 	assert_int_equal(r->r.rbp, 0xf00);
 }
 
+/* Every offset from hook_leave's return to the leave: the registers
+ * from the frame or live, xmm0 from the frame from the save to the
+ * restore */
 static void test_scrub_xmm0(void **state)
 {
 	struct arch_regs r;
 	unsigned off;
 
 	(void)state;
-	/* before the save: xmm0 is the caller's still */
-	take_out(RECBLOB_OFF_rec_stub_after_leave, &r);
-	assert_int_equal(r.xmm0_set, 0);
-	/* from the save to the restore: the frame's copy */
-	for (off = RECBLOB_OFF_rec_stub_xmm_saved;
-	     off < RECBLOB_OFF_rec_stub_xmm_back; off++) {
+	assert_true(RECBLOB_OFF_rec_stub_after_leave < RECBLOB_OFF_rec_stub_xmm_saved);
+	assert_true(RECBLOB_OFF_rec_stub_xmm_saved < RECBLOB_OFF_rec_stub_regs_back);
+	assert_true(RECBLOB_OFF_rec_stub_regs_back < RECBLOB_OFF_rec_stub_xmm_back);
+	assert_true(RECBLOB_OFF_rec_stub_xmm_back <= RECBLOB_OFF_rec_stub_leave);
+	for (off = RECBLOB_OFF_rec_stub_after_leave;
+	     off <= RECBLOB_OFF_rec_stub_leave; off++) {
+		int in = off >= RECBLOB_OFF_rec_stub_xmm_saved &&
+			 off < RECBLOB_OFF_rec_stub_xmm_back;
+
 		take_out(off, &r);
-		assert_int_equal(r.xmm0_set, 1);
-		assert_int_equal(r.xmm0[0], 0x1111222233334444ull);
-		assert_int_equal(r.xmm0[1], 0x5555666677778888ull);
+		assert_int_equal(r.xmm0_set, in);
+		if (in) {
+			assert_int_equal(r.xmm0[0], 0x1111222233334444ull);
+			assert_int_equal(r.xmm0[1], 0x5555666677778888ull);
+		}
 	}
-	/* restored */
-	take_out(RECBLOB_OFF_rec_stub_xmm_back, &r);
-	assert_int_equal(r.xmm0_set, 0);
 }
 
 static pid_t child = -1;

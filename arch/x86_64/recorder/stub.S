@@ -78,34 +78,44 @@ rec_stub:
 	LABEL(after_leave)
 	/* scrub what the hooks used below the frame, then the frame's
 	 * words once read: a block's address left in dead stack would be
-	 * a root for the leak scan (rechook.h, REC_SCRUB).  16 bytes a
+	 * a root for the leak scan (rechook.h, REC_SCRUB).  As deep as
+	 * hook_leave says (%eax: the call's class, REC_SCRUB_*), 16 bytes a
 	 * store with %xmm0 (2.5x faster than rep stosq; movups: not every
 	 * call comes with the ABI's alignment: h_own_malloc's allocator is
 	 * entered with %rsp % 16 == 0 once, where movaps faulted), kept
-	 * meanwhile in
-	 * the argument words, dead now and zeroed below (a thread taken out
-	 * between xmm_saved and xmm_back gets it back: rec_out.c) */
-	.if	REC_SCRUB != 768 || REC_SCRUB_FREE != 384
-	.error	"stub.S: the scrub's stores cover 768 (384) bytes, not REC_SCRUB (_FREE)"
+	 * meanwhile in the argument words, dead now and zeroed below (a
+	 * thread taken out between xmm_saved and xmm_back gets it back:
+	 * rec_out.c) */
+	.if	REC_SCRUB != 768 || REC_SCRUB_WAIT != 384 || REC_SCRUB_EMIT != 256 || REC_SCRUB_MIN != 128
+	.error	"stub.S: the scrub's entries are at 768, 384, 256 and 128 bytes, not REC_SCRUB*"
 	.endif
 	movups	%xmm0, REC_CALL_ARGS(%rsp)
 	LABEL(xmm_saved)
 	pxor	%xmm0, %xmm0
-	/* a free's hooks went less deep (REC_SCRUB_FREE): its deepest
-	 * stores skipped (flags only: cmp) */
-	cmpb	$REC_FN_FREE_ID, REC_CALL_FN(%rsp)
-	je	1f
+	cmp	$REC_SCRUB_WAIT, %eax
+	ja	768f
+	cmp	$REC_SCRUB_EMIT, %eax
+	ja	384f
+	cmp	$REC_SCRUB_MIN, %eax
+	ja	256f
+	jmp	128f
+768:
 	.irp	o, 768, 752, 736, 720, 704, 688, 672, 656, 640, 624, 608, 592, \
 		576, 560, 544, 528, 512, 496, 480, 464, 448, 432, 416, 400
 	movups	%xmm0, -\o(%rsp)
 	.endr
-1:
-	.irp	o, 384, 368, 352, 336, 320, 304, 288, 272, 256, 240, 224, 208, \
-		192, 176, 160, 144, 128, 112, 96, 80, 64, 48, 32, 16
+384:
+	.irp	o, 384, 368, 352, 336, 320, 304, 288, 272
 	movups	%xmm0, -\o(%rsp)
 	.endr
-	movups	REC_CALL_ARGS(%rsp), %xmm0
-	LABEL(xmm_back)
+256:
+	.irp	o, 256, 240, 224, 208, 192, 176, 160, 144
+	movups	%xmm0, -\o(%rsp)
+	.endr
+128:
+	.irp	o, 128, 112, 96, 80, 64, 48, 32, 16
+	movups	%xmm0, -\o(%rsp)
+	.endr
 	mov	REC_CALL_RET(%rsp), %rax
 	mov	REC_CALL_RET2(%rsp), %rdx
 	mov	REC_CALL_RCX(%rsp), %rcx
@@ -115,25 +125,27 @@ rec_stub:
 	mov	REC_CALL_R9(%rsp), %r9
 	mov	REC_CALL_R10(%rsp), %r10
 	mov	REC_CALL_R11(%rsp), %r11
-	LABEL(restored)
+	LABEL(regs_back)
+	/* the frame's words read, zeroed 16 bytes a store with %xmm0 (still
+	 * 0), but the first two (the caller's %xmm0) */
+	.if	REC_CALL_FN != 48 || REC_CALL_RET != 64 || REC_CALL_RCX != 96 || \
+		REC_CALL_R11 != 144 || REC_CALL_OUTER != 152
+	.error	"stub.S: the frame's zeroing expects struct rec_call as rechook.h had it"
+	.endif
+	movups	%xmm0, REC_CALL_ARGS + 16(%rsp)
+	movups	%xmm0, REC_CALL_ARGS + 32(%rsp)
+	/* no dead frame may look like a live one to ptleak's detach: fn */
+	movups	%xmm0, REC_CALL_FN(%rsp)	/* fn, orig */
+	movups	%xmm0, REC_CALL_RET(%rsp)	/* ret, ret2 */
+	movups	%xmm0, REC_CALL_RCX(%rsp)	/* rcx, rsi */
+	movups	%xmm0, REC_CALL_RCX + 16(%rsp)	/* rdi, r8 */
+	movups	%xmm0, REC_CALL_RCX + 32(%rsp)	/* r9, r10 */
+	movups	%xmm0, REC_CALL_R11(%rsp)	/* r11, outer */
+	movups	REC_CALL_ARGS(%rsp), %xmm0
+	LABEL(xmm_back)
 	movq	$0, REC_CALL_ARGS + 0(%rsp)
 	movq	$0, REC_CALL_ARGS + 8(%rsp)
-	movq	$0, REC_CALL_ARGS + 16(%rsp)
-	movq	$0, REC_CALL_ARGS + 24(%rsp)
-	movq	$0, REC_CALL_ARGS + 32(%rsp)
-	movq	$0, REC_CALL_ARGS + 40(%rsp)
-	movq	$0, REC_CALL_RET(%rsp)
-	movq	$0, REC_CALL_RET2(%rsp)
-	movq	$0, REC_CALL_RCX(%rsp)
-	movq	$0, REC_CALL_RSI(%rsp)
-	movq	$0, REC_CALL_RDI(%rsp)
-	movq	$0, REC_CALL_R8(%rsp)
-	movq	$0, REC_CALL_R9(%rsp)
-	movq	$0, REC_CALL_R10(%rsp)
-	movq	$0, REC_CALL_R11(%rsp)
-	/* no dead frame may look like a live one to ptleak's detach */
-	movq	$0, REC_CALL_FN(%rsp)
-	movq	$0, REC_CALL_ORIG(%rsp)
+	LABEL(restored)
 	LABEL(leave)
 	leave
 	.cfi_def_cfa %rsp, 8

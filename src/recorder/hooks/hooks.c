@@ -23,7 +23,7 @@ struct rec_conf *rec_ctx __attribute__((section(".rec_ctx"), used));
 #define MAX_WORDS	5
 
 void hook_enter(struct rec_call *c);
-void hook_leave(struct rec_call *c);
+unsigned hook_leave(struct rec_call *c);
 
 static struct rec_conf *ctx(void)
 {
@@ -125,6 +125,17 @@ static void caller_of(const struct rec_conf *cf, const struct rec_call *c,
 		w->st.lo = w->sp, w->st.hi = cf->main_stack_hi;
 }
 
+/* caller_of's tid, in a frame of its own (emit's stays small: its
+ * scrub class) */
+static __attribute__((noinline)) uint64_t tid_of(const struct rec_conf *cf,
+						 const struct rec_call *c)
+{
+	struct caller who;
+
+	caller_of(cf, c, &who);
+	return who.tid;
+}
+
 /* 1 if ptleak has the stack of hash H already. */
 static int interned(const struct rec_conf *cf, uint64_t h)
 {
@@ -163,17 +174,33 @@ static struct ring *lane_of(const struct rec_conf *cf, const struct rec_call *c,
 }
 
 /* Words 0.. of reservation RES in ring R: fn and tid, the time T, the N
- * words W. */
-static void put_head(struct ring *r, const struct ring_res *res,
+ * words W, then the stack's hash H if NH.  Plain stores where the words
+ * do not wrap round the ring's end (ring_put's index arithmetic a word:
+ * a tenth of a call's instructions). */
+static inline __attribute__((always_inline)) void
+put_head(struct ring *r, const struct ring_res *res,
 		     const struct rec_call *c, uint64_t tid, uint64_t t,
-		     const uint64_t *w, unsigned n)
+		     const uint64_t *w, unsigned n, uint64_t h, unsigned nh)
 {
+	uint64_t mask = ((uint64_t)1 << r->size_log2) - 1, at = (res->pos + 8) & mask;
+	uint64_t *p = (uint64_t *)((char *)r + RING_DATA_OFF + at);
 	unsigned i;
 
+	if (at + 8 * (n + 2 + nh) <= mask + 1) {
+		p[0] = (uint32_t)c->fn | tid << 32;
+		p[1] = t;
+		for (i = 0; i < n; i++)
+			p[i + 2] = w[i];
+		if (nh)
+			p[n + 2] = h;
+		return;
+	}
 	ring_put(r, res, 0, (uint32_t)c->fn | tid << 32);
 	ring_put(r, res, 1, t);
 	for (i = 0; i < n; i++)
 		ring_put(r, res, i + 2, w[i]);
+	if (nh)
+		ring_put(r, res, n + 2, h);
 }
 
 /* A record's time: the TSC once the process has had a second thread
@@ -183,24 +210,28 @@ static inline uint64_t record_time(const struct rec_conf *cf)
 	return __atomic_load_n(&cf->need_tsc, __ATOMIC_RELAXED) ? ring_arch_tsc() : 0;
 }
 
-/* The record TYPE of call C: fn, tid, time, the N words W. */
-static void emit(const struct rec_conf *cf, unsigned type,
-		 const struct rec_call *c, const uint64_t *w, unsigned n)
+/* The record TYPE of call C: fn, tid, time, the N words W.  Its scrub
+ * class (rechook.h): REC_SCRUB_EMIT, REC_SCRUB_WAIT if the ring was
+ * full or the thread has no entry. */
+static unsigned emit(const struct rec_conf *cf, unsigned type,
+		     const struct rec_call *c, const uint64_t *w, unsigned n)
 {
+	const struct rec_thread *e = entry_of(c);
 	struct ring_res res;
-	struct caller who;
 	struct ring *r;
-	uint64_t t;
-	int alone;
+	uint64_t t, tid;
+	int alone, waited = 0;
 
 	r = lane_of(cf, c, &alone);
-	caller_of(cf, c, &who);
+	tid = e ? e->tid : tid_of(cf, c);
 	/* the time before the reservation (docs/recorder.md, "Lanes") */
 	t = record_time(cf);
-	if (ring_reserve_as(r, type, 0, n + 2, &res, alone) < 0)
-		return;
-	put_head(r, &res, c, who.tid, t, w, n);
-	ring_commit(r, &res);
+	if (ring_reserve_w(r, type, 0, n + 2, &res, alone, &waited) == 0) {
+		put_head(r, &res, c, tid, t, w, n, 0, 0);
+		ring_commit(r, &res);
+	}
+	/* tid_of's frame too: deeper than REC_SCRUB_EMIT */
+	return waited || !e ? REC_SCRUB_WAIT : REC_SCRUB_EMIT;
 }
 
 /* The allocation record TYPE of call C: fn, tid, time, the N words W,
@@ -230,11 +261,82 @@ static void emit_stack(const struct rec_conf *cf, unsigned type,
 	t = record_time(cf);
 	if (ring_reserve_as(r, type, npcs, n + 3 + npcs, &res, alone) < 0)
 		return;
-	put_head(r, &res, c, who.tid, t, w, n);
-	ring_put(r, &res, n + 2, hash);
+	put_head(r, &res, c, who.tid, t, w, n, hash, 1);
 	if (npcs)
 		walk(cf, c, &who, objs, npcs, &hash, r, &res, n + 3);
 	ring_commit(r, &res);
+}
+
+/*
+ * emit_stack's common case in a frame of its own, small: a thread in the
+ * table whose stack is a way of its cache (walk_cached's first case, as
+ * it reads it), interned (perl: every call but ~1 in 60).  The same
+ * record as emit_stack's.  Its scrub class (REC_SCRUB_EMIT, or
+ * REC_SCRUB_WAIT if the ring was full), or 0 if it is not that case:
+ * nothing done.
+ */
+static __attribute__((noinline)) unsigned
+emit_fast(const struct rec_conf *cf, unsigned type, const struct rec_call *c,
+	  const uint64_t *w, unsigned n)
+{
+	const struct rec_objs *objs = __atomic_load_n(&cf->objs, __ATOMIC_ACQUIRE);
+	const struct rec_thread *e = entry_of(c);
+	const struct rec_sway *way = NULL;
+	struct unwtab_stack st;
+	struct rec_scache *sc;
+	struct ring_res res;
+	struct ring *r;
+	uint64_t hash, t, g, sp, fp;
+	unsigned max;
+	int alone, waited = 0;
+
+	if (!e || !objs || !cf->scache || cf->depth <= 1)
+		return 0;
+	/* caller_of's, for a thread with an entry */
+	rec_arch_caller(c, &sp, &fp);
+	if (!within(sp, e->lo, e->hi))
+		return 0;
+	st.lo = sp, st.hi = e->hi;
+	max = cf->depth < REC_MAX_DEPTH ? (unsigned)cf->depth : REC_MAX_DEPTH;
+	sc = &cf->scache[e - cf->threads];
+	/* taken as walk_cached takes it: odd meanwhile */
+	g = __atomic_load_n(&sc->gen, __ATOMIC_RELAXED);
+	if (g & 1)
+		return 0;
+	__atomic_store_n(&sc->gen, g + 1, __ATOMIC_RELAXED);
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	if (scache_keyed(cf, &st, objs, max, sc))
+		way = way_of(sc, c->ra, sp, fp, &st);
+	if (!way || !interned(cf, way->hash)) {
+		__atomic_signal_fence(__ATOMIC_SEQ_CST);
+		__atomic_store_n(&sc->gen, g, __ATOMIC_RELEASE);
+		return 0;
+	}
+	hash = way->hash;
+	sc->walks++;
+	sc->from_way++;
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	__atomic_store_n(&sc->gen, g + 2, __ATOMIC_RELEASE);
+	r = lane_of(cf, c, &alone);
+	t = record_time(cf);
+	if (ring_reserve_w(r, type, 0, n + 3, &res, alone, &waited) == 0) {
+		put_head(r, &res, c, e->tid, t, w, n, hash, 1);
+		ring_commit(r, &res);
+	}
+	return waited ? REC_SCRUB_WAIT : REC_SCRUB_EMIT;
+}
+
+/* The allocation record: emit_fast's, else emit_stack's.  Its class. */
+static unsigned emit_alloc(const struct rec_conf *cf, unsigned type,
+			   const struct rec_call *c, const uint64_t *w,
+			   unsigned n)
+{
+	unsigned scrub = emit_fast(cf, type, c, w, n);
+
+	if (scrub)
+		return scrub;
+	emit_stack(cf, type, c, w, n);
+	return REC_SCRUB;
 }
 
 /* Where the thread's recorded call in progress is kept (FD: its
@@ -313,7 +415,7 @@ static void fd_enter(const struct rec_conf *cf, struct rec_call *c,
 		       kind == REC_FN_FD_CLOSEDIR ?
 		       int_at(c->arg[0] ? c->arg[0] + REC_DIR_FD : 0) :
 		       (uint64_t)-1;
-		emit(cf, REC_FD_CLOSE, c, w, 4);
+		(void)emit(cf, REC_FD_CLOSE, c, w, 4);
 		return;
 	}
 	if (!fd_wanted(kind, c))
@@ -376,11 +478,13 @@ void hook_enter(struct rec_call *c)
 	uint64_t *outer, at = (uint64_t)(uintptr_t)c, o;
 
 	c->record = 0;
+	c->scrub = REC_SCRUB_MIN;
 	c->outer = 0;
 	c->entry = 0;
 	if (!cf || !cf->ring)
 		return;
 	if (REC_FN_IS_FD(kind)) {
+		c->scrub = REC_SCRUB;	/* rare: not worth a class */
 		look_up_entry(cf, c);
 		fd_enter(cf, c, kind);
 		return;
@@ -401,49 +505,52 @@ void hook_enter(struct rec_call *c)
 	}
 	c->record = 1;
 	if (kind == REC_FN_FREE)
-		emit(cf, REC_FREE, c, c->arg, 1);
+		c->scrub = emit(cf, REC_FREE, c, c->arg, 1);
 	else if (kind == REC_FN_REALLOC || kind == REC_FN_REALLOCARRAY)
-		emit(cf, REC_REALLOC_BEGIN, c, c->arg, 1);
+		c->scrub = emit(cf, REC_REALLOC_BEGIN, c, c->arg, 1);
 }
 
-/* After the original returned: the allocations. */
-void hook_leave(struct rec_call *c)
+/* After the original returned: the allocations.  Returns the call's
+ * scrub class (rechook.h): the deeper of hook_enter's and its own. */
+unsigned hook_leave(struct rec_call *c)
 {
 	const struct rec_conf *cf = ctx();
+	unsigned scrub = REC_SCRUB_MIN;
 	uint64_t w[MAX_WORDS];
 
 	if (c->outer)
 		__atomic_store_n((uint64_t *)(uintptr_t)c->outer, 0, __ATOMIC_RELAXED);
 	if (!c->record || !cf || !cf->ring)
-		return;
+		return c->scrub;
 	if (REC_FN_IS_FD(REC_FN_KIND(c->fn))) {
 		fd_leave(cf, c, REC_FN_KIND(c->fn));
-		return;
+		return REC_SCRUB;
 	}
 	switch (REC_FN_KIND(c->fn)) {
 	case REC_FN_MALLOC:
 		w[0] = c->ret, w[1] = c->arg[0], w[2] = 0;
-		emit_stack(cf, REC_ALLOC, c, w, 3);
+		scrub = emit_alloc(cf, REC_ALLOC, c, w, 3);
 		break;
 	case REC_FN_CALLOC:
 	case REC_FN_MEMALIGN:
 		w[0] = c->ret, w[1] = c->arg[0], w[2] = c->arg[1];
-		emit_stack(cf, REC_ALLOC, c, w, 3);
+		scrub = emit_alloc(cf, REC_ALLOC, c, w, 3);
 		break;
 	case REC_FN_REALLOC:
 		w[0] = c->arg[0], w[1] = c->arg[1], w[2] = 0, w[3] = c->ret;
-		emit_stack(cf, REC_REALLOC_END, c, w, 4);
+		scrub = emit_alloc(cf, REC_REALLOC_END, c, w, 4);
 		break;
 	case REC_FN_REALLOCARRAY:
 		w[0] = c->arg[0], w[1] = c->arg[1], w[2] = c->arg[2];
 		w[3] = c->ret;
-		emit_stack(cf, REC_REALLOC_END, c, w, 4);
+		scrub = emit_alloc(cf, REC_REALLOC_END, c, w, 4);
 		break;
 	case REC_FN_POSIX_MEMALIGN:
 		w[0] = c->arg[0], w[1] = c->arg[1], w[2] = c->arg[2];
 		w[3] = (uint32_t)c->ret;
 		w[4] = w[3] || !w[0] ? 0 : *(const volatile uint64_t *)w[0];
-		emit_stack(cf, REC_MEMALIGN, c, w, 5);
+		scrub = emit_alloc(cf, REC_MEMALIGN, c, w, 5);
 		break;
 	}
+	return scrub > c->scrub ? scrub : c->scrub;
 }

@@ -53,4 +53,77 @@ int walk_cached(const struct rec_conf *cf, const struct rec_call *c,
 		unsigned max, uint64_t *hash, struct rec_scache *sc,
 		int shared);
 
+/* ---- the stack cache's ways (walk.c's walk_cached, hooks.c's
+ * emit_fast) ---- */
+
+#define SC_KEY	7
+
+/* Word I of the key of a walk (struct rec_scache, from objs on). */
+static inline uint64_t scache_key(const struct rec_conf *cf, const struct caller *w,
+			   const struct rec_objs *objs, unsigned max, unsigned i)
+{
+	switch (i) {
+	case 0:
+		return (uint64_t)(uintptr_t)objs;
+	case 1:
+		return w->st.hi;
+	case 2:
+		return __atomic_load_n(&cf->main_lo, __ATOMIC_RELAXED);
+	case 3:
+		return __atomic_load_n(&cf->main_hi, __ATOMIC_RELAXED);
+	case 4:
+		return cf->hijack_ret;
+	case 5:
+		return cf->nstubs;
+	default:
+		return max;
+	}
+}
+
+/* The way of SC whose walk this is (its first frame PC, SP, FP, its
+ * words all holding in ST), NULL if none. */
+static inline const struct rec_sway *way_of(const struct rec_scache *sc,
+					    uint64_t pc, uint64_t sp, uint64_t fp,
+					    const struct unwtab_stack *st)
+{
+	const struct rec_sway *w;
+	uint64_t v;
+	unsigned i, k;
+
+	for (i = 0; i < REC_SCACHE_WAYS; i++) {
+		w = &sc->way[i];
+		if (!w->nwords || w->pc != pc || w->sp != sp ||
+		    (w->fpkey && w->fp != fp) ||
+		    w->nwords > REC_SWAY_WORDS + 1)
+			continue;
+		/* every word inside ST (unwtab_read's test, once: off[k]
+		 * <= top) */
+		if (w->nwords > 1 && (sp < st->lo || st->hi < 8 ||
+				      sp > st->hi - 8 || w->top > st->hi - 8 - sp))
+			continue;
+		for (k = 0; k + 1 < w->nwords; k++) {
+			__builtin_memcpy(&v, (const void *)(uintptr_t)(sp + w->off[k]), 8);
+			if (v != w->val[k])
+				break;
+		}
+		if (k + 1 == w->nwords)
+			return w;
+	}
+	return NULL;
+}
+
+/* 1 if SC's key is the one a walk with these would write (scache_key's
+ * words, compared as they are) */
+static inline int scache_keyed(const struct rec_conf *cf,
+			       const struct unwtab_stack *st,
+			       const struct rec_objs *objs, unsigned max,
+			       const struct rec_scache *sc)
+{
+	return sc->objs == (uint64_t)(uintptr_t)objs && sc->hi == st->hi &&
+	       sc->main_lo == __atomic_load_n(&cf->main_lo, __ATOMIC_RELAXED) &&
+	       sc->main_hi == __atomic_load_n(&cf->main_hi, __ATOMIC_RELAXED) &&
+	       sc->hijack_ret == cf->hijack_ret && sc->nstubs == cf->nstubs &&
+	       sc->max == max;
+}
+
 #endif

@@ -176,30 +176,6 @@ struct rec_scache *scache_of(const struct rec_conf *cf,
 	return cf->main_scache;
 }
 
-#define SC_KEY	7
-
-/* Word I of the key of a walk (struct rec_scache, from objs on). */
-static uint64_t scache_key(const struct rec_conf *cf, const struct caller *w,
-			   const struct rec_objs *objs, unsigned max, unsigned i)
-{
-	switch (i) {
-	case 0:
-		return (uint64_t)(uintptr_t)objs;
-	case 1:
-		return w->st.hi;
-	case 2:
-		return __atomic_load_n(&cf->main_lo, __ATOMIC_RELAXED);
-	case 3:
-		return __atomic_load_n(&cf->main_hi, __ATOMIC_RELAXED);
-	case 4:
-		return cf->hijack_ret;
-	case 5:
-		return cf->nstubs;
-	default:
-		return max;
-	}
-}
-
 static void sframe_set(struct rec_sframe *d, const struct unwtab_frame *f,
 		       uint64_t ra_at, uint64_t fp_at, uint64_t fl)
 {
@@ -223,32 +199,6 @@ static int sframe_holds(const struct unwtab_stack *st,
 	if (!d->ra_at || unwtab_read(st, d->ra_at, &v) || v != d->pc)
 		return 0;
 	return !d->fp_at || (!unwtab_read(st, d->fp_at, &v) && v == d->fp);
-}
-
-/* The way of SC whose walk this is (its first frame F, its words all
- * holding in ST), NULL if none. */
-static const struct rec_sway *way_of(const struct rec_scache *sc,
-				     const struct unwtab_frame *f,
-				     const struct unwtab_stack *st)
-{
-	const struct rec_sway *w;
-	uint64_t v;
-	unsigned i, k;
-
-	for (i = 0; i < REC_SCACHE_WAYS; i++) {
-		w = &sc->way[i];
-		if (!w->nwords || w->pc != f->pc || w->sp != f->sp ||
-		    (w->fpkey && w->fp != f->fp) ||
-		    w->nwords > REC_SWAY_WORDS + 1)
-			continue;
-		for (k = 0; k + 1 < w->nwords; k++)
-			if (unwtab_read(st, f->sp + w->off[k], &v) ||
-			    v != w->val[k])
-				break;
-		if (k + 1 == w->nwords)
-			return w;
-	}
-	return NULL;
 }
 
 /* Bit I: frame I's fp can change the walk of SC's frames C[0 .. J): its
@@ -278,6 +228,8 @@ static int way_word(struct rec_sway *w, unsigned k, uint64_t at, uint64_t v)
 		return -1;
 	w->off[k] = (uint32_t)off;
 	w->val[k] = v;
+	if (!k || off > w->top)
+		w->top = (uint32_t)off;
 	return 0;
 }
 
@@ -292,6 +244,7 @@ static void way_put(struct rec_scache *sc, unsigned j, uint64_t hash,
 	unsigned i, k = 0;
 
 	w->nwords = 0;
+	w->top = 0;
 	w->pc = C[0].pc, w->sp = C[0].sp;
 	w->fp = need & 1 ? C[0].fp : 0;
 	w->fpkey = need & 1;
@@ -344,7 +297,7 @@ int walk_cached(const struct rec_conf *cf, const struct rec_call *c,
 		kw[i] = v;
 	}
 	if (usable) {
-		const struct rec_sway *way = way_of(sc, &f, &w->st);
+		const struct rec_sway *way = way_of(sc, f.pc, f.sp, f.fp, &w->st);
 
 		if (way) {
 			sc->from_way++;
