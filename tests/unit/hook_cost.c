@@ -60,6 +60,27 @@ static int take(void *ctx, const struct ring_rec *rec)
 	return 0;
 }
 
+/* The box around the bodies and the code page, as ptleak sets it
+ * (rec_area.c): the program's own calls outside it, if the layout
+ * allows. */
+static NOINLINE void set_box(void)
+{
+	uint64_t lo = (uint64_t)(uintptr_t)code, hi = lo + PATCH_CODE_LEN;
+	unsigned k;
+
+	for (k = 0; k < NFNS; k++) {
+		uint64_t a = (uint64_t)(uintptr_t)fns[k].addr;
+
+		lo = a < lo ? a : lo;
+		hi = a + fns[k].size > hi ? a + fns[k].size : hi;
+	}
+	if ((uint64_t)(uintptr_t)deep - lo < hi - lo)
+		fprintf(stderr, "hook_cost: the program's code lies inside the "
+			"box: every call checked in full\n");
+	conf.near_lo = lo;
+	conf.near_hi = hi;
+}
+
 int main(int argc, char **argv)
 {
 	unsigned long rounds, i;
@@ -84,6 +105,8 @@ int main(int argc, char **argv)
 	}
 	if (patched && !strcmp(argv[1], "patched") && !add_thread(0, 0))
 		return 1;
+	if (patched)
+		set_box();
 	for (i = 0; i < rounds; i++) {
 		work(lines);
 		pair(depth);
