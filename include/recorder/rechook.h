@@ -281,12 +281,7 @@ struct rec_conf {
 	int64_t tid_off;	/* tid (int32) at TCB + tid_off; 0: unknown
 				 * (struct rec_thread gives it then) */
 	uint64_t stub_lo, stub_hi;	/* the code page: stubs, relocated code */
-	uint64_t nranges;
-	struct rec_range range[REC_MAX_RANGES];
-	/* more code pages (one per object out of rel32 reach of the first):
-	 * a return address in any of them is nested too */
-	uint64_t nstubs;
-	struct { uint64_t lo, hi; } stub[REC_MAX_STUBS];
+	uint64_t nstubs;	/* in stub[] below */
 	/* stacks: at most depth return addresses per record (0: the
 	 * caller's alone, no walk) */
 	uint64_t depth;
@@ -322,11 +317,6 @@ struct rec_conf {
 	/* struct rec_thread.fd_outer of the main thread while it is not in
 	 * the table (written by the hooks) */
 	uint64_t main_fd_outer;
-	/* the objects of the patched descriptor functions, [lo, hi) by
-	 * REC_FN_OBJ (written before their patches are live): a creation
-	 * inside another one is part of it if it returns into the object
-	 * of the outer function */
-	struct { uint64_t lo, hi; } obj_text[REC_MAX_OBJS];
 	/* the process: a descriptor call made by another one (a vfork or
 	 * posix_spawn child, sharing the memory until its exec) is not
 	 * recorded (its descriptors are its own) */
@@ -347,6 +337,19 @@ struct rec_conf {
 	 * their time is 0 (one producer's records need no merge, and
 	 * ptleak dates them by its drain) */
 	uint64_t need_tsc;
+	/* ---- the lists, read only by a call inside [near_lo, near_hi) or a
+	 * descriptor call (the fields above are a call's: a few cache
+	 * lines) ---- */
+	uint64_t nranges;
+	struct rec_range range[REC_MAX_RANGES];
+	/* more code pages (one per object out of rel32 reach of the first):
+	 * a return address in any of them is nested too */
+	struct { uint64_t lo, hi; } stub[REC_MAX_STUBS];
+	/* the objects of the patched descriptor functions, [lo, hi) by
+	 * REC_FN_OBJ (written before their patches are live): a creation
+	 * inside another one is part of it if it returns into the object
+	 * of the outer function */
+	struct { uint64_t lo, hi; } obj_text[REC_MAX_OBJS];
 };
 
 /*
