@@ -72,19 +72,19 @@
  * return addresses, the blob built -mno-red-zone; test_scrubbed checks
  * each path's residue and zeros):
  */
-/* anything that walks or may: hook_leave, emit_stack, walk_cached, step,
- * rule_at, 632 bytes (walk instead of walk_cached: 512) */
+/* anything that walks or may: leave_alloc (hook_leave tail-calls it),
+ * emit_stack, walk_cached, step, rule_at, 712 bytes (walk instead of
+ * walk_cached: 592) */
 #define REC_SCRUB	768
-/* hook_enter, emit (a free, a realloc's begin) and, on a full ring,
- * ring_wait: 312 (emit_fast and ring_wait: 304; emit's tid_of, a thread
- * with no entry: 272) */
+/* ring_wait after emit or leave_alloc, 216 and 264; emit's tid_of (a
+ * thread with no entry), 176 */
 #define REC_SCRUB_WAIT	384
-/* hook_enter and emit, 216, or hook_leave and emit_fast (a stack the
- * thread's cache had as a way, interned: perl's every call but ~1 in
- * 60), 208 */
-#define REC_SCRUB_EMIT	256
+/* leave_alloc alone (emit_fast inlined: a stack the thread's cache had as
+ * a way, interned: perl's every call but ~1 in 60), 168 */
+#define REC_SCRUB_EMIT	192
 /* the hooks alone, nothing recorded (hook_enter of a malloc: its nesting
- * and its thread's entry, 104) */
+ * and its thread's entry, 104), or a free's emit (hook_enter tail-calls
+ * it: its frame in hook_enter's place), 120 */
 #define REC_SCRUB_MIN	128
 
 #ifndef __ASSEMBLER__

@@ -540,8 +540,8 @@ static void scrub_pair(uint64_t malloc_class, uint64_t free_class,
  * return address, the stub's saved rbp and struct rec_call, only zeros
  * or what was there, zeros down to the class's depth and no deeper.  A
  * walk: REC_SCRUB; a free without a thread entry: REC_SCRUB_WAIT; with
- * one, a free and a malloc whose stack is a way of the thread's cache,
- * interned (emit_fast): REC_SCRUB_EMIT.
+ * one, a free: REC_SCRUB_MIN (emit tail-called), a malloc whose stack is
+ * a way of the thread's cache, interned (emit_fast): REC_SCRUB_EMIT.
  */
 static void test_scrubbed(void **state)
 {
@@ -550,8 +550,8 @@ static void test_scrubbed(void **state)
 	static const uint64_t cls[][2] = {
 		{ REC_SCRUB, REC_SCRUB_WAIT },	/* no entry */
 		{ REC_SCRUB, REC_SCRUB_WAIT },	/* no entry: no emit_fast */
-		{ REC_SCRUB, REC_SCRUB_EMIT },	/* an entry, a way not interned */
-		{ REC_SCRUB_EMIT, REC_SCRUB_EMIT },
+		{ REC_SCRUB, REC_SCRUB_MIN },	/* an entry, a way not interned */
+		{ REC_SCRUB_EMIT, REC_SCRUB_MIN },
 	};
 	uint64_t h;
 	unsigned i;

@@ -86,8 +86,8 @@ rec_stub:
 	 * meanwhile in the argument words, dead now and zeroed below (a
 	 * thread taken out between xmm_saved and xmm_back gets it back:
 	 * rec_out.c) */
-	.if	REC_SCRUB != 768 || REC_SCRUB_WAIT != 384 || REC_SCRUB_EMIT != 256 || REC_SCRUB_MIN != 128
-	.error	"stub.S: the scrub's entries are at 768, 384, 256 and 128 bytes, not REC_SCRUB*"
+	.if	REC_SCRUB != 768 || REC_SCRUB_WAIT != 384 || REC_SCRUB_EMIT != 192 || REC_SCRUB_MIN != 128
+	.error	"stub.S: the scrub's entries are at 768, 384, 192 and 128 bytes, not REC_SCRUB*"
 	.endif
 	movups	%xmm0, REC_CALL_ARGS(%rsp)
 	LABEL(xmm_saved)
@@ -97,7 +97,7 @@ rec_stub:
 	cmp	$REC_SCRUB_EMIT, %eax
 	ja	384f
 	cmp	$REC_SCRUB_MIN, %eax
-	ja	256f
+	ja	192f
 	jmp	128f
 768:
 	.irp	o, 768, 752, 736, 720, 704, 688, 672, 656, 640, 624, 608, 592, \
@@ -105,11 +105,11 @@ rec_stub:
 	movups	%xmm0, -\o(%rsp)
 	.endr
 384:
-	.irp	o, 384, 368, 352, 336, 320, 304, 288, 272
+	.irp	o, 384, 368, 352, 336, 320, 304, 288, 272, 256, 240, 224, 208
 	movups	%xmm0, -\o(%rsp)
 	.endr
-256:
-	.irp	o, 256, 240, 224, 208, 192, 176, 160, 144
+192:
+	.irp	o, 192, 176, 160, 144
 	movups	%xmm0, -\o(%rsp)
 	.endr
 128:

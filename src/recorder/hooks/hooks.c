@@ -210,11 +210,12 @@ static inline uint64_t record_time(const struct rec_conf *cf)
 	return __atomic_load_n(&cf->need_tsc, __ATOMIC_RELAXED) ? ring_arch_tsc() : 0;
 }
 
-/* The record TYPE of call C: fn, tid, time, the N words W.  Its scrub
- * class (rechook.h): REC_SCRUB_EMIT, REC_SCRUB_WAIT if the ring was
- * full or the thread has no entry. */
-static unsigned emit(const struct rec_conf *cf, unsigned type,
-		     const struct rec_call *c, const uint64_t *w, unsigned n)
+/* The record TYPE of call C: fn, tid, time, the N words W.  C's scrub
+ * class (rechook.h) := REC_SCRUB_MIN (hook_enter tail-calls it: its frame
+ * takes hook_enter's place), REC_SCRUB_WAIT if the ring was full or the
+ * thread has no entry (tid_of's frame). */
+static void emit(const struct rec_conf *cf, unsigned type, struct rec_call *c,
+		 const uint64_t *w, unsigned n)
 {
 	const struct rec_thread *e = entry_of(c);
 	struct ring_res res;
@@ -230,8 +231,7 @@ static unsigned emit(const struct rec_conf *cf, unsigned type,
 		put_head(r, &res, c, tid, t, w, n, 0, 0);
 		ring_commit(r, &res);
 	}
-	/* tid_of's frame too: deeper than REC_SCRUB_EMIT */
-	return waited || !e ? REC_SCRUB_WAIT : REC_SCRUB_EMIT;
+	c->scrub = waited || !e ? REC_SCRUB_WAIT : REC_SCRUB_MIN;
 }
 
 /* The allocation record TYPE of call C: fn, tid, time, the N words W,
@@ -267,17 +267,50 @@ static void emit_stack(const struct rec_conf *cf, unsigned type,
 	ring_commit(r, &res);
 }
 
+/* Allocation C's record: its type (*TYPE) and words after fn, tid and
+ * time (W, their number; 0: not an allocation). */
+static inline unsigned alloc_words(const struct rec_call *c, unsigned kind,
+				   uint64_t *w, unsigned *type)
+{
+	switch (kind) {
+	case REC_FN_MALLOC:
+		w[0] = c->ret, w[1] = c->arg[0], w[2] = 0;
+		*type = REC_ALLOC;
+		return 3;
+	case REC_FN_CALLOC:
+	case REC_FN_MEMALIGN:
+		w[0] = c->ret, w[1] = c->arg[0], w[2] = c->arg[1];
+		*type = REC_ALLOC;
+		return 3;
+	case REC_FN_REALLOC:
+		w[0] = c->arg[0], w[1] = c->arg[1], w[2] = 0, w[3] = c->ret;
+		*type = REC_REALLOC_END;
+		return 4;
+	case REC_FN_REALLOCARRAY:
+		w[0] = c->arg[0], w[1] = c->arg[1], w[2] = c->arg[2];
+		w[3] = c->ret;
+		*type = REC_REALLOC_END;
+		return 4;
+	case REC_FN_POSIX_MEMALIGN:
+		w[0] = c->arg[0], w[1] = c->arg[1], w[2] = c->arg[2];
+		w[3] = (uint32_t)c->ret;
+		w[4] = w[3] || !w[0] ? 0 : *(const volatile uint64_t *)w[0];
+		*type = REC_MEMALIGN;
+		return 5;
+	}
+	return 0;
+}
+
 /*
- * emit_stack's common case in a frame of its own, small: a thread in the
- * table whose stack is a way of its cache (walk_cached's first case, as
- * it reads it), interned (perl: every call but ~1 in 60).  The same
- * record as emit_stack's.  Its scrub class (REC_SCRUB_EMIT, or
- * REC_SCRUB_WAIT if the ring was full), or 0 if it is not that case:
- * nothing done.
+ * emit_stack's common case: a thread in the table whose stack is a way
+ * of its cache (walk_cached's first case, as it reads it), interned
+ * (perl: every call but ~1 in 60).  The same record as emit_stack's.  1
+ * (*WAITED: the ring was full), or 0 if it is not that case: nothing
+ * done.  Inlined into leave_alloc: one frame.
  */
-static __attribute__((noinline)) unsigned
+static inline __attribute__((always_inline)) int
 emit_fast(const struct rec_conf *cf, unsigned type, const struct rec_call *c,
-	  const uint64_t *w, unsigned n)
+	  const uint64_t *w, unsigned n, int *waited)
 {
 	const struct rec_objs *objs = __atomic_load_n(&cf->objs, __ATOMIC_ACQUIRE);
 	const struct rec_thread *e = entry_of(c);
@@ -288,7 +321,7 @@ emit_fast(const struct rec_conf *cf, unsigned type, const struct rec_call *c,
 	struct ring *r;
 	uint64_t hash, t, g, sp, fp;
 	unsigned max;
-	int alone, waited = 0;
+	int alone;
 
 	if (!e || !objs || !cf->scache || cf->depth <= 1)
 		return 0;
@@ -319,24 +352,35 @@ emit_fast(const struct rec_conf *cf, unsigned type, const struct rec_call *c,
 	__atomic_store_n(&sc->gen, g + 2, __ATOMIC_RELEASE);
 	r = lane_of(cf, c, &alone);
 	t = record_time(cf);
-	if (ring_reserve_w(r, type, 0, n + 3, &res, alone, &waited) == 0) {
+	if (ring_reserve_w(r, type, 0, n + 3, &res, alone, waited) == 0) {
 		put_head(r, &res, c, e->tid, t, w, n, hash, 1);
 		ring_commit(r, &res);
 	}
-	return waited ? REC_SCRUB_WAIT : REC_SCRUB_EMIT;
+	return 1;
 }
 
-/* The allocation record: emit_fast's, else emit_stack's.  Its class. */
-static unsigned emit_alloc(const struct rec_conf *cf, unsigned type,
-			   const struct rec_call *c, const uint64_t *w,
-			   unsigned n)
+/*
+ * hook_leave's allocations, tail-called (hook_leave's frame gone):
+ * emit_fast's record, else emit_stack's.  The call's scrub class: the
+ * larger of hook_enter's and its own (REC_SCRUB_EMIT, REC_SCRUB_WAIT
+ * after ring_wait, REC_SCRUB after emit_stack).
+ */
+static __attribute__((noinline)) unsigned
+leave_alloc(const struct rec_conf *cf, struct rec_call *c, unsigned kind)
 {
-	unsigned scrub = emit_fast(cf, type, c, w, n);
+	uint64_t w[MAX_WORDS];
+	unsigned type = 0, n = alloc_words(c, kind, w, &type), scrub;
+	int waited = 0;
 
-	if (scrub)
-		return scrub;
-	emit_stack(cf, type, c, w, n);
-	return REC_SCRUB;
+	if (!n)
+		return c->scrub;
+	if (emit_fast(cf, type, c, w, n, &waited)) {
+		scrub = waited ? REC_SCRUB_WAIT : REC_SCRUB_EMIT;
+	} else {
+		emit_stack(cf, type, c, w, n);
+		scrub = REC_SCRUB;
+	}
+	return scrub > c->scrub ? scrub : c->scrub;
 }
 
 /* Where the thread's recorded call in progress is kept (FD: its
@@ -415,7 +459,8 @@ static void fd_enter(const struct rec_conf *cf, struct rec_call *c,
 		       kind == REC_FN_FD_CLOSEDIR ?
 		       int_at(c->arg[0] ? c->arg[0] + REC_DIR_FD : 0) :
 		       (uint64_t)-1;
-		(void)emit(cf, REC_FD_CLOSE, c, w, 4);
+		emit(cf, REC_FD_CLOSE, c, w, 4);
+		c->scrub = REC_SCRUB;	/* emit's frame below hook_enter's */
 		return;
 	}
 	if (!fd_wanted(kind, c))
@@ -504,10 +549,11 @@ void hook_enter(struct rec_call *c)
 		}
 	}
 	c->record = 1;
+	/* tail calls: emit's frame in hook_enter's place */
 	if (kind == REC_FN_FREE)
-		c->scrub = emit(cf, REC_FREE, c, c->arg, 1);
+		emit(cf, REC_FREE, c, c->arg, 1);
 	else if (kind == REC_FN_REALLOC || kind == REC_FN_REALLOCARRAY)
-		c->scrub = emit(cf, REC_REALLOC_BEGIN, c, c->arg, 1);
+		emit(cf, REC_REALLOC_BEGIN, c, c->arg, 1);
 }
 
 /* After the original returned: the allocations.  Returns the call's
@@ -515,42 +561,15 @@ void hook_enter(struct rec_call *c)
 unsigned hook_leave(struct rec_call *c)
 {
 	const struct rec_conf *cf = ctx();
-	unsigned scrub = REC_SCRUB_MIN;
-	uint64_t w[MAX_WORDS];
+	unsigned kind = REC_FN_KIND(c->fn);
 
 	if (c->outer)
 		__atomic_store_n((uint64_t *)(uintptr_t)c->outer, 0, __ATOMIC_RELAXED);
 	if (!c->record || !cf || !cf->ring)
 		return c->scrub;
-	if (REC_FN_IS_FD(REC_FN_KIND(c->fn))) {
-		fd_leave(cf, c, REC_FN_KIND(c->fn));
+	if (REC_FN_IS_FD(kind)) {
+		fd_leave(cf, c, kind);
 		return REC_SCRUB;
 	}
-	switch (REC_FN_KIND(c->fn)) {
-	case REC_FN_MALLOC:
-		w[0] = c->ret, w[1] = c->arg[0], w[2] = 0;
-		scrub = emit_alloc(cf, REC_ALLOC, c, w, 3);
-		break;
-	case REC_FN_CALLOC:
-	case REC_FN_MEMALIGN:
-		w[0] = c->ret, w[1] = c->arg[0], w[2] = c->arg[1];
-		scrub = emit_alloc(cf, REC_ALLOC, c, w, 3);
-		break;
-	case REC_FN_REALLOC:
-		w[0] = c->arg[0], w[1] = c->arg[1], w[2] = 0, w[3] = c->ret;
-		scrub = emit_alloc(cf, REC_REALLOC_END, c, w, 4);
-		break;
-	case REC_FN_REALLOCARRAY:
-		w[0] = c->arg[0], w[1] = c->arg[1], w[2] = c->arg[2];
-		w[3] = c->ret;
-		scrub = emit_alloc(cf, REC_REALLOC_END, c, w, 4);
-		break;
-	case REC_FN_POSIX_MEMALIGN:
-		w[0] = c->arg[0], w[1] = c->arg[1], w[2] = c->arg[2];
-		w[3] = (uint32_t)c->ret;
-		w[4] = w[3] || !w[0] ? 0 : *(const volatile uint64_t *)w[0];
-		scrub = emit_alloc(cf, REC_MEMALIGN, c, w, 5);
-		break;
-	}
-	return scrub > c->scrub ? scrub : c->scrub;
+	return leave_alloc(cf, c, kind);
 }
