@@ -199,8 +199,23 @@ int arch_rec_take_out(struct arch_regs *r, const struct arch_rec_ops *ops,
 			u->rip = rd(&o, fp + 8);
 			u->rsp = fp + 16;
 		}
+	} else if (pc >= at(&o, OFF(no_leave)) && pc <= at(&o, OFF(nl_leave))) {
+		/* a call without hook_leave: the registers live but %rax and
+		 * %xmm0 while the frame keeps them; then leave; ret */
+		uint64_t c = u->rsp, fp = u->rbp;
+
+		if (pc >= at(&o, OFF(nl_rax_saved)) && pc < at(&o, OFF(nl_rax_back)))
+			u->rax = rd(&o, c + REC_CALL_RET);
+		if (pc >= at(&o, OFF(nl_xmm_saved)) && pc < at(&o, OFF(nl_xmm_back))) {
+			r->xmm0[0] = rd(&o, c + REC_CALL_ARGS);
+			r->xmm0[1] = rd(&o, c + REC_CALL_ARGS + 8);
+			r->xmm0_set = 1;
+		}
+		u->rbp = rd(&o, fp);
+		u->rip = rd(&o, fp + 8);
+		u->rsp = fp + 16;
 	} else {
-		/* at the ret */
+		/* at a ret */
 		u->rip = rd(&o, u->rsp);
 		u->rsp += 8;
 	}

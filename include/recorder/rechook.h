@@ -35,7 +35,14 @@
 #define REC_CALL_RET	64	/* result (rax) */
 #define REC_CALL_RET2	72	/* second result register (rdx), kept */
 #define REC_CALL_RA	80	/* the caller's return address */
-#define REC_CALL_REC	88	/* set by hook_enter: 1 = recorded call */
+#define REC_CALL_REC	88	/* set by hook_enter: REC_RECORD_* */
+#define REC_CALL_SCRUB	92	/* set by hook_enter: its scrub class */
+/* rec_call.record: not recorded; recorded, hook_leave to call; recorded
+ * whole by hook_enter (a free: the stub clears rec_call.outer's word
+ * itself and scrubs by hook_enter's class, hook_leave not called) */
+#define REC_RECORD_NO		0
+#define REC_RECORD_LEAVE	1
+#define REC_RECORD_DONE		2
 /* the caller-saved registers after the original returned, given back
  * after hook_leave (a caller built with -fipa-ra counts on those its
  * callee leaves alone) */
@@ -101,7 +108,7 @@ struct rec_call {
 	uint64_t ret;
 	uint64_t ret2;
 	uint64_t ra;
-	uint32_t record;	/* set by hook_enter: 1 = recorded call */
+	uint32_t record;	/* set by hook_enter: REC_RECORD_* */
 	uint32_t scrub;		/* set by hook_enter: its class (REC_SCRUB_*) */
 	uint64_t post[7];	/* rcx rsi rdi r8 r9 r10 r11 */
 	uint64_t outer;		/* set by hook_enter: the word it made this
@@ -120,6 +127,7 @@ _Static_assert(offsetof(struct rec_call, ret) == REC_CALL_RET, "rec_call");
 _Static_assert(offsetof(struct rec_call, ret2) == REC_CALL_RET2, "rec_call");
 _Static_assert(offsetof(struct rec_call, ra) == REC_CALL_RA, "rec_call");
 _Static_assert(offsetof(struct rec_call, record) == REC_CALL_REC, "rec_call");
+_Static_assert(offsetof(struct rec_call, scrub) == REC_CALL_SCRUB, "rec_call");
 _Static_assert(offsetof(struct rec_call, post) == REC_CALL_RCX, "rec_call");
 _Static_assert(offsetof(struct rec_call, outer) == REC_CALL_OUTER, "rec_call");
 _Static_assert(offsetof(struct rec_call, saved) == REC_CALL_RBX, "rec_call");

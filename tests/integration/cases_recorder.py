@@ -441,6 +441,11 @@ def t_sigkill_in_injection():
                            (mode, proc_brief(tr), proc_brief(p.pid)))
             ck.eq("%s: guardians left" % mode, guardians_of(p.pid), [])
             ck.eq("%s: blocked signals" % mode, sig_blocked(p.pid), mask)
+            # the snapshot's copy, let go, leaves by itself (exit_group):
+            # when the system runs it
+            end = time.time() + 10
+            while live_children(p.pid) and time.time() < end:
+                time.sleep(0.01)
             ck.eq("%s: copies running" % mode, live_children(p.pid), [])
             try:
                 for i in (1, 2, 3):

@@ -14,7 +14,8 @@
  * code ran) creates the file named by $SNAPWATCH_MARK and exits.
  * SIGCHLD is counted.  MODE:
  *   noclone  a seccomp filter that fails every clone() that is not a
- *            thread's with EPERM (after the heap and the thread exist)
+ *            thread's with EPERM (after the heap and the thread exist;
+ *            on both threads)
  *   nproc    RLIMIT_NPROC set to 1 (run it as a user with no other
  *            process: no new process can be made)
  * Then "ready" on stdout; commands on stdin, one per line:
@@ -174,8 +175,11 @@ static void noclone(void)
 	};
 	struct sock_fprog prog = { sizeof(f) / sizeof(f[0]), f };
 
+	/* every thread's (TSYNC): ptleak checks the filter of the thread it
+	 * would make the clone through, which may be the heartbeat's */
 	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) ||
-	    prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog)) {
+	    syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER,
+		    SECCOMP_FILTER_FLAG_TSYNC, &prog)) {
 		perror("r_snapwatch: seccomp");
 		exit(2);
 	}

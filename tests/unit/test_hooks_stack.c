@@ -505,6 +505,18 @@ static NOINLINE uint64_t residue_free(void *p, int zero)
  * struct rec_call, then the scrub of class CLASS. */
 #define SCRUBBED(class)	(8 + 8 + REC_CALL_SIZE + (class))
 
+/* No recorded call in progress left behind: the main thread's word and
+ * every entry's (a free's is cleared by the stub, hook_leave not called:
+ * REC_RECORD_DONE). */
+static void assert_no_outer(void)
+{
+	unsigned i;
+
+	assert_int_equal(conf.main_outer, 0);
+	for (i = 0; i < NTHREADS; i++)
+		assert_int_equal(threads[i].outer, 0);
+}
+
 /* A malloc from residue() (the same site each time) and its free: each
  * scrubbed exactly as deep as class MALLOC (FREE), the hooks' words
  * within. */
@@ -518,7 +530,9 @@ static void scrub_pair(uint64_t malloc_class, uint64_t free_class,
 	d = residue(&p, 0);
 	assert_true(d > 0);
 	assert_true(d <= SCRUBBED(malloc_class));
+	assert_no_outer();
 	t_free(p);
+	assert_no_outer();
 	drain(&g);
 	d = residue(&p, 1);
 	assert_int_equal(d, SCRUBBED(malloc_class));
@@ -527,6 +541,7 @@ static void scrub_pair(uint64_t malloc_class, uint64_t free_class,
 	*hash = g.r[0].w[5];
 	d = residue_free(p, 0);
 	assert_true(d <= SCRUBBED(free_class));
+	assert_no_outer();
 	p = t_malloc(40);
 	drain(&g);
 	d = residue_free(p, 1);

@@ -121,6 +121,66 @@ static void test_scrub_xmm0(void **state)
 	}
 }
 
+/* A free's call after its original returned, with no hook_leave (the
+ * stub's no_leave path): at offset OFF, taken out.  The registers are
+ * live but %rax while the frame's result word keeps it, %xmm0 while the
+ * argument words do. */
+static void test_no_leave(void **state)
+{
+	uint64_t c = (uint64_t)(uintptr_t)frame;
+	struct arch_regs r;
+	unsigned off;
+
+	(void)state;
+	assert_true(RECBLOB_OFF_rec_stub_no_leave < RECBLOB_OFF_rec_stub_nl_rax_saved);
+	assert_true(RECBLOB_OFF_rec_stub_nl_rax_saved < RECBLOB_OFF_rec_stub_nl_xmm_saved);
+	assert_true(RECBLOB_OFF_rec_stub_nl_xmm_saved < RECBLOB_OFF_rec_stub_nl_rax_back);
+	assert_true(RECBLOB_OFF_rec_stub_nl_rax_back < RECBLOB_OFF_rec_stub_nl_xmm_back);
+	assert_true(RECBLOB_OFF_rec_stub_nl_xmm_back < RECBLOB_OFF_rec_stub_nl_leave);
+	for (off = RECBLOB_OFF_rec_stub_no_leave;
+	     off <= RECBLOB_OFF_rec_stub_nl_leave; off++) {
+		int rax_in = off >= RECBLOB_OFF_rec_stub_nl_rax_saved &&
+			     off < RECBLOB_OFF_rec_stub_nl_rax_back;
+		int xmm_in = off >= RECBLOB_OFF_rec_stub_nl_xmm_saved &&
+			     off < RECBLOB_OFF_rec_stub_nl_xmm_back;
+
+		memset(frame, 0, sizeof(frame));
+		frame[REC_CALL_ARGS / 8] = 0x1111222233334444ull;
+		frame[REC_CALL_ARGS / 8 + 1] = 0x5555666677778888ull;
+		frame[REC_CALL_RET / 8] = rax_in ? 0xf4ee : 0x99;
+		frame[REC_CALL_RBX / 8] = 0x99;		/* not read */
+		frame[REC_CALL_SIZE / 8] = 0xf00;
+		frame[REC_CALL_SIZE / 8 + 1] = 0x401234;
+		memset(&r, 0, sizeof(r));
+		r.r.rip = PAGE + off;
+		r.r.rsp = c;
+		r.r.rbp = c + REC_CALL_SIZE;
+		r.r.rax = rax_in ? 0x77 : 0xf4ee;
+		r.r.rbx = 0xbb;
+		r.r.rcx = 0xcc;
+		assert_int_equal(arch_rec_take_out(&r, &ops, NULL), 1);
+		assert_int_equal(r.r.rip, 0x401234);
+		assert_int_equal(r.r.rsp, c + REC_CALL_SIZE + 16);
+		assert_int_equal(r.r.rbp, 0xf00);
+		assert_int_equal(r.r.rax, 0xf4ee);
+		assert_int_equal(r.r.rbx, 0xbb);
+		assert_int_equal(r.r.rcx, 0xcc);
+		assert_int_equal(r.xmm0_set, xmm_in);
+		if (xmm_in) {
+			assert_int_equal(r.xmm0[0], 0x1111222233334444ull);
+			assert_int_equal(r.xmm0[1], 0x5555666677778888ull);
+		}
+	}
+	/* at its ret */
+	frame[0] = 0x401234;
+	memset(&r, 0, sizeof(r));
+	r.r.rip = PAGE + RECBLOB_OFF_rec_stub_nl_ret;
+	r.r.rsp = c;
+	assert_int_equal(arch_rec_take_out(&r, &ops, NULL), 1);
+	assert_int_equal(r.r.rip, 0x401234);
+	assert_int_equal(r.r.rsp, c + 8);
+}
+
 static pid_t child = -1;
 
 /* A child that loads xmm0 with a known value and stops under
@@ -185,6 +245,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_scrub_xmm0),
+		cmocka_unit_test(test_no_leave),
 		cmocka_unit_test_teardown(test_set_xmm0, kill_child),
 	};
 

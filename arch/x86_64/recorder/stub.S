@@ -17,6 +17,15 @@
  * the stub (src/rec_detach.c). */
 #define LABEL(n)	.globl rec_stub_##n; .hidden rec_stub_##n; rec_stub_##n:
 
+/* The scrub's 16-byte stores of %xmm0 at -FROM(%rsp) up to -TO(%rsp). */
+	.macro	STORES from, to
+	.set	o, \from
+	.rept	(\from - \to) / 16 + 1
+	movups	%xmm0, -o(%rsp)
+	.set	o, o - 16
+	.endr
+	.endm
+
 	.text
 	.globl	rec_stub
 	.hidden	rec_stub
@@ -63,6 +72,10 @@ rec_stub:
 	LABEL(call_orig)
 	call	*REC_CALL_ORIG(%rsp)
 	LABEL(after_orig)
+	/* a call hook_enter recorded whole (a free): no hook_leave, no
+	 * registers to keep from it (no_leave below) */
+	cmpl	$REC_RECORD_DONE, REC_CALL_REC(%rsp)
+	je	rec_stub_no_leave
 	mov	%rax, REC_CALL_RET(%rsp)
 	mov	%rdx, REC_CALL_RET2(%rsp)
 	mov	%rcx, REC_CALL_RCX(%rsp)
@@ -100,22 +113,13 @@ rec_stub:
 	ja	192f
 	jmp	128f
 768:
-	.irp	o, 768, 752, 736, 720, 704, 688, 672, 656, 640, 624, 608, 592, \
-		576, 560, 544, 528, 512, 496, 480, 464, 448, 432, 416, 400
-	movups	%xmm0, -\o(%rsp)
-	.endr
+	STORES	768, 400
 384:
-	.irp	o, 384, 368, 352, 336, 320, 304, 288, 272, 256, 240, 224, 208
-	movups	%xmm0, -\o(%rsp)
-	.endr
+	STORES	384, 208
 192:
-	.irp	o, 192, 176, 160, 144
-	movups	%xmm0, -\o(%rsp)
-	.endr
+	STORES	192, 144
 128:
-	.irp	o, 128, 112, 96, 80, 64, 48, 32, 16
-	movups	%xmm0, -\o(%rsp)
-	.endr
+	STORES	128, 16
 	mov	REC_CALL_RET(%rsp), %rax
 	mov	REC_CALL_RET2(%rsp), %rdx
 	mov	REC_CALL_RCX(%rsp), %rcx
@@ -147,10 +151,59 @@ rec_stub:
 	movq	$0, REC_CALL_ARGS + 8(%rsp)
 	LABEL(restored)
 	LABEL(leave)
+	.cfi_remember_state
 	leave
 	.cfi_def_cfa %rsp, 8
 	.cfi_restore %rbp
 	LABEL(ret)
+	ret
+	.cfi_restore_state
+
+	/* The original returned and hook_leave is not wanted: its registers
+	 * stay as it left them but %rax (the scratch, kept meanwhile in the
+	 * frame's result word) and %xmm0 (the scrub's zero, in the argument
+	 * words); the outer word cleared as hook_leave would, the scrub as
+	 * deep as hook_enter's class (rec_call.scrub), then the frame's
+	 * words it wrote zeroed (the arguments, fn and orig, the result
+	 * word: the caller-saved ones were not written). */
+	LABEL(no_leave)
+	mov	%rax, REC_CALL_RET(%rsp)
+	LABEL(nl_rax_saved)
+	mov	REC_CALL_OUTER(%rsp), %rax
+	test	%rax, %rax
+	jz	1f
+	movq	$0, (%rax)
+1:
+	movups	%xmm0, REC_CALL_ARGS(%rsp)
+	LABEL(nl_xmm_saved)
+	pxor	%xmm0, %xmm0
+	mov	REC_CALL_SCRUB(%rsp), %eax
+	cmp	$REC_SCRUB_WAIT, %eax
+	ja	7768f
+	cmp	$REC_SCRUB_MIN, %eax
+	ja	7384f
+	jmp	7128f
+7768:
+	STORES	768, 400
+7384:
+	STORES	384, 144
+7128:
+	STORES	128, 16
+	mov	REC_CALL_RET(%rsp), %rax
+	LABEL(nl_rax_back)
+	movups	%xmm0, REC_CALL_ARGS + 16(%rsp)
+	movups	%xmm0, REC_CALL_ARGS + 32(%rsp)
+	movups	%xmm0, REC_CALL_FN(%rsp)	/* fn, orig */
+	movups	%xmm0, REC_CALL_RET(%rsp)	/* ret, ret2 */
+	movups	REC_CALL_ARGS(%rsp), %xmm0
+	LABEL(nl_xmm_back)
+	movq	$0, REC_CALL_ARGS + 0(%rsp)
+	movq	$0, REC_CALL_ARGS + 8(%rsp)
+	LABEL(nl_leave)
+	leave
+	.cfi_def_cfa %rsp, 8
+	.cfi_restore %rbp
+	LABEL(nl_ret)
 	ret
 	LABEL(end)
 	.cfi_endproc

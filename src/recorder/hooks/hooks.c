@@ -475,7 +475,7 @@ static void fd_enter(const struct rec_conf *cf, struct rec_call *c,
 			c->outer = (uint64_t)(uintptr_t)outer;
 		}
 	}
-	c->record = 1;
+	c->record = REC_RECORD_LEAVE;
 }
 
 /* hook_leave of a descriptor creation: what it made, with its stack. */
@@ -522,7 +522,7 @@ void hook_enter(struct rec_call *c)
 
 	uint64_t *outer, at = (uint64_t)(uintptr_t)c, o;
 
-	c->record = 0;
+	c->record = REC_RECORD_NO;
 	c->scrub = REC_SCRUB_MIN;
 	c->outer = 0;
 	c->entry = 0;
@@ -548,7 +548,8 @@ void hook_enter(struct rec_call *c)
 			c->outer = (uint64_t)(uintptr_t)outer;
 		}
 	}
-	c->record = 1;
+	/* a free is recorded whole now: the stub calls no hook_leave */
+	c->record = kind == REC_FN_FREE ? REC_RECORD_DONE : REC_RECORD_LEAVE;
 	/* tail calls: emit's frame in hook_enter's place */
 	if (kind == REC_FN_FREE)
 		emit(cf, REC_FREE, c, c->arg, 1);
