@@ -26,6 +26,16 @@
 	.endr
 	.endm
 
+/* The frame's words every call wrote but the first two (the caller's
+ * %xmm0 meanwhile): the other arguments, fn and orig, the results. */
+	.macro	ZERO_CALL_WORDS
+	movups	%xmm0, REC_CALL_ARGS + 16(%rsp)
+	movups	%xmm0, REC_CALL_ARGS + 32(%rsp)
+	/* no dead frame may look like a live one to ptleak's detach: fn */
+	movups	%xmm0, REC_CALL_FN(%rsp)	/* fn, orig */
+	movups	%xmm0, REC_CALL_RET(%rsp)	/* ret, ret2 */
+	.endm
+
 	.text
 	.globl	rec_stub
 	.hidden	rec_stub
@@ -136,11 +146,7 @@ rec_stub:
 		REC_CALL_R11 != 144 || REC_CALL_OUTER != 152
 	.error	"stub.S: the frame's zeroing expects struct rec_call as rechook.h had it"
 	.endif
-	movups	%xmm0, REC_CALL_ARGS + 16(%rsp)
-	movups	%xmm0, REC_CALL_ARGS + 32(%rsp)
-	/* no dead frame may look like a live one to ptleak's detach: fn */
-	movups	%xmm0, REC_CALL_FN(%rsp)	/* fn, orig */
-	movups	%xmm0, REC_CALL_RET(%rsp)	/* ret, ret2 */
+	ZERO_CALL_WORDS
 	movups	%xmm0, REC_CALL_RCX(%rsp)	/* rcx, rsi */
 	movups	%xmm0, REC_CALL_RCX + 16(%rsp)	/* rdi, r8 */
 	movups	%xmm0, REC_CALL_RCX + 32(%rsp)	/* r9, r10 */
@@ -191,10 +197,7 @@ rec_stub:
 	STORES	128, 16
 	mov	REC_CALL_RET(%rsp), %rax
 	LABEL(nl_rax_back)
-	movups	%xmm0, REC_CALL_ARGS + 16(%rsp)
-	movups	%xmm0, REC_CALL_ARGS + 32(%rsp)
-	movups	%xmm0, REC_CALL_FN(%rsp)	/* fn, orig */
-	movups	%xmm0, REC_CALL_RET(%rsp)	/* ret, ret2 */
+	ZERO_CALL_WORDS
 	movups	REC_CALL_ARGS(%rsp), %xmm0
 	LABEL(nl_xmm_back)
 	movq	$0, REC_CALL_ARGS + 0(%rsp)
