@@ -338,7 +338,7 @@ emit_fast(const struct rec_conf *cf, unsigned type, const struct rec_call *c,
 		return 0;
 	__atomic_store_n(&sc->gen, g + 1, __ATOMIC_RELAXED);
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
-	if (scache_keyed(cf, &st, objs, max, sc))
+	if (scache_keyed(cf, st.hi, objs, max, sc))
 		way = way_of(sc, c->ra, sp, fp, &st);
 	if (!way || !interned(cf, way->hash)) {
 		__atomic_signal_fence(__ATOMIC_SEQ_CST);

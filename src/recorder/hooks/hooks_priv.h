@@ -58,15 +58,17 @@ int walk_cached(const struct rec_conf *cf, const struct rec_call *c,
 
 #define SC_KEY	7
 
-/* Word I of the key of a walk (struct rec_scache, from objs on). */
-static inline uint64_t scache_key(const struct rec_conf *cf, const struct caller *w,
-			   const struct rec_objs *objs, unsigned max, unsigned i)
+/* Word I of the key of a walk (struct rec_scache, from objs on) on a
+ * stack whose top is HI. */
+static inline __attribute__((always_inline)) uint64_t
+scache_key(const struct rec_conf *cf, uint64_t hi, const struct rec_objs *objs,
+	   unsigned max, unsigned i)
 {
 	switch (i) {
 	case 0:
 		return (uint64_t)(uintptr_t)objs;
 	case 1:
-		return w->st.hi;
+		return hi;
 	case 2:
 		return __atomic_load_n(&cf->main_lo, __ATOMIC_RELAXED);
 	case 3:
@@ -113,17 +115,19 @@ static inline const struct rec_sway *way_of(const struct rec_scache *sc,
 }
 
 /* 1 if SC's key is the one a walk with these would write (scache_key's
- * words, compared as they are) */
-static inline int scache_keyed(const struct rec_conf *cf,
-			       const struct unwtab_stack *st,
-			       const struct rec_objs *objs, unsigned max,
-			       const struct rec_scache *sc)
+ * words; unrolled, the switch folds away) */
+static inline __attribute__((always_inline)) int
+scache_keyed(const struct rec_conf *cf, uint64_t hi, const struct rec_objs *objs,
+	     unsigned max, const struct rec_scache *sc)
 {
-	return sc->objs == (uint64_t)(uintptr_t)objs && sc->hi == st->hi &&
-	       sc->main_lo == __atomic_load_n(&cf->main_lo, __ATOMIC_RELAXED) &&
-	       sc->main_hi == __atomic_load_n(&cf->main_hi, __ATOMIC_RELAXED) &&
-	       sc->hijack_ret == cf->hijack_ret && sc->nstubs == cf->nstubs &&
-	       sc->max == max;
+	const uint64_t *kw = &sc->objs;
+	unsigned i;
+
+#pragma GCC unroll 8
+	for (i = 0; i < SC_KEY; i++)
+		if (kw[i] != scache_key(cf, hi, objs, max, i))
+			return 0;
+	return 1;
 }
 
 #endif

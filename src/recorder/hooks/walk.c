@@ -292,7 +292,7 @@ int walk_cached(const struct rec_conf *cf, const struct rec_call *c,
 	sc->walks++;
 	/* the key as this walk reads it, in the cache at once (ours now) */
 	for (i = 0; i < SC_KEY; i++) {
-		v = scache_key(cf, w, objs, max, i);
+		v = scache_key(cf, w->st.hi, objs, max, i);
 		usable &= kw[i] == v;
 		kw[i] = v;
 	}
