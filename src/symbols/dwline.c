@@ -273,7 +273,8 @@ static const uint8_t *run_seq(const struct dwline *d, const struct unit *u,
 			unsigned adj = op - u->opcode_base;
 
 			st.addr += (uint64_t)(adj / u->line_range) * u->min_len;
-			st.line += u->line_base + (int)(adj % u->line_range);
+			st.line += (uint64_t)((int64_t)u->line_base +
+					      (int64_t)(adj % u->line_range));
 			row(d, u, &st, 0, b, lo, hi);
 			continue;
 		}
@@ -595,7 +596,9 @@ static int lines_cached(struct dwline *d, const struct dc_key *key,
 		struct unit *y = &d->units[i];
 
 		memcpy(&x, p + i * sizeof(x), sizeof(x));
-		if (x.prog > x.end || x.end > h.line_len || !x.line_range ||
+		/* the DWARF's ranges: a line_base int8, a line_range uint8 */
+		if (x.prog > x.end || x.end > h.line_len || x.line_range < 1 ||
+		    x.line_range > 255 || x.line_base < -128 || x.line_base > 127 ||
 		    !x.opcode_base || x.opcode_base > 256 ||
 		    x.file_base > h.nnames || x.nfiles > h.nnames - x.file_base)
 			goto bad_arrays;
