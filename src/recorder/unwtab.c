@@ -407,8 +407,11 @@ static int compile_elf(struct compiler *c)
 	if (!id || id[EI_DATA] != ELFDATA2LSB)
 		return error("%s: not a little-endian ELF file", c->path);
 	c->addr_size = id[EI_CLASS] == ELFCLASS64 ? 8 : 4;
-	if (find_cfi(c, &dw) < 0)
+	if (find_cfi(c, &dw) < 0) {
+		if (dw)
+			dwarf_end(dw);	/* a .debug_frame's Dwarf with no CFI */
 		return -1;
+	}
 	if (c->fast)
 		fast_plan(c);
 	/*
