@@ -221,6 +221,8 @@ static uint32_t *merge_runs(const struct keys *k, size_t n,
 		for (r = 0; r < nr; r++)
 			if (pos[r] < end[r] && (best == MAX_RUNS || head[r] < head[best]))
 				best = r;
+		if (best == MAX_RUNS)
+			break;	/* the runs cover [0, N): not reached */
 		a[o] = (uint32_t)pos[best]++;
 		if (pos[best] < end[best])
 			head[best] = key_of(k, (uint32_t)pos[best]);

@@ -113,6 +113,7 @@ static int report_write_all(struct session *S, struct report_input *in,
 	const struct options *o = S->o;
 	struct proc *P = S->proc;
 	struct report_sink xs, ts;
+	const struct report_sink *sink0 = in->sink;
 	struct vgxml *x = NULL;
 	struct vgtext *t = NULL;
 	FILE *text = P->text;
@@ -178,6 +179,7 @@ static int report_write_all(struct session *S, struct report_input *in,
 			ret = -1;
 		free(name);
 	}
+	in->sink = sink0;	/* not our locals' once we return */
 	return ret;
 }
 
