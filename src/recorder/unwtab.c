@@ -341,7 +341,8 @@ static struct unwtab_hdr *layout(struct compiler *c)
 }
 
 /*
- * The CFI section: .eh_frame, else .debug_frame.  And the sections libdw
+ * The CFI section: .eh_frame, else .debug_frame (its Dwarf in *DW, for
+ * the caller to end; none left on failure).  And the sections libdw
  * reads for .eh_frame (the first one so named, with the last
  * .eh_frame_hdr before it): the interpreter runs only if they are ours.
  */
@@ -392,6 +393,9 @@ static int find_cfi(struct compiler *c, Dwarf **dw)
 		error("%s: cannot read its CFI: %s", c->path, dwarf_errmsg(-1));
 		if (c->cfi && eh)
 			dwarf_cfi_end(c->cfi);	/* no .eh_frame data: not kept */
+		if (*dw)
+			dwarf_end(*dw);	/* a .debug_frame's, with no CFI */
+		*dw = NULL;
 		c->cfi = NULL;
 		return -1;
 	}
@@ -407,11 +411,8 @@ static int compile_elf(struct compiler *c)
 	if (!id || id[EI_DATA] != ELFDATA2LSB)
 		return error("%s: not a little-endian ELF file", c->path);
 	c->addr_size = id[EI_CLASS] == ELFCLASS64 ? 8 : 4;
-	if (find_cfi(c, &dw) < 0) {
-		if (dw)
-			dwarf_end(dw);	/* a .debug_frame's Dwarf with no CFI */
+	if (find_cfi(c, &dw) < 0)
 		return -1;
-	}
 	if (c->fast)
 		fast_plan(c);
 	/*
