@@ -132,8 +132,11 @@ static void group_block(struct grouping *g, const struct heap_block *b,
 	uint64_t each;
 	size_t k;
 
-	if (g->in->min_age_ns && g->in->now_ns - b->time_ns < g->in->min_age_ns)
-		return;	/* too young to be reported */
+	/* too young to be reported; a block made before the attach has no
+	 * birth time (0), and is kept, older than the attach (usage.md) */
+	if (g->in->min_age_ns && !b->before &&
+	    g->in->now_ns - b->time_ns < g->in->min_age_ns)
+		return;
 	each = b->before && !b->type ? b->size : 0;
 	k = group_home(g, b->stack, b->fn, cls, each, b->type);
 	for (;;) {

@@ -794,6 +794,48 @@ static void test_all_freed(void **state)
 	free(t);
 }
 
+/* --min-age on a machine up for 10 s: a block made before the attach
+ * (a census block: no birth time) is older than the attach and kept
+ * (usage.md), even at a --min-age over the machine's uptime; a block
+ * made 5 s ago is not; one made 10 s ago is at 6 s. */
+static void test_min_age_census(void **state)
+{
+	struct fx *fx = *state;
+	uint32_t a = stack(fx, 1, PC_MALLOC);
+	struct heap_block b;
+
+	memset(&b, 0, sizeof(b));
+	b.addr = 0x1000;
+	b.size = 40;
+	b.fn = AF_MALLOC;
+	b.before = 1;
+	heap_census(fx->h, &b);
+	b.before = 0;
+	b.stack = a;
+	b.addr = 0x2000;
+	b.size = 7;
+	b.time_ns = 5000000000ull;
+	heap_alloc(fx->h, &b);
+	alloc(fx, 0x3000, 9, a, AF_MALLOC);
+	fx->in.reason = REPORT_SIGNAL;
+	fx->in.exited = 0;
+	fx->in.now_ns = 10000000000ull;
+	fx->in.elapsed_ns = 3000000000ull;
+	fx->in.min_age_ns = 6000000000ull;
+	check_records(fx,
+"40 bytes in 1 block are unclassified in loss record 1 of 2 (age over 3.000 s)\n"
+"   made before ptleak attached\n"
+"\n"
+"9 bytes in 1 block are unclassified in loss record 2 of 2 (age 10.000 to 10.000 s)\n"
+"   at 0x7f3a1c2a5f30: malloc (libc.so.6)\n"
+"\n");
+	fx->in.min_age_ns = 3600000000000ull;
+	check_records(fx,
+"40 bytes in 1 block are unclassified in loss record 1 of 1 (age over 3.000 s)\n"
+"   made before ptleak attached\n"
+"\n");
+}
+
 static void test_untracked(void **state)
 {
 	struct fx *fx = *state;
@@ -1522,6 +1564,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_no_stack, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_singular_block, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_all_freed, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_min_age_census, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_untracked, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_thousands, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_reason_labels, setup, teardown),
