@@ -242,7 +242,8 @@ static inline int ring_reserve_w(struct ring *r, unsigned type,
 	__atomic_store_n(ring_word(r, pos), res->hdr, __ATOMIC_RELAXED);
 	return 0;
 lost:
-	__atomic_fetch_add(&r->lost, 1, __ATOMIC_RELAXED);
+	/* after the reservation (the consumer checks lost against head) */
+	__atomic_fetch_add(&r->lost, 1, __ATOMIC_RELEASE);
 	return -1;
 }
 

@@ -489,6 +489,34 @@ static void bounds(struct recorder *R, struct rec_queues *Q, uint64_t D,
 	}
 }
 
+/* The lanes' lost counts into R->lost: 0, or -1 (R broken) if one is
+ * not what a producer can make of it: smaller than at the last drain,
+ * or grown by more records than its head grew by 8 bytes (a lost record
+ * is reserved first; its count is read before its head, the producer's
+ * increment a release after its reservation). */
+static int lanes_lost(struct recorder *R)
+{
+	uint64_t sum = 0, n, head;
+	unsigned l;
+
+	for (l = 0; l < R->nlanes; l++) {
+		n = __atomic_load_n(&rec_lane(R, l)->lost, __ATOMIC_ACQUIRE);
+		head = lane_head(R, l);
+		if (n < R->lane_lost[l] || head < R->lane_head[l] ||
+		    n - R->lane_lost[l] > (head - R->lane_head[l]) / 8) {
+			R->why = "a lane's count of lost records is not one its "
+				 "producers can make";
+			R->broken = 1;
+			return -1;
+		}
+		R->lane_lost[l] = n;
+		R->lane_head[l] = head;
+		sum += n;
+	}
+	R->lost = sum;
+	return 0;
+}
+
 static long drain(struct recorder *R, struct heap *h, struct fdprobe *fp,
 		  struct stacks *st, uint64_t *lost, int quiet)
 {
@@ -534,10 +562,8 @@ static long drain(struct recorder *R, struct heap *h, struct fdprobe *fp,
 			bounds(R, Q, D, Wl);
 		ran = run(&d, Q, R->nlanes, Wl);
 	} while (taken || ran);
-	/* the target's count, read while its header makes sense */
-	R->lost = 0;
-	for (l = 0; l < R->nlanes; l++)
-		R->lost += __atomic_load_n(&rec_lane(R, l)->lost, __ATOMIC_RELAXED);
+	if (lanes_lost(R) < 0)
+		return -1;
 	if (lost)
 		*lost = R->lost;
 	return d.n;
@@ -565,6 +591,8 @@ const char *rec_why(const struct recorder *R)
 	const char *why;
 	unsigned l;
 
+	if (R && R->why)
+		return R->why;
 	for (l = 0; R && l < R->nlanes; l++)
 		if (R->rd[l] && (why = ring_why(R->rd[l])))
 			return why;

@@ -128,8 +128,13 @@ struct recorder {
 	unsigned nranges, nstubs;
 	/* records that failed their checks (rec_drain), skipped */
 	uint64_t bad;
-	/* the ring's lost count at the last drain that found it sane */
+	/* the ring's lost count at the last drain that found it sane, and
+	 * each lane's, with its head read after it (a lost record reserved
+	 * 8 bytes or more first: a count that grows faster, or shrinks, was
+	 * written by the target) */
 	uint64_t lost;
+	uint64_t lane_lost[REC_NLANES], lane_head[REC_NLANES];
+	const char *why;		/* why broken, if not a reader's */
 	/* PTLEAK_DEBUG=slow-drain: ~1 us per record taken (a consumer
 	 * slower than the target's threads, for the tests) */
 	int slow_drain;

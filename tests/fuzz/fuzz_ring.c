@@ -87,6 +87,9 @@ FUZZ(ring)
 		setup();
 	R->broken = 0;
 	R->bad = 0;
+	R->why = NULL;
+	memset(R->lane_lost, 0, sizeof(R->lane_lost));
+	memset(R->lane_head, 0, sizeof(R->lane_head));
 	if (size >= 9 && data[0] & 0x80) {
 		memcpy(&v, data + 1, 8);
 		word = data[0] & 31;

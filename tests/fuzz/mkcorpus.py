@@ -60,6 +60,12 @@ def ring_inputs():
     # head (word 8) beyond the ring plus its slack
     yield "hand-head-scribbled", bytes([0x80 | 8]) + struct.pack("<Q", 1 << 40) + \
         alloc(0x10000, 100), -1
+    # the lost count (word 25): as many records as 8-byte steps of the
+    # head (8 in one 64-byte record) taken, more: the ring written over
+    yield "hand-lost-8", bytes([0x80 | 25]) + struct.pack("<Q", 8) + \
+        alloc(0x10000, 100), 1
+    yield "hand-lost-scribbled", bytes([0x80 | 25]) + struct.pack("<Q", 9) + \
+        alloc(0x10000, 100), -1
     yield "hand-magic-scribbled", bytes([0x80 | 0]) + struct.pack("<Q", 0) + \
         alloc(0x10000, 100), -1
     # a descriptor the kernel cannot give (the 120 GB table of issue 28)
@@ -185,7 +191,7 @@ def write(name, inputs):
             f.write(data)
         lines.append("%s %d\n" % (fname, want))
     with open(exp, "w") as f:
-        f.writelines(sorted(lines) + keep)
+        f.writelines(sorted(lines + keep))
 
 
 def main():

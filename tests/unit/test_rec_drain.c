@@ -413,6 +413,57 @@ static void test_lanes_bound(void **state)
 	done(R);
 }
 
+/*
+ * A lane's lost count is the target's to write: one that grows by no
+ * more records than its head grew by 8 bytes is taken (its sum
+ * returned), one that grows faster or shrinks breaks the recorder
+ * (rec_drain -1, rec_why says which count), as a scribbled record does.
+ */
+static void expect_lost(uint64_t l0, uint64_t l1, int sane)
+{
+	struct recorder *R = setup2();
+	struct heap *h = heap_new();
+	struct stacks *st = stacks_new();
+	uint64_t lost = 99;
+
+	put_alloc_at(R, 1, 1000, 5, 0, 0xa000, 100, 0x1000, NULL, 0);	/* 56 bytes */
+	rec_lane(R, 0)->lost = 3;	/* a lane with nothing reserved */
+	assert_int_equal(rec_drain_quiet(R, h, NULL, st, &lost), -1);
+	assert_string_equal(rec_why(R), "a lane's count of lost records is not "
+			    "one its producers can make");
+	done(R);
+	R = setup2();
+	put_alloc_at(R, 1, 1000, 5, 0, 0xa000, 100, 0x1000, NULL, 0);
+	rec_lane(R, 1)->lost = l0;
+	assert_int_equal(rec_drain_quiet(R, h, NULL, st, &lost), 1);
+	assert_int_equal(lost, l0);
+	put_free_at(R, 1, 1001, 5, 0xa000);	/* 32 bytes more */
+	rec_lane(R, 1)->lost = l1;
+	assert_int_equal(rec_drain_quiet(R, h, NULL, st, &lost), sane ? 1 : -1);
+	if (sane) {
+		assert_int_equal(lost, l1);
+		assert_null(rec_why(R));
+	} else {
+		assert_string_equal(rec_why(R), "a lane's count of lost "
+				    "records is not one its producers can make");
+		assert_int_equal(rec_drain_quiet(R, h, NULL, st, &lost), 0);
+	}
+	stacks_delete(st);
+	heap_delete(h);
+	done(R);
+}
+
+static void test_lost_checked(void **state)
+{
+	(void)state;
+	expect_lost(7, 7, 1);
+	expect_lost(7, 11, 1);		/* 4 records of 8 bytes in 32 */
+	expect_lost(7, 12, 0);
+	expect_lost(0, 1, 1);
+	expect_lost(7, 6, 0);		/* smaller */
+	expect_lost(0, 0x6d8524f6a64c7010ull, 0);	/* scribble_attach's */
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -422,6 +473,7 @@ int main(void)
 		cmocka_unit_test(test_lanes_order),
 		cmocka_unit_test(test_time_zero),
 		cmocka_unit_test(test_lanes_bound),
+		cmocka_unit_test(test_lost_checked),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
