@@ -345,6 +345,10 @@ int ring_skip(struct ring_reader *rd);
 
 /* What made the reader stop ("tail 5, ours 0"), or NULL if it did not. */
 const char *ring_why(const struct ring_reader *rd);
+/* HEAD (a value of the ring's head) is one the producers can have
+ * reserved: past the consumer's tail by at most the ring and
+ * RING_HEAD_SLACK.  1 or 0. */
+int ring_head_ok(const struct ring_reader *rd, uint64_t head);
 
 /* Bump the heartbeat alone (a consumer alive but not consuming). */
 void ring_heartbeat(struct ring_reader *rd);

@@ -493,7 +493,8 @@ static void bounds(struct recorder *R, struct rec_queues *Q, uint64_t D,
  * not what a producer can make of it: smaller than at the last drain,
  * or grown by more records than its head grew by 8 bytes (a lost record
  * is reserved first; its count is read before its head, the producer's
- * increment a release after its reservation). */
+ * increment a release after its reservation), with a head the ring's
+ * reader finds sane (else a scribbled head would let any count by). */
 static int lanes_lost(struct recorder *R)
 {
 	uint64_t sum = 0, n, head;
@@ -503,6 +504,7 @@ static int lanes_lost(struct recorder *R)
 		n = __atomic_load_n(&rec_lane(R, l)->lost, __ATOMIC_ACQUIRE);
 		head = lane_head(R, l);
 		if (n < R->lane_lost[l] || head < R->lane_head[l] ||
+		    !ring_head_ok(R->rd[l], head) ||
 		    n - R->lane_lost[l] > (head - R->lane_head[l]) / 8) {
 			R->why = "a lane's count of lost records is not one its "
 				 "producers can make";

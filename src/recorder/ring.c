@@ -122,9 +122,14 @@ static int header_sane(struct ring_reader *rd)
 			       (uint64_t)enabled);
 	if (tail != rd->tail)
 		return corrupt(rd, "tail %" PRIu64 ", ours %" PRIu64, tail);
-	if (head - rd->tail > rd->size + RING_HEAD_SLACK)
+	if (!ring_head_ok(rd, head))
 		return corrupt(rd, "head %" PRIu64 " (tail %" PRIu64 ")", head);
 	return 0;
+}
+
+int ring_head_ok(const struct ring_reader *rd, uint64_t head)
+{
+	return head - rd->tail <= rd->size + RING_HEAD_SLACK;
 }
 
 const char *ring_why(const struct ring_reader *rd)

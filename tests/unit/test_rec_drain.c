@@ -464,6 +464,26 @@ static void test_lost_checked(void **state)
 	expect_lost(0, 0x6d8524f6a64c7010ull, 0);	/* scribble_attach's */
 }
 
+static void test_lost_head_scribbled(void **state)
+{
+	struct recorder *R = setup2();
+	struct heap *h = heap_new();
+	struct stacks *st = stacks_new();
+	uint64_t lost;
+
+	(void)state;
+	put_alloc_at(R, 1, 1000, 5, 0, 0xa000, 100, 0x1000, NULL, 0);
+	assert_int_equal(rec_drain_quiet(R, h, NULL, st, &lost), 1);
+	/* scribble_attach's seed 18 */
+	rec_lane(R, 1)->lost = 0xbde9f8bf5a1e283ull;
+	rec_lane(R, 1)->head = 0xbde9f8bf5a1e283ull * 8 + 56;
+	assert_int_equal(rec_drain_quiet(R, h, NULL, st, &lost), -1);
+	assert_int_equal(lost, 0);
+	stacks_delete(st);
+	heap_delete(h);
+	done(R);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -474,6 +494,7 @@ int main(void)
 		cmocka_unit_test(test_time_zero),
 		cmocka_unit_test(test_lanes_bound),
 		cmocka_unit_test(test_lost_checked),
+		cmocka_unit_test(test_lost_head_scribbled),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
