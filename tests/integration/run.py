@@ -962,10 +962,12 @@ class Server:
         except Fail as e:	# say where it hangs: a thread left stopped?
             states = "".join(sorted(thread_states(self.p.pid)))
             tracer = tracer_pid(self.p.pid)
+            waits = thread_waits(self.p.pid)
             time.sleep(0.2)
             raise Fail("%s; its threads' states %s, TracerPid %s, exit status %s, "
-                       "stderr %r" % (e, states, tracer, self.p.poll(),
-                                      "".join(self.err.seen[-5:])))
+                       "stderr %r; threads (tid state wchan syscall stack): %s"
+                       % (e, states, tracer, self.p.poll(),
+                          "".join(self.err.seen[-5:]), waits))
         return self.p.wait(timeout=timeout)
 
     def kill(self):
@@ -1083,6 +1085,29 @@ def thread_states(pid):
         except (FileNotFoundError, ProcessLookupError):
             pass
     return out
+
+
+def thread_waits(pid):
+    """Where PID's threads wait, for a failure's message: per thread its
+    state, wchan, /proc/TID/syscall (number, args, sp, pc) and the top
+    of its kernel stack."""
+    out = []
+    for tid in sorted(os.listdir("/proc/%d/task" % pid), key=int):
+        d = "/proc/%d/task/%s/" % (pid, tid)
+        parts = [tid]
+        for name in ("stat", "wchan", "syscall", "stack"):
+            try:
+                with open(d + name) as f:
+                    v = f.read().strip()
+            except OSError as e:
+                v = "?%s" % e.errno
+            if name == "stat":
+                v = v.rsplit(")", 1)[1].split()[0] if ")" in v else v
+            elif name == "stack":
+                v = "|".join(l.split()[-1] for l in v.splitlines()[:4])
+            parts.append(v)
+        out.append(" ".join(parts))
+    return "; ".join(out)
 
 
 def child_pids(pid):
