@@ -32,6 +32,7 @@ struct fdprobe;
 struct heap;
 struct stacks;
 struct recorder;
+struct heap_block;
 
 /* A new recorder for process PID keeping DEPTH pcs per stack (the
  * function's entry included, as the breakpoint engine's stacks).  Nothing
@@ -173,6 +174,12 @@ const char *rec_why(const struct recorder *R);
  * being written, or given up by its thread), or holds records for the
  * next drain. */
 int rec_blocked(const struct recorder *R);
+
+/* The old blocks of the reallocs whose begin the drain took and whose
+ * end it has not (threads inside realloc: heap_holds_put), those that
+ * were live at the begin: up to MAX into OUT.  Their number (OUT NULL:
+ * all of them, counted). */
+size_t rec_held(const struct recorder *R, struct heap_block *out, size_t max);
 /* Now, for rec_caught_up(): the rings' heads. */
 void rec_mark(struct recorder *R);
 /* Every record reserved before the last rec_mark() is run. */

@@ -219,6 +219,20 @@ void heap_realloc_end(struct heap *h, uint64_t old, int was_live,
 		      const struct heap_block *held, uint64_t size,
 		      const struct heap_block *newb);
 
+/*
+ * The blocks of reallocs in flight (heap_realloc_begin's HELD, their end
+ * not yet told) are still allocated until realloc returns: a report made
+ * meanwhile puts them back.  heap_holds_put puts back each of B[0..N-1]
+ * whose address is not live in the table (not handed out again), with no
+ * allocation counted, no growth note and no new peak; PUT[i] := 1 if it
+ * did.  heap_holds_take, after the report, takes those out again: the
+ * table and its figures as before.
+ */
+void heap_holds_put(struct heap *h, const struct heap_block *b, size_t n,
+		    uint8_t *put);
+void heap_holds_take(struct heap *h, const struct heap_block *b, size_t n,
+		     const uint8_t *put);
+
 const struct heap_stats *heap_stats(const struct heap *h);
 
 /* What was allocated at one stack, freed or not. */

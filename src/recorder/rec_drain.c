@@ -613,6 +613,20 @@ int rec_blocked(const struct recorder *R)
 	return 0;
 }
 
+size_t rec_held(const struct recorder *R, struct heap_block *out, size_t max)
+{
+	size_t i, n = 0;
+
+	for (i = 0; R && i < R->nreallocs; i++) {
+		if (!R->reallocs[i].live)
+			continue;
+		if (out && n < max)
+			out[n] = R->reallocs[i].held;
+		n++;
+	}
+	return out && n > max ? max : n;
+}
+
 long rec_skip_holes(struct recorder *R)
 {
 	long n = 0;

@@ -19,6 +19,7 @@
 #include "output/report_digest.h"
 #include "output/report_vgtext.h"
 #include "output/report_xml.h"
+#include "recorder/recorder.h"
 #include "target/procstat.h"
 #include "session/proctree.h"
 #include "analysis/roots.h"
@@ -278,6 +279,36 @@ static const char *make_scan(struct session *S, pid_t via,
 }
 
 /*
+ * The old blocks of S->proc's reallocs in flight (a thread inside
+ * realloc: heap_holds_put), the recorder's and the breakpoints': into *B
+ * (NULL if none; the caller frees it).  Their number.
+ */
+static size_t holds_of(struct session *S, struct heap_block **b)
+{
+	struct proc *P = S->proc;
+	size_t n = rec_held(P->rec, NULL, 0), a = n, k;
+	struct task *t;
+	unsigned i;
+
+	*b = a ? xmalloc(a * sizeof(**b)) : NULL;
+	n = a ? rec_held(P->rec, *b, a) : 0;
+	for_each_task(S, i, t) {
+		if (t->proc != P)
+			continue;
+		for (k = 0; k < t->npend; k++) {
+			if (!t->pend[k].held_live)
+				continue;
+			if (n == a) {
+				a = a ? 2 * a : 16;
+				*b = xrealloc(*b, a * sizeof(**b));
+			}
+			(*b)[n++] = t->pend[k].held;
+		}
+	}
+	return n;
+}
+
+/*
  * Make a report.  REGS[0..NREGS-1]: the registers of the stopped threads
  * (the exiting one at exit; every thread, held, for a live report, whose
  * register values are then roots too).  NREGS 0: no scan is possible.
@@ -307,6 +338,9 @@ int report_make(struct session *S, enum report_reason reason, pid_t via,
 	 * the tracer at the snapshot's instant (snap_reports) */
 	int check = S->in_rep_child && P->check && !P->no_heap;
 	int ret, fd_err = 0;
+	struct heap_block *holds = NULL;
+	uint8_t *put = NULL;
+	size_t nholds = 0;
 
 	if (s)
 		unloaded_name(P->unloaded, s);
@@ -319,6 +353,11 @@ int report_make(struct session *S, enum report_reason reason, pid_t via,
 		recs_drain_final(S);
 	else
 		recs_drain(S);
+	/* a thread inside realloc: its old block is still allocated */
+	if (!P->no_heap && (nholds = holds_of(S, &holds))) {
+		put = xcalloc(nholds, 1);
+		heap_holds_put(P->heap, holds, nholds, put);
+	}
 	/* the timeline's last row equals the report's figures */
 	if (!S->in_rep_child)
 		sampler_report(S, reason != REPORT_SIGNAL);
@@ -426,6 +465,10 @@ int report_make(struct session *S, enum report_reason reason, pid_t via,
 		ret = -1;
 	html_feed_free(&feed);
 	free(html_path);
+	if (nholds)
+		heap_holds_take(P->heap, holds, nholds, put);
+	free(holds);
+	free(put);
 	S->last_result = res;
 	report_result_take(S, P, reason, &res, ret);
 	scan_result_free(&scan);
@@ -514,6 +557,9 @@ int report_digest_held(struct session *S, const struct arch_regs *regs,
 	struct scan_result scan = { 0 };
 	struct symbolizer *s = NULL;
 	struct report_input in;
+	struct heap_block *holds = NULL;
+	uint8_t *put = NULL;
+	size_t nholds;
 	int ret;
 
 	memset(d, 0, sizeof(*d));
@@ -545,12 +591,21 @@ int report_digest_held(struct session *S, const struct arch_regs *regs,
 	in.error_kinds = S->o->error_kinds;
 	in.leak_check = S->o->leak_check;
 	in.sink = digest_sink(d);
+	/* as report_make: threads inside realloc */
+	if ((nholds = holds_of(S, &holds))) {
+		put = xcalloc(nholds, 1);
+		heap_holds_put(P->heap, holds, nholds, put);
+	}
 	if (S->o->no_scan)
 		in.unclassified_why = "--no-scan";
 	else if (!(in.unclassified_why = make_scan(S, P->mem_pid, regs, nregs,
 						     1, &scan)))
 		in.scan = &scan;
 	ret = report_write(&in, NULL, NULL, NULL);
+	if (nholds)
+		heap_holds_take(P->heap, holds, nholds, put);
+	free(holds);
+	free(put);
 	if (saved) {
 		memcpy(supp->p, saved, supp->n * sizeof(*saved));
 		free(saved);

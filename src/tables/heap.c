@@ -539,6 +539,42 @@ int heap_realloc_begin(struct heap *h, uint64_t old, struct heap_block *held)
 	return 1;
 }
 
+void heap_holds_put(struct heap *h, const struct heap_block *b, size_t n,
+		    uint8_t *put)
+{
+	uint64_t peak = h->st.peak_bytes;
+	size_t k;
+
+	for (k = 0; k < n; k++) {
+		struct heap_block nb = b[k];
+
+		put[k] = nb.addr && !hs_at(&h->s, hs_find(&h->s, nb.addr));
+		if (!put[k])
+			continue;
+		nb.flags |= HB_REPLACEMENT;	/* no growth note */
+		put_live(h, &nb, 0);
+	}
+	h->st.peak_bytes = peak;
+}
+
+void heap_holds_take(struct heap *h, const struct heap_block *b, size_t n,
+		     const uint8_t *put)
+{
+	struct heap_block old;
+	size_t k, i;
+
+	for (k = 0; k < n; k++) {
+		if (!put[k])
+			continue;
+		i = hs_find(&h->s, b[k].addr);
+		if (!hs_at(&h->s, i))
+			continue;
+		decode(h, hs_entry(&h->s, hs_at(&h->s, i) - 1), &old);
+		in_use_sub(h, &old);
+		hs_remove(&h->s, i);
+	}
+}
+
 void heap_realloc_end(struct heap *h, uint64_t old, int was_live,
 		      const struct heap_block *held, uint64_t size,
 		      const struct heap_block *newb)

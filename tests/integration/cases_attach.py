@@ -6,6 +6,16 @@
 # Exec'd in run.py's namespace.
 
 
+def json_after_signal(js):
+    """The JSON report ptleak writes to JS after a SIGUSR1 (within 5 s)."""
+    for _ in range(500):
+        if os.path.exists(js):
+            with open(js) as f:
+                return json.load(f)
+        time.sleep(0.01)
+    raise Fail("no JSON report 5 s after SIGUSR1")
+
+
 @case("report_on_sigusr1", engines=True)
 def t_report_on_sigusr1():
     """SIGUSR1 to ptleak makes a report while the target runs (reason
@@ -23,15 +33,7 @@ def t_report_on_sigusr1():
         try:
             ck.eq("target's first line", p.stdout.readline(), b"ready\n")
             p.send_signal(signal.SIGUSR1)
-            live = None
-            for _ in range(500):
-                if os.path.exists(js):
-                    with open(js) as f:
-                        live = json.load(f)
-                    break
-                time.sleep(0.01)
-            if live is None:
-                raise Fail("no JSON report 5 s after SIGUSR1")
+            live = json_after_signal(js)
             ck.eq("live report reason", live["reason"], "signal")
             ck.eq("live report fds", live["fds"], {"open": 3, "inherited": 3, "records": [],
                                                    "tracked": True, "why": None})
@@ -68,6 +70,75 @@ def t_report_on_sigusr1():
         ck.eq("text reports' in-use lines", heads,
               ["        in use now: 4,196 bytes in 2 blocks",
                "    in use at exit: 4,246 bytes in 3 blocks"])
+    ck.done()
+
+
+def realloc_live_run(tgt, d, signal_it):
+    """ptleak --show-reachable --json on h_realloc_live; with SIGNAL_IT a
+    live report (SIGUSR1 to ptleak) while its thread waits inside
+    realloc.  (live report or None, exit report, stdout, stderr, status)."""
+    js, go = os.path.join(d, "r.json"), os.path.join(d, "go")
+    if not signal_it:
+        open(go, "w").close()
+    p = subprocess.Popen(ptleak_cmd() + ["--show-reachable", "--json", js, "-o",
+                                         os.path.join(d, "r.txt"), tgt, go],
+                         stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE, env=target_env(), start_new_session=True)
+    live = None
+    try:
+        if signal_it:
+            if p.stdout.readline() != b"ready\n" or p.stdout.readline() != b"inside\n":
+                raise Fail("h_realloc_live did not say ready, inside")
+            p.send_signal(signal.SIGUSR1)
+            live = json_after_signal(js)
+            os.unlink(js)
+            open(go, "w").close()
+        out, err = p.communicate(timeout=60)
+    finally:
+        if p.poll() is None:
+            os.killpg(p.pid, signal.SIGKILL)
+            p.wait()
+    with open(js) as f:
+        final = json.load(f)
+    return live, final, out, err, p.returncode
+
+
+@case("realloc_live_report", engines=True)
+def t_realloc_live_report():
+    """A live report while a thread waits inside realloc: the block it
+    reallocates is still allocated (realloc has not returned), counted in
+    use and scanned, so the block it alone points to is still reachable,
+    not definitely lost; the exit report after is the one of a run
+    without the live report."""
+    name = "h_realloc_live"
+    tgt = need_target(name)
+    need_ptleak()
+    ck = Check()
+    with tempfile.TemporaryDirectory() as d:
+        live, final, out, err, rc = realloc_live_run(tgt, d, True)
+    with tempfile.TemporaryDirectory() as d:
+        _, plain, _, _, _ = realloc_live_run(tgt, d, False)
+    ck.eq("exit status", rc, 0)
+    ck.eq("stderr", err, b"")
+    ck.eq("program's last line", out, b"grown 1\n")
+    h = live["heap"]
+    # stdout's buffer, the holder, the child, the thread's dtv
+    ck.eq("live in_use", h["in_use"], {"bytes": 4532, "blocks": 4})
+    ck.eq("live definitely lost", h["summary"]["definitely_lost"],
+          {"bytes": 0, "blocks": 0})
+    ck.eq("live still reachable", h["summary"]["still_reachable"],
+          {"bytes": 4260, "blocks": 3})
+    recs = {r["bytes"]: (r["kind"], [(f["function"], f["line"]) for f in r["stack"]])
+            for r in h["records"] if r["bytes"] in (64, 100)}
+    ck.eq("live holder and child", recs,
+          {64: ("still_reachable", [("main", line(name, "holder"))]),
+           100: ("still_reachable", [("main", line(name, "child"))])})
+    fh, ph = final["heap"], plain["heap"]
+    # stdout's buffer, the child, the realloc's 4,242, the dtv
+    ck.eq("exit in_use", fh["in_use"], {"bytes": 8710, "blocks": 4})
+    ck.eq("exit figures as without the live report",
+          (fh["in_use"], fh["totals"], fh["peak"], fh["summary"]),
+          (ph["in_use"], ph["totals"], ph["peak"], ph["summary"]))
     ck.done()
 
 

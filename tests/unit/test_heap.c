@@ -221,6 +221,55 @@ static void test_realloc_grow(void **state)
 	heap_delete(h);
 }
 
+/*
+ * A report while two reallocs are in flight (heap_holds_put): the old
+ * blocks come back live, counted in use (not as allocations, no new
+ * peak); one whose address another thread was given meanwhile stays
+ * out; heap_holds_take leaves the table and its figures as before, and
+ * the reallocs end as if nothing happened.
+ */
+static void test_holds(void **state)
+{
+	struct heap *h = heap_new();
+	struct heap_block a = mk(0xa000, 10, 3, 42, AF_MALLOC, 111);
+	struct heap_block b = mk(0xb000, 20, 4, 43, AF_MALLOC, 112);
+	struct heap_block c = mk(0xb000, 50, 6, 44, AF_MALLOC, 113);
+	struct heap_block held[3], nb;
+	uint8_t put[3] = { 9, 9, 9 };
+	int la, lb;
+
+	heap_alloc(h, &a);
+	heap_alloc(h, &b);
+	la = heap_realloc_begin(h, 0xa000, &held[0]);
+	lb = heap_realloc_begin(h, 0xb000, &held[1]);
+	memset(&held[2], 0, sizeof(held[2]));	/* realloc(NULL, n) */
+	heap_alloc(h, &c);	/* 0xb000 handed out again */
+	check_stats(h, 3, 0, 80, 50, 1, 50, 0);
+	assert_int_equal(heap_stack_bytes(h, 3), 0);
+	heap_holds_put(h, held, 3, put);
+	assert_int_equal(put[0], 1);
+	assert_int_equal(put[1], 0);
+	assert_int_equal(put[2], 0);
+	check_stats(h, 3, 0, 80, 60, 2, 50, 0);	/* no new peak */
+	assert_block_equal(heap_lookup(h, 0xa000), &a);
+	assert_int_equal(heap_lookup(h, 0xb000)->size, 50);
+	assert_int_equal(heap_stack_bytes(h, 3), 10);
+	check_consistent(h);
+	heap_holds_take(h, held, 3, put);
+	check_stats(h, 3, 0, 80, 50, 1, 50, 0);
+	assert_null(heap_lookup(h, 0xa000));
+	assert_int_equal(heap_stack_bytes(h, 3), 0);
+	check_consistent(h);
+	nb = mk(0xc000, 100, 7, 42, AF_REALLOC, 222);
+	heap_realloc_end(h, 0xa000, la, &held[0], 100, &nb);
+	nb = mk(0xd000, 40, 8, 43, AF_REALLOC, 223);
+	heap_realloc_end(h, 0xb000, lb, &held[1], 40, &nb);
+	check_stats(h, 5, 2, 220, 190, 3, 190, 0);
+	assert_int_equal(heap_lookup(h, 0xb000)->size, 50);
+	check_consistent(h);
+	heap_delete(h);
+}
+
 static void test_realloc_in_place(void **state)
 {
 	struct heap *h = heap_new();
@@ -886,6 +935,7 @@ int main(void)
 		cmocka_unit_test(test_census_pending),
 		cmocka_unit_test(test_packed_entries),
 		cmocka_unit_test(test_prefetch_worth),
+		cmocka_unit_test(test_holds),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
