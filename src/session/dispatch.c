@@ -180,6 +180,7 @@ static void on_stop(struct session *S, pid_t tid, int status)
 	case PTRACE_EVENT_STOP:
 		if (stop_signal(sig)) {
 			/* group-stop: stay stopped until SIGCONT */
+			S->gstops++;
 			task_listen(S, t);
 			t->group_stopped = 1;
 			if (t->role == ROLE_THREAD && t->proc == S->first)

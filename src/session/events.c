@@ -163,13 +163,54 @@ int events_stop_all(struct session *S)
 	return events_wait_all_stopped(S, 0);
 }
 
-/* Let every held task go on as it would have. */
+/*
+ * After events_release_all resumed the threads holding a stop signal:
+ * the events until one of them reports the group-stop it starts (or
+ * 50 ms pass: a handler for SIGTSTP, a SIGCONT or SIGKILL first).
+ */
+static void wait_gstop(struct session *S, unsigned g0)
+{
+	uint64_t end = now_ns() + 50000000ull;
+	int status;
+	pid_t tid;
+
+	while (S->gstops == g0 && now_ns() < end) {
+		if (waitq_empty()) {
+			tid = waitpid(-1, &status, WNOHANG | __WALL);
+			if (tid > 0)
+				waitq_push(tid, status);
+			else if (tid < 0 && errno != EINTR)
+				return;
+			else
+				usleep(100);
+			continue;
+		}
+		waitq_pop(&tid, &status);
+		handle(S, tid, status);
+	}
+}
+
+/*
+ * Let every held task go on as it would have.  A stop signal a thread
+ * holds goes first: the others wait for the group-stop it starts (they
+ * join it at once), else they would run the program until that thread
+ * is scheduled, where untraced every thread stops within microseconds.
+ */
 void events_release_all(struct session *S)
 {
-	unsigned i;
+	unsigned i, n = 0, g0 = S->gstops;
 	struct task *t;
 
 	S->hold = 0;
+	for_each_task(S, i, t) {
+		if (!t->held || t->held_listen || !stop_signal(t->held_sig))
+			continue;
+		t->held = 0;
+		task_resume(S, t, t->held_sig);
+		n++;
+	}
+	if (n)
+		wait_gstop(S, g0);
 	for_each_task(S, i, t) {
 		if (!t->held)
 			continue;

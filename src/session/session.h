@@ -212,6 +212,8 @@ struct session {
 	 * its last threads to stop or for exiting ones to be reaped before
 	 * stopping itself (lifetime_group_stopped); 0: none owed */
 	int stop_owed;
+	/* group-stops reported so far (events_release_all waits for one) */
+	unsigned gstops;
 	int attached;		/* -p: ptleak attached; a detach leaves it running */
 	int detached;		/* ptleak let go of the target: exit 0 */
 	/* its seccomp filter forbids what ptleak would inject after an
