@@ -278,34 +278,52 @@ static const char *make_scan(struct session *S, pid_t via,
 	return r ? "the reachability scan failed" : NULL;
 }
 
-/*
- * The old blocks of S->proc's reallocs in flight (a thread inside
- * realloc: heap_holds_put), the recorder's and the breakpoints': into *B
- * (NULL if none; the caller frees it).  Their number.
- */
-static size_t holds_of(struct session *S, struct heap_block **b)
+/* The old blocks of S->proc's reallocs in flight, put back for a report
+ * (heap_holds_put): the recorder's and the breakpoints'. */
+struct holds {
+	struct heap_block *b;
+	uint8_t *put;
+	size_t n;
+};
+
+/* S->proc's reallocs in flight (a thread inside realloc: its old block
+ * is still allocated) put back in its table into *H, for one report. */
+static void holds_put(struct session *S, struct holds *h)
 {
 	struct proc *P = S->proc;
-	size_t n = rec_held(P->rec, NULL, 0), a = n, k;
+	size_t a = rec_held(P->rec, NULL, 0), k;
 	struct task *t;
 	unsigned i;
 
-	*b = a ? xmalloc(a * sizeof(**b)) : NULL;
-	n = a ? rec_held(P->rec, *b, a) : 0;
+	memset(h, 0, sizeof(*h));
+	h->b = a ? xmalloc(a * sizeof(*h->b)) : NULL;
+	h->n = a ? rec_held(P->rec, h->b, a) : 0;
 	for_each_task(S, i, t) {
 		if (t->proc != P)
 			continue;
 		for (k = 0; k < t->npend; k++) {
 			if (!t->pend[k].held_live)
 				continue;
-			if (n == a) {
+			if (h->n == a) {
 				a = a ? 2 * a : 16;
-				*b = xrealloc(*b, a * sizeof(**b));
+				h->b = xrealloc(h->b, a * sizeof(*h->b));
 			}
-			(*b)[n++] = t->pend[k].held;
+			h->b[h->n++] = t->pend[k].held;
 		}
 	}
-	return n;
+	if (!h->n)
+		return;
+	h->put = xcalloc(h->n, 1);
+	heap_holds_put(P->heap, h->b, h->n, h->put);
+}
+
+/* After the report: holds_put's blocks out of the table again. */
+static void holds_take(struct session *S, struct holds *h)
+{
+	if (h->n)
+		heap_holds_take(S->proc->heap, h->b, h->n, h->put);
+	free(h->b);
+	free(h->put);
 }
 
 /*
@@ -338,9 +356,7 @@ int report_make(struct session *S, enum report_reason reason, pid_t via,
 	 * the tracer at the snapshot's instant (snap_reports) */
 	int check = S->in_rep_child && P->check && !P->no_heap;
 	int ret, fd_err = 0;
-	struct heap_block *holds = NULL;
-	uint8_t *put = NULL;
-	size_t nholds = 0;
+	struct holds holds = { 0 };
 
 	if (s)
 		unloaded_name(P->unloaded, s);
@@ -353,11 +369,8 @@ int report_make(struct session *S, enum report_reason reason, pid_t via,
 		recs_drain_final(S);
 	else
 		recs_drain(S);
-	/* a thread inside realloc: its old block is still allocated */
-	if (!P->no_heap && (nholds = holds_of(S, &holds))) {
-		put = xcalloc(nholds, 1);
-		heap_holds_put(P->heap, holds, nholds, put);
-	}
+	if (!P->no_heap)
+		holds_put(S, &holds);
 	/* the timeline's last row equals the report's figures */
 	if (!S->in_rep_child)
 		sampler_report(S, reason != REPORT_SIGNAL);
@@ -465,10 +478,7 @@ int report_make(struct session *S, enum report_reason reason, pid_t via,
 		ret = -1;
 	html_feed_free(&feed);
 	free(html_path);
-	if (nholds)
-		heap_holds_take(P->heap, holds, nholds, put);
-	free(holds);
-	free(put);
+	holds_take(S, &holds);
 	S->last_result = res;
 	report_result_take(S, P, reason, &res, ret);
 	scan_result_free(&scan);
@@ -557,9 +567,7 @@ int report_digest_held(struct session *S, const struct arch_regs *regs,
 	struct scan_result scan = { 0 };
 	struct symbolizer *s = NULL;
 	struct report_input in;
-	struct heap_block *holds = NULL;
-	uint8_t *put = NULL;
-	size_t nholds;
+	struct holds holds;
 	int ret;
 
 	memset(d, 0, sizeof(*d));
@@ -591,21 +599,14 @@ int report_digest_held(struct session *S, const struct arch_regs *regs,
 	in.error_kinds = S->o->error_kinds;
 	in.leak_check = S->o->leak_check;
 	in.sink = digest_sink(d);
-	/* as report_make: threads inside realloc */
-	if ((nholds = holds_of(S, &holds))) {
-		put = xcalloc(nholds, 1);
-		heap_holds_put(P->heap, holds, nholds, put);
-	}
+	holds_put(S, &holds);	/* as report_make */
 	if (S->o->no_scan)
 		in.unclassified_why = "--no-scan";
 	else if (!(in.unclassified_why = make_scan(S, P->mem_pid, regs, nregs,
 						     1, &scan)))
 		in.scan = &scan;
 	ret = report_write(&in, NULL, NULL, NULL);
-	if (nholds)
-		heap_holds_take(P->heap, holds, nholds, put);
-	free(holds);
-	free(put);
+	holds_take(S, &holds);
 	if (saved) {
 		memcpy(supp->p, saved, supp->n * sizeof(*saved));
 		free(saved);
