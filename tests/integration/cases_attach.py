@@ -47,9 +47,7 @@ def t_report_on_sigusr1():
             open(go, "w").close()
             out, err = p.communicate(timeout=60)
         finally:
-            if p.poll() is None:
-                os.killpg(p.pid, signal.SIGKILL)
-                p.wait()
+            reap_group(p)
         ck.eq("exit status", p.returncode, 0)
         ck.eq("stderr", err, b"")
         with open(js) as f:
@@ -95,9 +93,7 @@ def realloc_live_run(tgt, d, signal_it):
             open(go, "w").close()
         out, err = p.communicate(timeout=60)
     finally:
-        if p.poll() is None:
-            os.killpg(p.pid, signal.SIGKILL)
-            p.wait()
+        reap_group(p)
     with open(js) as f:
         final = json.load(f)
     return live, final, out, err, p.returncode

@@ -31,9 +31,7 @@ class Live:
             raise Fail("the target did not exit after quit")
 
     def kill(self):
-        if self.p.poll() is None:
-            _kill_group(self.p.pid)
-            self.p.wait()
+        reap_group(self.p)
 
 
 def census_records(rep):
@@ -165,9 +163,7 @@ def t_census_valgrind():
         p.stdin.flush()
         ck.eq("exit status under valgrind", p.wait(timeout=60), 0)
     finally:
-        if p.poll() is None:
-            _kill_group(p.pid)
-            p.wait()
+        reap_group(p)
     ck.done()
 
 
@@ -385,9 +381,7 @@ def t_census_python():
     finally:
         if at and at.p.poll() is None:
             at.p.kill()
-        if p.poll() is None:
-            _kill_group(p.pid)
-            p.wait()
+        reap_group(p)
     ck.done()
 
 

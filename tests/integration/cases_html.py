@@ -181,9 +181,7 @@ def t_html_every_report():
             open(go, "w").close()
             p.communicate(timeout=60)
         finally:
-            if p.poll() is None:
-                os.killpg(p.pid, signal.SIGKILL)
-                p.wait()
+            reap_group(p)
         ck.eq("exit status", p.returncode, 0)
         _, final, extra = html_data(hp)
     se = extra["series"]

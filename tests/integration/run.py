@@ -193,6 +193,14 @@ def _kill_group(pgid):
         pass
 
 
+def reap_group(p):
+    """If P (a Popen leading its process group) still runs, SIGKILL its
+    group; then wait for P."""
+    if p.poll() is None:
+        _kill_group(p.pid)
+        p.wait()
+
+
 def run_cmd(cmd, timeout=None, env=None, cwd=None):
     """Run CMD in its own process group with stdin /dev/null and stdout and
     stderr to pipes (so the target's stdout is a pipe, as when valgrind
@@ -971,9 +979,7 @@ class Server:
         return self.p.wait(timeout=timeout)
 
     def kill(self):
-        if self.p.poll() is None:
-            _kill_group(self.p.pid)
-            self.p.wait()
+        reap_group(self.p)
 
 
 def tracer_pid(pid):
