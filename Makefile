@@ -12,6 +12,7 @@
 #   make bench-detail   exact counts at 1-8 threads, start-up table, 1 GiB scan
 #   make bench-bigheap  issue 26: reports, memory per block, stalls on 10^5-10^7 blocks
 #   make bench-unwtab   unwind tables: compile time, ns per 16-frame walk
+#   make bench-drain    the recorder's consumer alone: ns a record
 #   make bench-pause    a running program's longest stall at an attach and a live report
 #   make fuzz     each fuzzer of tests/fuzz/ for FUZZ_TIME seconds (never part of check)
 #   make fuzz-deps      install clang and libFuzzer (root)
@@ -92,7 +93,7 @@ TARGET_LIB := $(patsubst tests/targets/lib/%.c,$(B)/targets/%.so,$(wildcard test
 TARGET_BIN += $(TARGET_LIB)
 
 .PHONY: all deps demo check check-valgrind unit integration bench bench-deps bench-detail bench-bigheap bench-hookcost bench-compile \
-	bench-unwtab bench-pause clean install uninstall fuzz fuzz-deps fuzz-build
+	bench-unwtab bench-drain bench-pause clean install uninstall fuzz fuzz-deps fuzz-build
 all: $(B)/ptleak
 
 $(B)/obj/%.o: %.c $(wildcard include/*/*.h) $(wildcard src/*/*.h) $(wildcard arch/$(ARCH)/*.h) \
@@ -307,6 +308,10 @@ bench-deps:
 # unwind tables (docs/recorder.md piece 6): compile ms, ns per walk
 bench-unwtab: $(B)/libptleak.a
 	@$(MAKE) -s -C bench unwtab B=$(BENCH_B)
+
+# the recorder's consumer alone on alloc_loop's records (bench/drain_bench)
+bench-drain: $(B)/libptleak.a
+	@$(MAKE) -s -C bench drain B=$(BENCH_B)
 
 # libFuzzer (clang) under ASan and UBSan: the library built again into
 # $(FUZZ_B)/lib with clang and the sanitizers (the hook blob by gcc: it is

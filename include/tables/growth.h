@@ -72,6 +72,10 @@ void growth_alloc(struct growth *g);
  */
 void growth_note(struct growth *g, uint32_t stack, int64_t dbytes,
 		 int32_t dblocks, uint64_t time_ns);
+/* growth_note(STACK, BYTES, 1, TIME_NS) then growth_note(STACK, -BYTES,
+ * -1, TIME_NS): a block freed at once, one step. */
+void growth_note_pair(struct growth *g, uint32_t stack, uint64_t bytes,
+		      uint64_t time_ns);
 
 /*
  * The stacks growing at NOW_NS (the rule above), fastest first: at most

@@ -4,7 +4,7 @@
  * calls the breakpoint engine makes, so that reports do not know which
  * engine ran.
  *
- * Stacks: rec_stacks.c.
+ * Stacks: rec_stacks.c; the operations run on the tables: rec_ops.c.
  *
  * Lanes (docs/recorder.md, "Lanes"): each lane's records are taken from
  * its ring into its queue, then run in the order of their times across
@@ -17,36 +17,11 @@
 
 #include "breakpoints/fdprobe.h"
 #include "recorder/ring.h"
+#include "rec_op.h"
 #include "rec_priv.h"
 #include "tables/stacks.h"
 #include "base/util.h"
 
-/* reallocs begun, not ended (longjmp out of realloc leaves them): a
- * linear search, so a target that sends only begins is cut here */
-#define REC_MAX_REALLOCS 4096
-
-/*
- * A record decoded, its stack interned, waiting in a batch: the heap
- * table's slots of a batch are prefetched before its operations run in
- * order (the table of a big program is too big for the caches: each
- * operation was a cache miss, half the consumer's time).
- */
-struct op {
-	uint64_t t;		/* its time, not below its lane's earlier ones */
-	uint64_t pos;		/* its place in its lane's ring */
-	unsigned type;
-	struct heap_block b;	/* the allocation (ALLOC, REALLOC_END) */
-	uint64_t addr;		/* FREE, REALLOC_BEGIN, REALLOC_END: old */
-	uint64_t tid;
-	uint64_t size;		/* REALLOC_END: the size for heap_realloc_end */
-	/* FD_OPEN: the result, FD_CLOSE: the arguments; the descriptors
-	 * the hook read; fdprobe's index of the function */
-	uint64_t fa[3];
-	int v0, v1;
-	unsigned idx;
-};
-
-#define BATCH 64
 /*
  * A record is run when every other lane's next record is later than it
  * by EPS TSC ticks at least (0.8-4 us at 1-5 GHz): a thread's time is
@@ -61,36 +36,20 @@ struct op {
  * at the very least), or two full queues could wait for each other */
 #define QCAP 1024
 
+/* A lane's queue: its records are ops[head], ... (mod QCAP), n of them */
 struct rec_queue {
-	struct op ops[QCAP];
+	struct op *ops;
 	unsigned head, n;
 	uint64_t last_t;	/* the time of the lane's last record taken */
 };
 
 struct rec_queues {
+	/* together: the merge reads every lane's at every record */
 	struct rec_queue q[REC_NLANES];
 	uint64_t mark[REC_NLANES];	/* rec_mark()'s heads */
 	uint64_t run;			/* records run so far */
-};
-
-/* O cleared for a record: what every kind reads (the FD kinds set
- * their own fields).  Not memset of the whole: rep stos, 40% of take. */
-static inline void op_clear(struct op *o)
-{
-	o->b = (struct heap_block){ 0 };
-	o->addr = o->size = 0;
-}
-
-struct drain {
-	struct recorder *R;
-	struct heap *h;
-	struct fdprobe *fp;
-	struct stacks *st;
-	uint64_t now;
-	long n;
-	struct op *ops[BATCH];
-	unsigned nops;
-	struct rec_queue *q;	/* the lane being taken from */
+	/* a line more a lane: the lanes' heads not in one cache set */
+	struct op ops[REC_NLANES][QCAP + 1];
 };
 
 static const struct rec_fn *fn_of(const struct recorder *R, uint64_t fn)
@@ -103,129 +62,12 @@ static const struct rec_fn *fn_of(const struct recorder *R, uint64_t fn)
 	return NULL;
 }
 
-static struct rec_realloc *realloc_find(struct recorder *R, uint64_t tid,
-					uint64_t old)
-{
-	size_t i;
-
-	for (i = R->nreallocs; i > 0; i--)
-		if (R->reallocs[i - 1].tid == tid && R->reallocs[i - 1].old == old)
-			return &R->reallocs[i - 1];
-	return NULL;
-}
-
 static uint64_t product(uint64_t a, uint64_t b, int *overflow)
 {
 	unsigned __int128 m = (unsigned __int128)a * b;
 
 	*overflow = m >> 64 != 0;
 	return (uint64_t)m;
-}
-
-/*
- * The batch's slots were prefetched as its records came: now the
- * entries of the blocks it frees, and the slots of the entries their
- * removals will move (the last ones, as many as the frees outnumber the
- * allocations so far).
- */
-static void prefetch_frees(const struct drain *d)
-{
-	unsigned i;
-	long back = 0;
-
-	for (i = 0; i < d->nops; i++) {
-		switch (d->ops[i]->type) {
-		case REC_FD_OPEN:
-		case REC_FD_CLOSE:
-			break;
-		case REC_FREE:
-		case REC_REALLOC_BEGIN:
-			heap_prefetch_free(d->h, d->ops[i]->addr, back++);
-			break;
-		default:
-			back--;
-		}
-	}
-}
-
-/* Run the batch's operations, in order. */
-static void flush(struct drain *d)
-{
-	struct recorder *R = d->R;
-	struct rec_realloc *q;
-	unsigned i;
-
-	if (R->slow_drain) {
-		uint64_t until = now_ns() + 1000ull * d->nops;
-
-		while (now_ns() < until)
-			;
-	}
-	if (heap_prefetch_worth(d->h))
-		prefetch_frees(d);
-	for (i = 0; i < d->nops; i++) {
-		struct op *o = d->ops[i];
-
-		switch (o->type) {
-		case REC_FD_OPEN:
-			fdprobe_rec_open(d->fp, R->pid, (pid_t)o->tid, o->idx,
-					 o->fa[0], o->v0, o->v1, o->b.stack,
-					 o->b.time_ns);
-			break;
-		case REC_FD_CLOSE:
-			fdprobe_rec_close(d->fp, o->idx, o->fa[0], o->fa[1],
-					  o->fa[2], o->v0);
-			break;
-		case REC_FREE:
-			heap_free_by(d->h, o->addr, (int32_t)o->tid, o->b.time_ns);
-			break;
-		case REC_REALLOC_BEGIN:
-			/* a begin left by longjmp for the same block: back live */
-			if ((q = realloc_find(R, o->tid, o->addr)) && q->live)
-				heap_alloc(d->h, &q->held);
-			if (!q && R->nreallocs == REC_MAX_REALLOCS) {
-				/* more begins without an end than threads
-				 * could leave: the target wrote them */
-				R->bad++;
-				break;
-			}
-			if (!q) {
-				if (R->nreallocs == R->areallocs) {
-					R->areallocs = R->areallocs ? 2 * R->areallocs : 16;
-					R->reallocs = xrealloc(R->reallocs, R->areallocs *
-							       sizeof(*R->reallocs));
-				}
-				q = &R->reallocs[R->nreallocs++];
-			}
-			q->tid = o->tid;
-			q->old = o->addr;
-			q->live = heap_realloc_begin(d->h, o->addr, &q->held);
-			break;
-		case REC_REALLOC_END: {
-			struct rec_realloc held = { 0 };
-
-			q = realloc_find(R, o->tid, o->addr);
-			if (q) {
-				held = *q;
-				*q = R->reallocs[--R->nreallocs];
-			}
-			heap_realloc_end(d->h, o->addr, held.live, &held.held,
-					 o->size, &o->b);
-			break;
-		}
-		default:
-			/* freed by the next record: no entry in the table */
-			if (i + 1 < d->nops && d->ops[i + 1]->type == REC_FREE &&
-			    d->ops[i + 1]->addr == o->b.addr &&
-			    !heap_alloc_free(d->h, &o->b, (int32_t)d->ops[i + 1]->tid,
-					     d->ops[i + 1]->b.time_ns)) {
-				i++;
-				break;
-			}
-			heap_alloc(d->h, &o->b);
-		}
-	}
-	d->nops = 0;
 }
 
 /* Lane L's producers' position: every record reserved so far below. */
@@ -284,22 +126,32 @@ uint64_t rec_checkpoint(struct recorder *R)
 	return now;
 }
 
-/* The time of a record of time T: the first checkpoint after it (the
- * drain's own, last, comes after every record it takes); T 0 (the
- * process's only thread wrote it: rec_conf.need_tsc): the drain's. */
-static uint64_t time_of(struct recorder *R, uint64_t t, uint64_t now)
-{
-	if (!t)
-		return now;
-	while (R->firstmark < R->nmarks && R->marks[R->firstmark].tsc <= t)
-		R->firstmark++;
-	return R->firstmark < R->nmarks ? R->marks[R->firstmark].ns : now;
-}
 
 static int bad(struct recorder *R)
 {
 	R->bad++;
 	return 0;
+}
+
+/* The last op queued in Q, not run yet, or NULL */
+static struct op *queued_last(struct rec_queue *q)
+{
+	return q->n ? &q->ops[(q->head + q->n - 1) & (QCAP - 1)] : NULL;
+}
+
+/* A free of ADDR by TID at time T that is the last queued op's own (an
+ * allocation of ADDR by TID up to EPS before): that op freed, 1. */
+static int freed_at_once(struct rec_queue *q, uint64_t addr, int32_t tid,
+			 uint64_t t)
+{
+	struct op *p = queued_last(q);
+
+	if (!p || p->type != REC_ALLOC || p->flags || p->a[OP_ADDR] != addr ||
+	    p->tid != tid || t - p->t > EPS)
+		return 0;
+	p->flags = OP_FREED;
+	p->tf = t;
+	return 1;
 }
 
 static int take(void *ctx, const struct ring_rec *rec)
@@ -310,8 +162,8 @@ static int take(void *ctx, const struct ring_rec *rec)
 	const uint64_t *w = rec->w;
 	unsigned nw = rec->nwords - rec->npcs, kind;	/* checked below */
 	const struct rec_fn *f;
-	struct heap_block *b;
 	struct op *o;
+	uint64_t t;
 	int overflow = 0;
 
 	d->n++;
@@ -320,54 +172,55 @@ static int take(void *ctx, const struct ring_rec *rec)
 	if (rec->npcs > rec->nwords || nw < 3 || !(f = fn_of(R, w[0])))
 		return bad(R);
 	kind = REC_FN_KIND(w[0]);
-	o = &q->ops[(q->head + q->n) & (QCAP - 1)];
-	op_clear(o);
-	b = &o->b;
 	/* never before the lane's earlier records: their order stands
 	 * (docs/recorder.md, "Lanes") */
-	o->t = w[1] > q->last_t ? w[1] : q->last_t;
-	q->last_t = o->t;
+	t = w[1] > q->last_t ? w[1] : q->last_t;
+	q->last_t = t;
+	if (rec->type == REC_FREE &&
+	    (!w[2] || freed_at_once(q, w[2], (int32_t)(w[0] >> 32), t)))
+		return 0;
+	o = &q->ops[(q->head + q->n) & (QCAP - 1)];
+	o->t = t;
 	o->pos = rec->pos;
-	b->tid = (int32_t)(w[0] >> 32);
-	b->fn = (uint8_t)REC_FN_TAG(w[0]);
-	o->type = rec->type;
-	o->tid = w[0] >> 32;
+	o->a[0] = o->a[1] = o->a[2] = 0;
+	o->stack = 0;
+	o->tid = (int32_t)(w[0] >> 32);
+	o->type = (uint8_t)rec->type;
+	o->fn = (uint8_t)REC_FN_TAG(w[0]);
+	o->flags = 0;
 	switch (rec->type) {
 	case REC_FREE:
-		if (!w[2])
-			return 0;
-		/* fall through */
 	case REC_REALLOC_BEGIN:
-		o->addr = w[2];
+		o->a[OP_OLD] = w[2];
 		break;
 	case REC_ALLOC:
 		if (nw < 6)
 			return bad(R);
 		if (!w[2])
 			return 0;	/* a failed call */
-		b->addr = w[2];
-		b->size = kind == REC_FN_CALLOC ? product(w[3], w[4], &overflow) :
-			  kind == REC_FN_MEMALIGN ? w[4] : w[3];
-		b->stack = rec_stack_of(R, d->st, f, w[5], w + nw, rec->npcs);
+		o->a[OP_ADDR] = w[2];
+		o->a[OP_SIZE] = kind == REC_FN_CALLOC ? product(w[3], w[4], &overflow) :
+				kind == REC_FN_MEMALIGN ? w[4] : w[3];
+		o->stack = rec_stack_of(R, d->st, f, w[5], w + nw, rec->npcs);
 		break;
 	case REC_REALLOC_END:
 		if (nw < 7)
 			return bad(R);
-		o->addr = w[2];
-		b->size = kind == REC_FN_REALLOCARRAY ? product(w[3], w[4], &overflow) :
-			  w[3];
-		o->size = overflow ? 1 : b->size;
-		b->addr = w[5];
-		b->stack = rec_stack_of(R, d->st, f, w[6], w + nw, rec->npcs);
+		o->a[OP_OLD] = w[2];
+		o->a[OP_SIZE] = kind == REC_FN_REALLOCARRAY ?
+				product(w[3], w[4], &overflow) : w[3];
+		o->flags = overflow ? OP_OVERFLOW : 0;
+		o->a[OP_ADDR] = w[5];
+		o->stack = rec_stack_of(R, d->st, f, w[6], w + nw, rec->npcs);
 		break;
 	case REC_MEMALIGN:
 		if (nw < 8)
 			return bad(R);
 		if (w[5] || !w[6])
 			return 0;	/* failed */
-		b->addr = w[6];
-		b->size = w[4];
-		b->stack = rec_stack_of(R, d->st, f, w[7], w + nw, rec->npcs);
+		o->a[OP_ADDR] = w[6];
+		o->a[OP_SIZE] = w[4];
+		o->stack = rec_stack_of(R, d->st, f, w[7], w + nw, rec->npcs);
 		o->type = REC_ALLOC;
 		break;
 	case REC_FD_OPEN:
@@ -376,11 +229,10 @@ static int take(void *ctx, const struct ring_rec *rec)
 			return bad(R);
 		if (!d->fp)
 			return 0;
-		o->idx = REC_FN_TAG(w[0]);
-		o->fa[0] = w[4];
+		o->a[0] = w[4];
 		o->v0 = (int)w[5];
 		o->v1 = (int)w[6];
-		b->stack = rec_stack_of(R, d->st, f, w[7], w + nw, rec->npcs);
+		o->stack = rec_stack_of(R, d->st, f, w[7], w + nw, rec->npcs);
 		break;
 	case REC_FD_CLOSE:
 		/* fn tid a0 a1 a2 v */
@@ -388,22 +240,26 @@ static int take(void *ctx, const struct ring_rec *rec)
 			return bad(R);
 		if (!d->fp)
 			return 0;
-		o->idx = REC_FN_TAG(w[0]);
-		o->fa[0] = w[2], o->fa[1] = w[3], o->fa[2] = w[4];
+		o->a[0] = w[2], o->a[1] = w[3], o->a[2] = w[4];
 		o->v0 = (int)w[5];
 		break;
 	default:
 		return bad(R);
 	}
 	if (rec->type != REC_FD_OPEN && rec->type != REC_FD_CLOSE)
-		heap_prefetch(d->h, o->addr ? o->addr : b->addr);
+		heap_prefetch(d->h, o->a[OP_OLD] ? o->a[OP_OLD] : o->a[OP_ADDR]);
 	return ++q->n == QCAP;	/* full: stop taking */
 }
 
 static struct rec_queues *queues(struct recorder *R)
 {
-	if (!R->queues)
+	unsigned l;
+
+	if (!R->queues) {
 		R->queues = xcalloc(1, sizeof(*R->queues));
+		for (l = 0; l < REC_NLANES; l++)
+			R->queues->q[l].ops = R->queues->ops[l];
+	}
 	return R->queues;
 }
 
@@ -412,10 +268,65 @@ static struct rec_queues *queues(struct recorder *R)
  * are in its order: their times never go down), those of lane L up to
  * time WL[L].  The number run.
  */
+/* Is a queued record of another lane than B, of time up to TF, one of
+ * the block at ADDR (or a descriptor's with that number: no matter)? */
+static int touched(const struct rec_queues *Q, unsigned nlanes,
+		   const struct rec_queue *b, uint64_t addr, uint64_t tf)
+{
+	const struct rec_queue *q = Q->q, *end = Q->q + nlanes;
+	const struct op *o;
+	unsigned k;
+
+	for (; q < end; q++) {
+		if (!q->n || q == b || q->ops[q->head].t > tf)
+			continue;
+		for (k = 0; k < q->n; k++) {
+			o = &q->ops[(q->head + k) & (QCAP - 1)];
+			if (o->t > tf)
+				break;
+			if (o->a[OP_OLD] == addr || o->a[OP_ADDR] == addr)
+				return 1;
+		}
+	}
+	return 0;
+}
+
+/*
+ * Allocation O freed at once (OP_FREED) at the head of its lane: to the
+ * batch as one operation, or, if a record of another lane may come
+ * between the two in time (its free is past W, its lane's bound) or one
+ * does and is of its address, its allocation alone, O left its free in
+ * its place.  T2: the earliest time queued in another lane.  1 if O left
+ * the queue.
+ */
+static int run_freed(struct drain *d, struct rec_queues *Q, unsigned nlanes,
+		     struct rec_queue *best, struct op *o, uint64_t W,
+		     uint64_t t2)
+{
+	struct op *a;
+
+	/* T2: the other lanes' first queued time */
+	if (o->tf <= W && (o->tf < t2 ||
+			   !touched(Q, nlanes, best, o->a[OP_ADDR], o->tf))) {
+		d->ops[d->nops++] = o;
+		return 1;
+	}
+	a = &d->split[d->nsplit++];
+	*a = *o;
+	a->flags = 0;
+	d->ops[d->nops++] = a;
+	o->type = REC_FREE;
+	o->a[OP_OLD] = o->a[OP_ADDR];
+	o->a[OP_ADDR] = o->a[OP_SIZE] = 0;
+	o->stack = 0;
+	o->t = o->tf;
+	o->flags = 0;
+	return 0;
+}
+
 static long run(struct drain *d, struct rec_queues *Q, unsigned nlanes,
 		const uint64_t *Wl)
 {
-	struct recorder *R = d->R;
 	struct rec_queue *q, *best;
 	uint64_t t, t2, lim, W = 0;
 	unsigned l;
@@ -444,17 +355,24 @@ static long run(struct drain *d, struct rec_queues *Q, unsigned nlanes,
 		while (best->n && best->ops[best->head].t <= lim) {
 			struct op *o = &best->ops[best->head];
 
-			o->b.time_ns = time_of(R, o->t, d->now);
-			d->ops[d->nops++] = o;
+			if (o->flags & OP_FREED) {
+				if (!run_freed(d, Q, nlanes, best, o, W, t2)) {
+					if (d->nops == BATCH)
+						rec_ops_run(d);
+					continue;
+				}
+			} else {
+				d->ops[d->nops++] = o;
+			}
 			best->head = (best->head + 1) & (QCAP - 1);
 			best->n--;
 			n++;
 			if (d->nops == BATCH)
-				flush(d);
+				rec_ops_run(d);
 		}
 	}
 	/* the batch's ops live in the queues: run before more are taken */
-	flush(d);
+	rec_ops_run(d);
 	Q->run += (uint64_t)n;
 	return n;
 }
@@ -611,20 +529,6 @@ int rec_blocked(const struct recorder *R)
 		if (lane_left(R, l) || (R->queues && R->queues->q[l].n))
 			return 1;
 	return 0;
-}
-
-size_t rec_held(const struct recorder *R, struct heap_block *out, size_t max)
-{
-	size_t i, n = 0;
-
-	for (i = 0; R && i < R->nreallocs; i++) {
-		if (!R->reallocs[i].live)
-			continue;
-		if (out && n < max)
-			out[n] = R->reallocs[i].held;
-		n++;
-	}
-	return out && n > max ? max : n;
 }
 
 long rec_skip_holes(struct recorder *R)

@@ -118,13 +118,11 @@ void growth_alloc(struct growth *g)
 	g->nallocs++;
 }
 
-void growth_note(struct growth *g, uint32_t stack, int64_t dbytes,
-		 int32_t dblocks, uint64_t time_ns)
+/* Stack STACK's entry, made if new, run on to TIME_NS */
+static struct gstack *at(struct growth *g, uint32_t stack, uint64_t time_ns)
 {
 	struct gstack *s;
 
-	if (!stack)
-		return;
 	if (stack >= g->n) {
 		size_t n = g->n ? g->n : 1024;
 
@@ -140,17 +138,45 @@ void growth_note(struct growth *g, uint32_t stack, int64_t dbytes,
 		s->first_alloc = g->nallocs;
 	}
 	advance(s, time_ns);
+	return s;
+}
+
+/* S (STACK's) had BYTES in use a moment: a new maximum? */
+static void high(struct growth *g, struct gstack *s, uint32_t stack,
+		 uint64_t bytes)
+{
+	if (bytes <= s->max_bytes)
+		return;
+	s->max_bytes = bytes;
+	s->high_ns = s->last_ns;
+	s->high_alloc = g->nallocs;
+	s->nhigh++;
+	if ((s->nhigh & ~HOT_FLAG) >= GROWTH_MIN_HIGHS && !(s->nhigh & HOT_FLAG))
+		hot_add(g, stack);
+}
+
+void growth_note(struct growth *g, uint32_t stack, int64_t dbytes,
+		 int32_t dblocks, uint64_t time_ns)
+{
+	struct gstack *s;
+
+	if (!stack)
+		return;
+	s = at(g, stack, time_ns);
 	s->bytes += (uint64_t)dbytes;
 	s->blocks += (uint32_t)dblocks;
-	if (s->bytes > s->max_bytes) {
-		s->max_bytes = s->bytes;
-		s->high_ns = s->last_ns;
-		s->high_alloc = g->nallocs;
-		s->nhigh++;
-		if ((s->nhigh & ~HOT_FLAG) >= GROWTH_MIN_HIGHS &&
-		    !(s->nhigh & HOT_FLAG))
-			hot_add(g, stack);
-	}
+	high(g, s, stack, s->bytes);
+}
+
+void growth_note_pair(struct growth *g, uint32_t stack, uint64_t bytes,
+		      uint64_t time_ns)
+{
+	struct gstack *s;
+
+	if (!stack)
+		return;
+	s = at(g, stack, time_ns);
+	high(g, s, stack, s->bytes + bytes);
 }
 
 /* Stack S (id STACK) at NOW_NS, NALLOCS allocations told, by the rule

@@ -168,6 +168,19 @@ static void stack_add(struct heap *h, uint32_t stack, int64_t bytes,
 		growth_note(h->growth, stack, bytes, blocks, h->clock);
 }
 
+/* stack_add(STACK, BYTES, 1, GROWS) then stack_add(STACK, -BYTES, -1,
+ * GROWS) at one time */
+static void stack_pair(struct heap *h, uint32_t stack, uint64_t bytes,
+		       int grows)
+{
+	if (stack >= h->nstack_bytes)
+		stack_add(h, stack, 0, 0, 0);
+	if (stack > h->stack_max)
+		h->stack_max = stack;
+	if (grows)
+		growth_note_pair(h->growth, stack, bytes, h->clock);
+}
+
 static inline void in_use_add(struct heap *h, const struct heap_block *b)
 {
 	h->st.in_use_bytes += b->size;
@@ -433,12 +446,26 @@ int heap_alloc_free(struct heap *h, const struct heap_block *b, int32_t tid,
 	count_new(h, b);
 	t = thread_of(h, b->tid);
 	mark_fresh(h, t, &nb);
-	in_use_add(h, &nb);
-	tell(h, HEV_ALLOC, b->fn, b->tid, b->stack, b->time_ns, b->size,
-	     b->addr, 0);
-	/* heap_free_by's, of the block as the table would give it back */
-	nb.tid = t->tid;
-	free_live(h, &nb, tid, time_ns);
+	if (h->observer || b->before || time_ns != b->time_ns) {
+		in_use_add(h, &nb);
+		tell(h, HEV_ALLOC, b->fn, b->tid, b->stack, b->time_ns,
+		     b->size, b->addr, 0);
+		/* heap_free_by's, of the block as the table would give it */
+		nb.tid = t->tid;
+		free_live(h, &nb, tid, time_ns);
+		return 0;
+	}
+	/* the same, in and out at one time: what is left of both */
+	if (h->st.in_use_bytes + nb.size > h->st.peak_bytes)
+		h->st.peak_bytes = h->st.in_use_bytes + nb.size;
+	if (time_ns > h->clock)
+		h->clock = time_ns;
+	stack_pair(h, nb.stack, nb.size, !(nb.flags & HB_REPLACEMENT));
+	if (tid != b->tid)
+		t = thread_of(h, tid);
+	h->st.frees++;
+	t->frees++;
+	t->freed_size = nb.size;
 	return 0;
 }
 

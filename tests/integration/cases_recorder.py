@@ -563,3 +563,77 @@ def t_fork_child_released():
         p.wait()
         shutil.rmtree(d, ignore_errors=True)
     ck.done()
+
+
+# --- ptleak's own priority ----------------------------------------------------
+
+def nice_of(pid, tid):
+    """Thread TID's nice value (its /proc stat, field 19)."""
+    with open("/proc/%d/task/%d/stat" % (pid, tid)) as f:
+        return int(f.read().rsplit(")", 1)[1].split()[16])
+
+
+def threads_nice(pid):
+    """The nice values of PID's threads, as a sorted list."""
+    return sorted(nice_of(pid, int(t)) for t in os.listdir("/proc/%d/task" % pid))
+
+
+@case("drain_priority", engines=["recorder"])
+def t_drain_priority():
+    """With the recorder in the program, ptleak's drain runs 5 nice levels
+    above where it started where it may (as root here), the program's
+    threads keep theirs, launched and attached; PTLEAK_DEBUG=no-nice keeps
+    ptleak's too (docs/usage.md, "ptleak's own priority")."""
+    tgt = need_target("h_report_signal")
+    need_ptleak()
+    ck = Check()
+    base = os.getpriority(os.PRIO_PROCESS, 0)
+    want = max(base - 5, -20) if os.geteuid() == 0 else base
+    for debug, mine in ((None, want), ("no-nice", base)):
+        env = target_env()
+        if debug:
+            env["PTLEAK_DEBUG"] = debug
+        with tempfile.TemporaryDirectory() as d:
+            go = os.path.join(d, "go")
+            p = subprocess.Popen(ptleak_cmd() + ["-q", "-o", os.devnull, tgt, go],
+                                 stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                                 stderr=subprocess.PIPE, env=env,
+                                 start_new_session=True)
+            try:
+                ck.eq("target's first line", p.stdout.readline(), b"ready\n")
+                with open("/proc/%d/task/%d/children" % (p.pid, p.pid)) as f:
+                    child = int(f.read().split()[0])
+                ck.eq("ptleak's nice (PTLEAK_DEBUG=%s)" % debug, nice_of(p.pid, p.pid), mine)
+                ck.eq("the program's threads' nice (PTLEAK_DEBUG=%s)" % debug,
+                      threads_nice(child), [base])
+                release_and_wait(p, go, ck)
+            finally:
+                reap_group(p)
+    # attached: the server's threads keep theirs
+    srv = Server()
+    try:
+        srv.ping()
+        before = set(threads_nice(srv.p.pid))	# its threads come and go
+        ck.eq("the server's threads' nice", before, {base})
+        a = subprocess.Popen(ptleak_cmd() + ["-q", "-o", os.devnull, "-p", str(srv.p.pid)],
+                             stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                             stderr=subprocess.PIPE, env=target_env(),
+                             start_new_session=True)
+        try:
+            for _ in range(500):
+                if tracer_pid(srv.p.pid) == a.pid and nice_of(a.pid, a.pid) == want:
+                    break
+                time.sleep(0.01)
+            srv.ping()
+            ck.eq("attached: ptleak's nice", nice_of(a.pid, a.pid), want)
+            ck.eq("attached: the server's threads' nice", set(threads_nice(srv.p.pid)), before)
+            a.send_signal(signal.SIGINT)
+            out, err = a.communicate(timeout=60)
+        finally:
+            reap_group(a)
+        ck.eq("attached: ptleak's status", a.returncode, 0)
+        ck.eq("attached: the server after the detach", set(threads_nice(srv.p.pid)), before)
+        ck.eq("attached: server's exit", srv.quit(), 0)
+    finally:
+        srv.kill()
+    ck.done()

@@ -201,6 +201,16 @@ def reap_group(p):
         p.wait()
 
 
+def release_and_wait(p, go, ck, timeout=60):
+    """Make the file GO a target waits for, and wait for ptleak P to end:
+    its exit status 0 and no stderr checked into CK.  Its stdout."""
+    open(go, "w").close()
+    out, err = p.communicate(timeout=timeout)
+    ck.eq("exit status", p.returncode, 0)
+    ck.eq("stderr", err, b"")
+    return out
+
+
 def run_cmd(cmd, timeout=None, env=None, cwd=None):
     """Run CMD in its own process group with stdin /dev/null and stdout and
     stderr to pipes (so the target's stdout is a pipe, as when valgrind

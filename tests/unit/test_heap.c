@@ -8,6 +8,7 @@
 #include <string.h>
 #include <cmocka.h>
 
+#include "tables/growth.h"
 #include "tables/heap.h"
 
 static struct heap_block mk(uint64_t addr, uint64_t size, uint32_t stack,
@@ -674,6 +675,29 @@ static void alloc_free(struct heap *h, int fast, const struct heap_block *x,
 	heap_free_by(h, x->addr, tid, t);
 }
 
+/* Heaps A and B alike: counts, peak, threads, stacks' totals, the bytes
+ * of stacks 0 .. NSTACKS - 1. */
+static void expect_same_heaps(const struct heap *a, const struct heap *b,
+			      uint32_t nstacks)
+{
+	const struct heap_thread *ta, *tb;
+	const struct heap_stack_total *sa, *sb;
+	size_t na, nb;
+	uint32_t i;
+
+	assert_memory_equal(heap_stats(a), heap_stats(b), sizeof(struct heap_stats));
+	na = heap_threads(a, &ta);
+	nb = heap_threads(b, &tb);
+	assert_int_equal(na, nb);
+	assert_memory_equal(ta, tb, na * sizeof(*ta));
+	sa = heap_stack_totals(a, &na);
+	sb = heap_stack_totals(b, &nb);
+	assert_int_equal(na, nb);
+	assert_memory_equal(sa, sb, na * sizeof(*sa));
+	for (i = 0; i < nstacks; i++)
+		assert_int_equal(heap_stack_bytes(a, i), heap_stack_bytes(b, i));
+}
+
 /*
  * heap_alloc_free against heap_alloc then heap_free_by, on two tables
  * given the same calls: counts, peak, threads, stacks' totals and bytes,
@@ -684,10 +708,8 @@ static void test_alloc_free_same(void **state)
 {
 	struct heap *a = heap_new(), *b = heap_new();
 	struct evlog la = { .n = 0 }, lb = { .n = 0 };
-	const struct heap_thread *ta, *tb;
-	const struct heap_stack_total *sa, *sb;
 	struct heap_block x;
-	size_t na, nb, i;
+	size_t i;
 	int k;
 
 	(void)state;
@@ -727,21 +749,78 @@ static void test_alloc_free_same(void **state)
 		assert_int_equal(la.e[i].addr, lb.e[i].addr);
 		assert_int_equal(la.e[i].old, lb.e[i].old);
 	}
-	na = heap_threads(a, &ta);
-	nb = heap_threads(b, &tb);
-	assert_int_equal(na, nb);
-	assert_memory_equal(ta, tb, na * sizeof(*ta));
-	sa = heap_stack_totals(a, &na);
-	sb = heap_stack_totals(b, &nb);
-	assert_int_equal(na, nb);
-	assert_memory_equal(sa, sb, na * sizeof(*sa));
-	for (i = 0; i < 8; i++)
-		assert_int_equal(heap_stack_bytes(a, (uint32_t)i),
-				 heap_stack_bytes(b, (uint32_t)i));
+	expect_same_heaps(a, b, 8);
 	assert_int_equal(heap_stack_bytes(b, 5), 500);
 	assert_non_null(heap_lookup(b, 0x400));
 	assert_null(heap_lookup(b, 0x200));
 	assert_null(heap_lookup(b, 0x100));
+	heap_delete(a);
+	heap_delete(b);
+}
+
+/*
+ * heap_alloc_free's short way (no observer, the free at the block's own
+ * time: both in and out at once) against heap_alloc then heap_free_by:
+ * counts, peak, threads, stacks' totals and bytes, and the growth
+ * module's view (the stacks growing, their fitted lines, the fastest)
+ * the same.  Stack 7 grows by a block kept every 10 ms with a pair of
+ * it each time; stack 8 makes only pairs, some bigger than its most.
+ */
+static void test_alloc_free_short(void **state)
+{
+	struct heap *a = heap_new(), *b = heap_new();
+	struct growth_entry ga[8], gb[8], fa, fb;
+	uint32_t ids_a[8] = { 0 }, ids_b[8] = { 0 };
+	uint64_t bytes_a[8] = { 0 }, bytes_b[8] = { 0 };
+	struct heap_block x;
+	size_t na, nb, i;
+	uint64_t t;
+	int k;
+
+	(void)state;
+	for (k = 0; k < 2; k++) {
+		struct heap *h = k ? b : a;
+
+		for (i = 0; i < 300; i++) {
+			t = 1000000000ull + i * 10000000ull;
+			x = mk(0x100000 + i * 0x100, 100, 7, 21, AF_MALLOC, t);
+			heap_alloc(h, &x);
+			x = mk(0x900000, 50 + i % 7, 7, 21, AF_MALLOC, t);
+			alloc_free(h, k, &x, 21, t);
+			/* freed by another thread */
+			x = mk(0x910000, 30 + i % 5 * 40, 8, 22, AF_CALLOC, t);
+			alloc_free(h, k, &x, 23, t);
+			/* a replacement: the size of thread 22's last free */
+			x = mk(0x920000, 24, 8, 22, AF_MALLOC, t);
+			alloc_free(h, k, &x, 22, t);
+			alloc_free(h, k, &x, 22, t);
+			/* only pairs, each its stack's new maximum: hot */
+			if (i < 20) {
+				x = mk(0x930000, 10 * (i + 1), 9, 24, AF_MALLOC, t);
+				alloc_free(h, k, &x, 24, t);
+			}
+		}
+	}
+	expect_same_heaps(a, b, 10);
+	assert_int_equal(heap_stats(b)->peak_bytes, 300 * 100 + 190);
+	assert_int_equal(heap_stats(b)->allocs, 1520);
+	assert_int_equal(heap_stats(b)->frees, 1220);
+	t = 1000000000ull + 300 * 10000000ull;
+	na = growth_list(heap_growth(a), t, ga, 8);
+	nb = growth_list(heap_growth(b), t, gb, 8);
+	assert_int_equal(na, 1);
+	assert_int_equal(nb, 1);
+	assert_int_equal(gb[0].stack, 7);
+	assert_memory_equal(ga, gb, na * sizeof(*ga));
+	assert_int_equal(growth_fastest(heap_growth(a), t, &fa), 1);
+	assert_int_equal(growth_fastest(heap_growth(b), t, &fb), 1);
+	assert_memory_equal(&fa, &fb, sizeof(fa));
+	assert_int_equal(growth_hot(heap_growth(a), ids_a, bytes_a, 8), 2);
+	assert_int_equal(growth_hot(heap_growth(b), ids_b, bytes_b, 8), 2);
+	assert_memory_equal(ids_a, ids_b, sizeof(ids_a));
+	assert_memory_equal(bytes_a, bytes_b, sizeof(bytes_a));
+	assert_int_equal(ids_b[0], 7);
+	assert_int_equal(ids_b[1], 9);
 	heap_delete(a);
 	heap_delete(b);
 }
@@ -931,6 +1010,7 @@ int main(void)
 		cmocka_unit_test(test_threads_interleaved),
 		cmocka_unit_test(test_thread_name_before),
 		cmocka_unit_test(test_alloc_free_same),
+		cmocka_unit_test(test_alloc_free_short),
 		cmocka_unit_test(test_census_blocks),
 		cmocka_unit_test(test_census_pending),
 		cmocka_unit_test(test_packed_entries),

@@ -123,6 +123,25 @@ static unsigned stack_at(struct heap *h, struct stacks *st, uint64_t addr,
 	return stacks_get(st, b->stack, pcs);
 }
 
+/* H's counts are these. */
+static void expect_counts(struct heap *h, uint64_t allocs, uint64_t frees,
+			  uint64_t unknown, uint64_t in_use)
+{
+	const struct heap_stats *s = heap_stats(h);
+
+	assert_int_equal(s->allocs, allocs);
+	assert_int_equal(s->frees, frees);
+	assert_int_equal(s->unknown_frees, unknown);
+	assert_int_equal(s->in_use_bytes, in_use);
+}
+
+static void finish(struct recorder *R, struct heap *h, struct stacks *st)
+{
+	stacks_delete(st);
+	heap_delete(h);
+	done(R);
+}
+
 static void test_stack_memo(void **state)
 {
 	static const uint64_t pa[2] = { 0x401a00, 0x401b00 }, pc[1] = { 0x401c00 };
@@ -322,6 +341,114 @@ static void test_lanes_order(void **state)
 	done(R);
 }
 
+/* rec_drain.c's EPS: records of two lanes closer than this in time are
+ * in no order the times can tell */
+#define EPS 4000
+
+/* The peak of: lane 1's block of 100 bytes at 0xa000, freed GAP ticks
+ * after it was made, lane 0's of 1000 made and freed between; the counts
+ * exact either way. */
+static uint64_t peak_of_pairs(uint64_t gap)
+{
+	struct recorder *R = setup2();
+	struct heap *h = heap_new();
+	struct stacks *st = stacks_new();
+	uint64_t lost, t0 = 1000000, peak;
+
+	put_alloc_at(R, 1, t0 + 10, 5, 0, 0xa000, 100, 0x1000, NULL, 0);
+	put_free_at(R, 1, t0 + 10 + gap, 5, 0xa000);
+	put_alloc_at(R, 0, t0 + 20, 6, 0, 0xb000, 1000, 0x1000, NULL, 0);
+	put_free_at(R, 0, t0 + 30, 6, 0xb000);
+	assert_int_equal(rec_drain_quiet(R, h, NULL, st, &lost), 4);
+	expect_counts(h, 2, 2, 0, 0);
+	assert_int_equal(heap_stats(h)->bytes_allocated, 1100);
+	peak = heap_stats(h)->peak_bytes;
+	finish(R, h, st);
+	return peak;
+}
+
+/*
+ * A free that is its lane's next record after the block's allocation,
+ * up to EPS later, runs with it, as one: another lane's records between
+ * them in time see it freed (the times cannot order them); further
+ * apart they run in their times' order.  A block so freed at an address
+ * the table has live (its free was missed) is counted as the slow way
+ * counts it: the old one freed, no free unknown.
+ */
+static void test_freed_at_once(void **state)
+{
+	struct recorder *R;
+	struct heap *h;
+	struct stacks *st;
+	uint64_t lost;
+
+	(void)state;
+	assert_int_equal(peak_of_pairs(EPS + 1), 1100);
+	assert_int_equal(peak_of_pairs(EPS), 1000);
+	R = setup();
+	h = heap_new();
+	st = stacks_new();
+	put_alloc(R, 0, 0xc000, 50, 0x1000, NULL, 0);
+	put_alloc(R, 0, 0xc000, 70, 0x1000, NULL, 0);
+	put_free(R, 0xc000);
+	assert_int_equal(rec_drain_quiet(R, h, NULL, st, &lost), 3);
+	expect_counts(h, 2, 2, 0, 0);
+	assert_int_equal(heap_stats(h)->peak_bytes, 70);
+	assert_null(heap_lookup(h, 0xc000));
+	finish(R, h, st);
+}
+
+/*
+ * A block freed at once by its thread while, between the two in time,
+ * another thread freed it and a third was handed it back (thread 5 sent
+ * it away and got it again): run in the times' order, the free not moved
+ * before the others' records of the block.  And one whose free is past
+ * what may still come from the other lane: its allocation runs in its
+ * place, its free waits for the other lane's record being written.
+ */
+static void test_freed_at_once_split(void **state)
+{
+	struct recorder *R = setup2();
+	struct heap *h = heap_new();
+	struct stacks *st = stacks_new();
+	struct ring_res res = { 0, 0 };
+	uint64_t lost, t0 = 1000000;
+
+	(void)state;
+	put_alloc_at(R, 1, t0 + 10, 5, 0, 0xa000, 100, 0x1000, NULL, 0);
+	put_free_at(R, 1, t0 + 40, 5, 0xa000);
+	put_free_at(R, 0, t0 + 20, 6, 0xa000);
+	put_alloc_at(R, 0, t0 + 30, 7, 0, 0xa000, 100, 0x1000, NULL, 0);
+	assert_int_equal(rec_drain_quiet(R, h, NULL, st, &lost), 4);
+	expect_counts(h, 2, 2, 0, 0);
+	assert_null(heap_lookup(h, 0xa000));
+	finish(R, h, st);
+
+	R = setup2();
+	h = heap_new();
+	st = stacks_new();
+	put_alloc_at(R, 1, t0, 5, 0, 0xb000, 10, 0x1000, NULL, 0);
+	put_free_at(R, 1, t0 + EPS - 1000, 5, 0xb000);
+	/* lane 0 up to t0 + EPS + 1000, then a record being written: lane
+	 * 1 runs up to t0 + 1000 */
+	put_alloc_at(R, 0, t0 + EPS + 1000, 6, 0, 0xc000, 20, 0x1000, NULL, 0);
+	assert_int_equal(ring_reserve(rec_lane(R, 0), REC_FREE, 0, 3, &res), 0);
+	assert_int_equal(rec_drain(R, h, NULL, st, &lost), 3);
+	expect_counts(h, 1, 0, 0, 10);
+	assert_non_null(heap_lookup(h, 0xb000));
+	assert_null(heap_lookup(h, 0xc000));
+	ring_put(rec_lane(R, 0), &res, 0, fns[2].fn | 6ull << 32);
+	ring_put(rec_lane(R, 0), &res, 1, t0 + EPS + 2000);
+	ring_put(rec_lane(R, 0), &res, 2, 0xc000);
+	ring_commit(rec_lane(R, 0), &res);
+	assert_int_equal(rec_drain_quiet(R, h, NULL, st, &lost), 1);
+	expect_counts(h, 2, 2, 0, 0);
+	assert_int_equal(heap_stats(h)->peak_bytes, 20);
+	assert_null(heap_lookup(h, 0xb000));
+	assert_null(heap_lookup(h, 0xc000));
+	finish(R, h, st);
+}
+
 /*
  * Records of time 0 (the process's only thread so far: rec_conf.need_tsc
  * 0) run before every later one of another lane, in their lane's order,
@@ -491,6 +618,8 @@ int main(void)
 		cmocka_unit_test(test_big_table),
 		cmocka_unit_test(test_fill_pace),
 		cmocka_unit_test(test_lanes_order),
+		cmocka_unit_test(test_freed_at_once),
+		cmocka_unit_test(test_freed_at_once_split),
 		cmocka_unit_test(test_time_zero),
 		cmocka_unit_test(test_lanes_bound),
 		cmocka_unit_test(test_lost_checked),
