@@ -615,7 +615,7 @@ static void name_others(struct heap *h, int32_t from, int n)
 	int i;
 
 	for (i = 0; i < n; i++) {
-		snprintf(nm, sizeof(nm), "never%d", i);
+		snprintf(nm, sizeof(nm), "never%u", (unsigned)i % 10000u);
 		heap_thread_name(h, from + i, nm);
 	}
 }
