@@ -126,7 +126,6 @@ uint64_t rec_checkpoint(struct recorder *R)
 	return now;
 }
 
-
 static int bad(struct recorder *R)
 {
 	R->bad++;
@@ -263,11 +262,6 @@ static struct rec_queues *queues(struct recorder *R)
 	return R->queues;
 }
 
-/*
- * Run the queued records, oldest first across the lanes (a lane's own
- * are in its order: their times never go down), those of lane L up to
- * time WL[L].  The number run.
- */
 /* Is a queued record of another lane than B, of time up to TF, one of
  * the block at ADDR (or a descriptor's with that number: no matter)? */
 static int touched(const struct rec_queues *Q, unsigned nlanes,
@@ -305,7 +299,6 @@ static int run_freed(struct drain *d, struct rec_queues *Q, unsigned nlanes,
 {
 	struct op *a;
 
-	/* T2: the other lanes' first queued time */
 	if (o->tf <= W && (o->tf < t2 ||
 			   !touched(Q, nlanes, best, o->a[OP_ADDR], o->tf))) {
 		d->ops[d->nops++] = o;
@@ -324,6 +317,11 @@ static int run_freed(struct drain *d, struct rec_queues *Q, unsigned nlanes,
 	return 0;
 }
 
+/*
+ * Run the queued records, oldest first across the lanes (a lane's own
+ * are in its order: their times never go down), those of lane L up to
+ * time WL[L].  The number run.
+ */
 static long run(struct drain *d, struct rec_queues *Q, unsigned nlanes,
 		const uint64_t *Wl)
 {
@@ -354,19 +352,17 @@ static long run(struct drain *d, struct rec_queues *Q, unsigned nlanes,
 		lim = t2 < W ? t2 : W;
 		while (best->n && best->ops[best->head].t <= lim) {
 			struct op *o = &best->ops[best->head];
+			int left = 1;
 
-			if (o->flags & OP_FREED) {
-				if (!run_freed(d, Q, nlanes, best, o, W, t2)) {
-					if (d->nops == BATCH)
-						rec_ops_run(d);
-					continue;
-				}
-			} else {
+			if (o->flags & OP_FREED)
+				left = run_freed(d, Q, nlanes, best, o, W, t2);
+			else
 				d->ops[d->nops++] = o;
+			if (left) {
+				best->head = (best->head + 1) & (QCAP - 1);
+				best->n--;
+				n++;
 			}
-			best->head = (best->head + 1) & (QCAP - 1);
-			best->n--;
-			n++;
 			if (d->nops == BATCH)
 				rec_ops_run(d);
 		}

@@ -174,8 +174,8 @@ static void stack_pair(struct heap *h, uint32_t stack, uint64_t bytes,
 		       int grows)
 {
 	if (stack >= h->nstack_bytes)
-		stack_add(h, stack, 0, 0, 0);
-	if (stack > h->stack_max)
+		stack_add(h, stack, 0, 0, 0);	/* its slot, made */
+	else if (stack > h->stack_max)
 		h->stack_max = stack;
 	if (grows)
 		growth_note_pair(h->growth, stack, bytes, h->clock);
