@@ -574,8 +574,15 @@ def nice_of(pid, tid):
 
 
 def threads_nice(pid):
-    """The nice values of PID's threads, as a sorted list."""
-    return sorted(nice_of(pid, int(t)) for t in os.listdir("/proc/%d/task" % pid))
+    """The nice values of PID's threads, as a sorted list (a thread gone
+    between the listing and its stat is not in it)."""
+    vals = []
+    for t in os.listdir("/proc/%d/task" % pid):
+        try:
+            vals.append(nice_of(pid, int(t)))
+        except FileNotFoundError:
+            pass
+    return sorted(vals)
 
 
 @case("drain_priority", engines=["recorder"])
