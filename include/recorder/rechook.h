@@ -212,7 +212,16 @@ enum rec_kind {
  *   REC_FD_CLOSE       fn tid a0 a1 a2 v        before the original runs;
  *                                               v: the descriptor read
  *                                               (FCLOSE, CLOSEDIR), else -1
+ * An ALLOC whose stack is interned, in a thread's own lane, is committed
+ * open (ring.h) with one word more, last: the time of the block's free
+ * if the thread's next record would have been that free (REC_FREE of
+ * the same address) and the record was still in the ring then; the free
+ * has no record of its own (ring_amend).  REC_OPEN_HDR is its header.
  */
+#define REC_OPEN_LEN	64u	/* header, fn tid t result a0 a1 hash, tf */
+#define REC_OPEN_HDR	RING_HDR(REC_OPEN_LEN, RING_OPEN, REC_ALLOC, 0)
+/* the open record's result (the block's address), bytes after its start */
+#define REC_OPEN_ADDR	24u
 enum rec_type {
 	REC_ALLOC = 16,		/* below: rec_record's free-form types */
 	REC_FREE,
@@ -258,7 +267,10 @@ struct rec_thread {
 	/* the lane its records go to (rec_conf.lanes), set by ptleak with
 	 * the entry: 0 the shared one (rec_conf.ring) */
 	uint64_t lane;
-	uint64_t pad;
+	/* written by the thread's hooks: its lane's head after its last
+	 * open record (REC_OPEN_HDR), 0: none; ptleak zeroes it with a new
+	 * thread's entry */
+	uint64_t open_end;
 };
 
 static inline uint64_t rec_thread_slot(uint64_t tcb, uint64_t mask)

@@ -31,6 +31,17 @@
  * being gone): a producer still writing would write into freed space,
  * and its commit would publish a record over the skipped one.
  *
+ * An open record (ring_commit_open) is a committed one whose last word
+ * its producer may still set, once, while the consumer has not taken it:
+ * ring_amend() CASes the header OPEN -> AMENDING, stores the word, then
+ * the header AMENDED (release); the consumer takes an OPEN record by
+ * CASing its header to 0 first.  Whichever CAS comes first wins: an
+ * amendment that lost wrote nothing, and its producer records what it
+ * meant another way.  AMENDING is a hole to the consumer (it waits;
+ * ring_skip gives it up as a WRITING record).  One locked instruction on
+ * either side, on a line each has just written (what an amendment saves
+ * is a record: a reservation and its lines).
+ *
  * Consumer: reads the header at tail (acquire); COMMITTED: copies the
  * record out, zeroes its bytes, tail += len; once per batch publishes
  * tail (seq_cst) and wakes the waiters.  It bumps heartbeat whenever it runs: a producer that
@@ -68,6 +79,10 @@ enum ring_state {
 	RING_WRITING,		/* reserved, body being written */
 	RING_COMMITTED,		/* complete, the consumer may take it */
 	RING_SKIP,		/* given up by the consumer (ring_skip) */
+	RING_OPEN,		/* committed, its last word still open to
+				 * one amendment by its producer */
+	RING_AMENDING,		/* the amendment being written */
+	RING_AMENDED,		/* committed and amended: its last word set */
 };
 
 #define RING_HDR(len, state, type, npcs) \
@@ -276,6 +291,34 @@ static inline void ring_commit(struct ring *r, const struct ring_res *res)
 			 RING_HDR_WITH(res->hdr, RING_COMMITTED), __ATOMIC_RELEASE);
 }
 
+/* Publish a reserved record as open: its last word (0 until then) may
+ * be set by ring_amend() until the consumer takes it. */
+static inline void ring_commit_open(struct ring *r, const struct ring_res *res)
+{
+	__atomic_store_n(ring_word(r, res->pos),
+			 RING_HDR_WITH(res->hdr, RING_OPEN), __ATOMIC_RELEASE);
+}
+
+/*
+ * The open record at POS whose header is HDR (its OPEN value): its last
+ * word := V, if the consumer has not taken the record.  0 if amended,
+ * -1 if not (taken, amended already, or HDR is not the header there):
+ * nothing written.  Only by the record's producer.
+ */
+static inline int ring_amend(struct ring *r, uint64_t pos, uint64_t hdr,
+			     uint64_t v)
+{
+	uint64_t *h = ring_word(r, pos);
+
+	if (!__atomic_compare_exchange_n(h, &hdr, RING_HDR_WITH(hdr, RING_AMENDING),
+					 0, __ATOMIC_ACQUIRE, __ATOMIC_RELAXED))
+		return -1;
+	__atomic_store_n(ring_word(r, pos + RING_HDR_LEN(hdr) - 8), v,
+			 __ATOMIC_RELAXED);
+	__atomic_store_n(h, RING_HDR_WITH(hdr, RING_AMENDED), __ATOMIC_RELEASE);
+	return 0;
+}
+
 /* One whole record of NWORDS words W.  0 or -1 as above. */
 static inline int ring_produce(struct ring *r, unsigned type, unsigned npcs,
 			       const uint64_t *w, unsigned nwords)
@@ -300,12 +343,15 @@ size_t ring_mem_size(unsigned size_log2);
  * zeroed).  0, or -1 if SIZE_LOG2 is out of range. */
 int ring_init(void *mem, unsigned size_log2);
 
-/* A record as the consumer hands it out: W is valid during the call. */
+/* A record as the consumer hands it out: W is valid during the call.
+ * OPEN: it was committed open (ring_commit_open), its last word the
+ * amendment's: 0 unless AMENDED. */
 struct ring_rec {
 	uint64_t pos;
 	unsigned type;
 	unsigned npcs;
 	unsigned nwords;
+	unsigned open, amended;
 	const uint64_t *w;
 };
 

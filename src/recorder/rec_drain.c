@@ -153,13 +153,59 @@ static int freed_at_once(struct rec_queue *q, uint64_t addr, int32_t tid,
 	return 1;
 }
 
+/* The lane's time for a record of time T: never before the lane's
+ * earlier records, their order stands (docs/recorder.md, "Lanes"). */
+static uint64_t lane_time(struct rec_queue *q, uint64_t t)
+{
+	if (t < q->last_t)
+		t = q->last_t;
+	q->last_t = t;
+	return t;
+}
+
+/* Q's next op, cleared, for a record at POS of time T by TID. */
+static struct op *queue_op(struct rec_queue *q, uint64_t pos, uint64_t t,
+			   int32_t tid, unsigned type, unsigned fn)
+{
+	struct op *o = &q->ops[(q->head + q->n) & (QCAP - 1)];
+
+	o->t = t;
+	o->pos = pos;
+	o->a[0] = o->a[1] = o->a[2] = 0;
+	o->stack = 0;
+	o->tid = tid;
+	o->type = (uint8_t)type;
+	o->fn = (uint8_t)fn;
+	o->flags = 0;
+	return o;
+}
+
+/*
+ * The free that amended allocation record REC (its last word, the
+ * free's time: rechook.h, REC_OPEN_HDR) of the block at ADDR, queued
+ * now as the record it stands for would have been: the lane's next.
+ */
+static void take_amended(struct rec_queue *q, const struct ring_rec *rec,
+			 uint64_t addr, int32_t tid, unsigned fn)
+{
+	uint64_t t = lane_time(q, rec->w[rec->nwords - 1]);
+	struct op *o;
+
+	if (freed_at_once(q, addr, tid, t))
+		return;
+	o = queue_op(q, rec->pos, t, tid, REC_FREE, fn);
+	o->a[OP_OLD] = addr;
+	q->n++;
+}
+
 static int take(void *ctx, const struct ring_rec *rec)
 {
 	struct drain *d = ctx;
 	struct recorder *R = d->R;
 	struct rec_queue *q = d->q;
 	const uint64_t *w = rec->w;
-	unsigned nw = rec->nwords - rec->npcs, kind;	/* checked below */
+	/* an open record's last word is its amendment's */
+	unsigned nw = rec->nwords - rec->npcs - rec->open, kind;	/* checked below */
 	const struct rec_fn *f;
 	struct op *o;
 	uint64_t t;
@@ -168,25 +214,16 @@ static int take(void *ctx, const struct ring_rec *rec)
 	d->n++;
 	/* the target wrote every word: a record that fails a check is
 	 * counted and skipped */
-	if (rec->npcs > rec->nwords || nw < 3 || !(f = fn_of(R, w[0])))
+	if (rec->npcs + rec->open > rec->nwords || nw < 3 ||
+	    (rec->open && rec->type != REC_ALLOC) || !(f = fn_of(R, w[0])))
 		return bad(R);
 	kind = REC_FN_KIND(w[0]);
-	/* never before the lane's earlier records: their order stands
-	 * (docs/recorder.md, "Lanes") */
-	t = w[1] > q->last_t ? w[1] : q->last_t;
-	q->last_t = t;
+	t = lane_time(q, w[1]);
 	if (rec->type == REC_FREE &&
 	    (!w[2] || freed_at_once(q, w[2], (int32_t)(w[0] >> 32), t)))
 		return 0;
-	o = &q->ops[(q->head + q->n) & (QCAP - 1)];
-	o->t = t;
-	o->pos = rec->pos;
-	o->a[0] = o->a[1] = o->a[2] = 0;
-	o->stack = 0;
-	o->tid = (int32_t)(w[0] >> 32);
-	o->type = (uint8_t)rec->type;
-	o->fn = (uint8_t)REC_FN_TAG(w[0]);
-	o->flags = 0;
+	o = queue_op(q, rec->pos, t, (int32_t)(w[0] >> 32), rec->type,
+		     REC_FN_TAG(w[0]));
 	switch (rec->type) {
 	case REC_FREE:
 	case REC_REALLOC_BEGIN:
@@ -201,6 +238,13 @@ static int take(void *ctx, const struct ring_rec *rec)
 		o->a[OP_SIZE] = kind == REC_FN_CALLOC ? product(w[3], w[4], &overflow) :
 				kind == REC_FN_MEMALIGN ? w[4] : w[3];
 		o->stack = rec_stack_of(R, d->st, f, w[5], w + nw, rec->npcs);
+		if (rec->amended) {
+			R->amended++;
+			heap_prefetch(d->h, w[2]);
+			q->n++;
+			take_amended(q, rec, w[2], o->tid, o->fn);
+			return q->n + 2 > QCAP;
+		}
 		break;
 	case REC_REALLOC_END:
 		if (nw < 7)
@@ -247,7 +291,8 @@ static int take(void *ctx, const struct ring_rec *rec)
 	}
 	if (rec->type != REC_FD_OPEN && rec->type != REC_FD_CLOSE)
 		heap_prefetch(d->h, o->a[OP_OLD] ? o->a[OP_OLD] : o->a[OP_ADDR]);
-	return ++q->n == QCAP;	/* full: stop taking */
+	/* full (a record makes two ops at most): stop taking */
+	return ++q->n + 2 > QCAP;
 }
 
 static struct rec_queues *queues(struct recorder *R)
@@ -461,7 +506,7 @@ static long drain(struct recorder *R, struct heap *h, struct fdprobe *fp,
 		for (l = 0; l < R->nlanes; l++) {
 			d.q = &Q->q[l];
 			room = QCAP - d.q->n;
-			if (!room || ring_tail(R->rd[l]) >= goal[l])
+			if (room < 2 || ring_tail(R->rd[l]) >= goal[l])
 				continue;
 			got = ring_consume(R->rd[l], take, &d, room);
 			if (got < 0) {
@@ -628,5 +673,9 @@ void rec_debug_ring(const struct recorder *R)
 			(unsigned long long)r->dropped,
 			(unsigned long long)r->sleeps, r->waiters);
 	}
+	fprintf(stderr, "ptleak-debug: operations: %llu run; %llu "
+		"allocations amended by their free (a record for both)\n",
+		(unsigned long long)(R->queues ? R->queues->run : 0),
+		(unsigned long long)R->amended);
 	rec_debug_scache(R);
 }

@@ -308,6 +308,7 @@ int rec_thread_set(struct recorder *R, pid_t tid, uint64_t tcb, uint64_t sp)
 		T[i].hi = hi;
 		T[i].tid = (uint64_t)tid;
 		T[i].outer = 0;		/* a new thread: no call in progress */
+		T[i].open_end = 0;	/* nor a record of its own open */
 		__atomic_store_n(&T[i].tcb, tcb, __ATOMIC_RELEASE);
 		if (R->ntslots == R->atslots) {
 			R->atslots = R->atslots ? 2 * R->atslots : 64;

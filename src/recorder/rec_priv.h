@@ -128,6 +128,7 @@ struct recorder {
 	unsigned nranges, nstubs;
 	/* records that failed their checks (rec_drain), skipped */
 	uint64_t bad;
+	uint64_t amended;	/* records of a free amended (debug stats) */
 	/* the ring's lost count at the last drain that found it sane, and
 	 * each lane's, with its head read after it (a lost record reserved
 	 * 8 bytes or more first: a count that grows faster, or shrinks, was

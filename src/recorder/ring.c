@@ -178,6 +178,27 @@ void ring_heartbeat(struct ring_reader *rd)
 	__atomic_fetch_add(&rd->r->heartbeat, 1, __ATOMIC_RELAXED);
 }
 
+/*
+ * *H, the header at tail, not COMMITTED: 1 if it is a record to take
+ * now, *H its header: an AMENDED one, or an OPEN one claimed (its header
+ * CASed to 0: a later ring_amend fails); 0 if not (a hole: nothing, or
+ * a record being written or amended).  The claim's CAS failing leaves
+ * *H what its producer made of it meanwhile: AMENDING or AMENDED is
+ * decided again, anything else (not a producer's doing) taken as is for
+ * the caller's checks.
+ */
+static int take_open(struct ring_reader *rd, uint64_t *h)
+{
+	uint64_t *w = word(rd, rd->tail);
+
+	if (RING_HDR_STATE(*h) == RING_OPEN &&
+	    !__atomic_compare_exchange_n(w, h, 0, 0, __ATOMIC_ACQUIRE,
+					 __ATOMIC_ACQUIRE) &&
+	    RING_HDR_STATE(*h) != RING_AMENDED)
+		return 0;
+	return RING_HDR_STATE(*h) == RING_OPEN || RING_HDR_STATE(*h) == RING_AMENDED;
+}
+
 int ring_consume(struct ring_reader *rd, ring_fn fn, void *ctx, unsigned max)
 {
 	struct ring_rec rec;
@@ -190,13 +211,15 @@ int ring_consume(struct ring_reader *rd, ring_fn fn, void *ctx, unsigned max)
 	ring_heartbeat(rd);
 	while ((unsigned)n < max && !stop) {
 		h = __atomic_load_n(word(rd, rd->tail), __ATOMIC_ACQUIRE);
-		if (RING_HDR_STATE(h) != RING_COMMITTED)
+		if (RING_HDR_STATE(h) != RING_COMMITTED && take_open(rd, &h) <= 0)
 			break;
 		len = RING_HDR_LEN(h);
 		if (!valid_len(rd, len)) {
 			n = bad_header(rd, h);
 			break;
 		}
+		rec.open = RING_HDR_STATE(h) != RING_COMMITTED;
+		rec.amended = RING_HDR_STATE(h) == RING_AMENDED;
 		rec.pos = rd->tail;
 		rec.type = RING_HDR_TYPE(h);
 		rec.npcs = RING_HDR_NPCS(h);
@@ -242,8 +265,11 @@ int ring_skip(struct ring_reader *rd)
 	h = __atomic_load_n(w, __ATOMIC_ACQUIRE);
 	switch (RING_HDR_STATE(h)) {
 	case RING_COMMITTED:
+	case RING_OPEN:
+	case RING_AMENDED:
 		return 0;
 	case RING_WRITING:
+	case RING_AMENDING:
 		len = RING_HDR_LEN(h);
 		if (!valid_len(rd, len))
 			return bad_header(rd, h);

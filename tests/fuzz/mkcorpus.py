@@ -10,7 +10,7 @@ import struct
 HERE = os.path.dirname(os.path.abspath(__file__))
 
 # ring.h, rechook.h, heap.h
-COMMITTED, WRITING = 2, 1
+COMMITTED, WRITING, OPEN, AMENDING, AMENDED = 2, 1, 4, 5, 6
 REC_ALLOC, REC_FREE, REC_REALLOC_BEGIN, REC_REALLOC_END, REC_MEMALIGN, \
     REC_FD_OPEN, REC_FD_CLOSE = range(16, 23)
 AF_MALLOC, AF_REALLOC = 0, 2
@@ -74,6 +74,17 @@ def ring_inputs():
     # a hole given up (WRITING), then a record
     yield "hand-hole", rec(REC_FREE, [ft(fn(4, 4)), 1, 0x10000], state=WRITING) + \
         alloc(0x20000, 10), 1
+    # an allocation amended by its free (rechook.h, REC_OPEN_HDR; the
+    # free's time last, after the pcs), one open and not amended, one
+    # being amended (a hole given up), an open record of another type
+    # and one with no word for the amendment (both bad)
+    base = [ft(fn(KIND_MALLOC, AF_MALLOC)), 1, 0x10000, 100, 0, 0x5678, 0x400100]
+    yield "hand-amended", rec(REC_ALLOC, base + [5], npcs=1, state=AMENDED), 1
+    yield "hand-open", rec(REC_ALLOC, base + [0], npcs=1, state=OPEN), 1
+    yield "hand-amending-hole", rec(REC_ALLOC, base + [0], npcs=1, state=AMENDING) + \
+        alloc(0x20000, 10), 1
+    yield "hand-open-free", rec(REC_FREE, [ft(fn(4, 4)), 1, 0x10000, 0], state=OPEN), 1001
+    yield "hand-open-no-word", rec(REC_ALLOC, base, npcs=1, state=OPEN), 1001
     # 5,000 reallocs begun, none ended: 4,096 kept, 904 counted bad
     yield "hand-realloc-begins", b"".join(
         rec(REC_REALLOC_BEGIN, [ft(fn(KIND_REALLOC, AF_REALLOC)), 1 + i, 0x10000 + 16 * i])

@@ -186,7 +186,7 @@ static NOINLINE void *call_chain(struct seen *s, int n, size_t size)
 /* ---- reading the records ---- */
 
 struct rec {
-	unsigned type, npcs, nwords;
+	unsigned type, npcs, nwords, open, amended;
 	uint64_t w[MAXF + 8];
 };
 
@@ -203,16 +203,24 @@ static inline int collect(void *ctx, const struct ring_rec *rec)
 	r->type = rec->type;
 	r->npcs = rec->npcs;
 	r->nwords = rec->nwords;
+	r->open = rec->open;
+	r->amended = rec->amended;
 	memcpy(r->w, rec->w, 8 * (rec->nwords < MAXF + 8 ? rec->nwords : MAXF + 8));
 	g->n++;
 	return 0;
 }
 
-static inline void drain(struct got *g)
+/* The records of ring R (reader RD) into G. */
+static inline void drain_ring(struct ring_reader *from, struct got *g)
 {
 	g->n = 0;
-	while (ring_consume(rd, collect, g, 1000) > 0)
+	while (ring_consume(from, collect, g, 1000) > 0)
 		;
+}
+
+static inline void drain(struct got *g)
+{
+	drain_ring(rd, g);
 }
 
 /* The hash of the N pcs PCS. */

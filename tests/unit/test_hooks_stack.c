@@ -585,6 +585,130 @@ static void test_scrubbed(void **state)
 	memset(stackset, 0, sizeof(stackset));
 }
 
+static void *amend_q;
+static struct ring *amend_lane;
+static struct ring_reader *amend_rd;
+
+/* test_amend's step I after its malloc of P (residue: D) */
+static NOINLINE void amend_step(int i, void *p, uint64_t d,
+				const struct rec_thread *e)
+{
+	struct got g;
+
+	switch (i) {
+	case 0:
+		/* walked: its records as before */
+		t_free(p);
+		drain_ring(amend_rd, &g);
+		assert_int_equal(g.n, 2);
+		assert_int_equal(g.r[0].type, REC_ALLOC);
+		assert_int_equal(g.r[0].open, 0);
+		assert_true(g.r[0].npcs > 0);
+		assert_int_equal(g.r[1].type, REC_FREE);
+		assert_int_equal(g.r[1].w[2], (uint64_t)(uintptr_t)p);
+		intern(g.r[0].w[5]);
+		break;
+	case 1:
+		/* a way, interned: the pair is one record */
+		assert_int_equal(e->open_end, amend_lane->head);
+		d = residue_free(p, 0);
+		assert_true(d > 0 && d <= SCRUBBED(REC_SCRUB_MIN));
+		drain_ring(amend_rd, &g);
+		assert_int_equal(g.n, 1);
+		assert_int_equal(g.r[0].type, REC_ALLOC);
+		assert_int_equal(g.r[0].open, 1);
+		assert_int_equal(g.r[0].amended, 1);
+		assert_int_equal(g.r[0].npcs, 0);
+		assert_int_equal(g.r[0].nwords, 7);
+		assert_int_equal(g.r[0].w[0] >> 32, e->tid);
+		assert_int_equal(g.r[0].w[2], (uint64_t)(uintptr_t)p);
+		assert_int_equal(g.r[0].w[3], 24);
+		assert_true(g.r[0].w[6] >= g.r[0].w[1]);
+		assert_true(g.r[0].w[6] <= ring_arch_tsc());
+		break;
+	case 2:
+		/* scrubbed as deep as their classes, no deeper */
+		assert_int_equal(d, SCRUBBED(REC_SCRUB_EMIT));
+		d = residue_free(p, 1);
+		assert_int_equal(d, SCRUBBED(REC_SCRUB_MIN));
+		drain_ring(amend_rd, &g);
+		assert_int_equal(g.n, 1);
+		assert_int_equal(g.r[0].amended, 1);
+		break;
+	case 3:
+		/* taken before its free: the free a record */
+		drain_ring(amend_rd, &g);
+		assert_int_equal(g.n, 1);
+		assert_int_equal(g.r[0].open, 1);
+		assert_int_equal(g.r[0].amended, 0);
+		assert_int_equal(g.r[0].w[6], 0);
+		t_free(p);
+		drain_ring(amend_rd, &g);
+		assert_int_equal(g.n, 1);
+		assert_int_equal(g.r[0].type, REC_FREE);
+		assert_int_equal(g.r[0].w[2], (uint64_t)(uintptr_t)p);
+		break;
+	case 4:
+		amend_q = p;
+		break;
+	case 5:
+		/* a record after q's: only p's, the last, amended */
+		t_free(p);
+		t_free(amend_q);
+		drain_ring(amend_rd, &g);
+		assert_int_equal(g.n, 3);
+		assert_int_equal(g.r[0].w[2], (uint64_t)(uintptr_t)amend_q);
+		assert_int_equal(g.r[0].open, 1);
+		assert_int_equal(g.r[0].amended, 0);
+		assert_int_equal(g.r[1].w[2], (uint64_t)(uintptr_t)p);
+		assert_int_equal(g.r[1].amended, 1);
+		assert_int_equal(g.r[2].type, REC_FREE);
+		assert_int_equal(g.r[2].w[2], (uint64_t)(uintptr_t)amend_q);
+		break;
+	}
+}
+
+/*
+ * A thread with a lane of its own: a malloc whose stack is a way of its
+ * cache, interned, is committed open, and the thread's free of that
+ * block, its next call, amends it (no record; its time in the last word,
+ * after the malloc's), scrubbed as deep as a free's class and no deeper;
+ * a record taken before its free, one with a record after it, or a walk's,
+ * gets a free record as before.  Nothing goes to the shared ring.
+ */
+static void test_amend(void **state)
+{
+	struct rec_thread *e;
+	struct got g;
+	uint64_t d;
+	void *p;
+	int i;
+
+	(void)state;
+	memset(scache, 0, sizeof(scache));
+	memset(stackset, 0, sizeof(stackset));
+	assert_int_equal(ring_map(RING_LOG2, &amend_lane, &amend_rd), 0);
+	e = add_thread(0, 0);
+	assert_non_null(e);
+	e->lane = 1;
+	conf.lanes = (uint64_t)(uintptr_t)amend_lane;
+	conf.lane_stride = ring_mem_size(RING_LOG2);
+	__atomic_store_n(&conf.nlanes, 2, __ATOMIC_RELEASE);
+	/* every malloc from one site: a way is a whole stack */
+	for (i = 0; i < 6; i++) {
+		d = residue(&p, i == 2);
+		amend_step(i, p, d, e);
+	}
+	drain(&g);
+	assert_int_equal(g.n, 0);
+	__atomic_store_n(&conf.nlanes, 0, __ATOMIC_RELEASE);
+	conf.lanes = 0;
+	clear_threads();
+	memset(stackset, 0, sizeof(stackset));
+	ring_reader_delete(amend_rd);
+	munmap(amend_lane, ring_mem_size(RING_LOG2));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -601,6 +725,7 @@ int main(void)
 		cmocka_unit_test(test_signal_through_stub),
 		cmocka_unit_test(test_stack_cache),
 		cmocka_unit_test(test_scrubbed),
+		cmocka_unit_test(test_amend),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);

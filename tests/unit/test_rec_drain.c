@@ -92,6 +92,25 @@ static void put_alloc_at(struct recorder *R, unsigned l, uint64_t t,
 				      6 + npcs), 0);
 }
 
+/* put_alloc_at's record (no pcs) committed open (rechook.h,
+ * REC_OPEN_HDR), then amended with the free's time TF unless 0. */
+static void put_open_at(struct recorder *R, unsigned l, uint64_t t,
+			uint64_t tid, unsigned fn, uint64_t addr,
+			uint64_t size, uint64_t hash, uint64_t tf)
+{
+	uint64_t w[6] = { fns[fn].fn | tid << 32, t, addr, size, 1, hash };
+	struct ring *r = rec_lane(R, l);
+	struct ring_res res = { 0, 0 };
+	unsigned i;
+
+	assert_int_equal(ring_reserve(r, REC_ALLOC, 0, 7, &res), 0);
+	for (i = 0; i < 6; i++)
+		ring_put(r, &res, i, w[i]);
+	ring_commit_open(r, &res);
+	if (tf)
+		assert_int_equal(ring_amend(r, res.pos, REC_OPEN_HDR, tf), 0);
+}
+
 static void put_free_at(struct recorder *R, unsigned l, uint64_t t,
 			uint64_t tid, uint64_t addr)
 {
@@ -346,20 +365,24 @@ static void test_lanes_order(void **state)
 #define EPS 4000
 
 /* The peak of: lane 1's block of 100 bytes at 0xa000, freed GAP ticks
- * after it was made, lane 0's of 1000 made and freed between; the counts
- * exact either way. */
-static uint64_t peak_of_pairs(uint64_t gap)
+ * after it was made (in an amended record if AMENDED), lane 0's of 1000
+ * made and freed between; the counts exact either way. */
+static uint64_t peak_of_pairs(uint64_t gap, int amended)
 {
 	struct recorder *R = setup2();
 	struct heap *h = heap_new();
 	struct stacks *st = stacks_new();
 	uint64_t lost, t0 = 1000000, peak;
 
-	put_alloc_at(R, 1, t0 + 10, 5, 0, 0xa000, 100, 0x1000, NULL, 0);
-	put_free_at(R, 1, t0 + 10 + gap, 5, 0xa000);
+	if (amended) {
+		put_open_at(R, 1, t0 + 10, 5, 0, 0xa000, 100, 0x1000, t0 + 10 + gap);
+	} else {
+		put_alloc_at(R, 1, t0 + 10, 5, 0, 0xa000, 100, 0x1000, NULL, 0);
+		put_free_at(R, 1, t0 + 10 + gap, 5, 0xa000);
+	}
 	put_alloc_at(R, 0, t0 + 20, 6, 0, 0xb000, 1000, 0x1000, NULL, 0);
 	put_free_at(R, 0, t0 + 30, 6, 0xb000);
-	assert_int_equal(rec_drain_quiet(R, h, NULL, st, &lost), 4);
+	assert_int_equal(rec_drain_quiet(R, h, NULL, st, &lost), 4 - amended);
 	expect_counts(h, 2, 2, 0, 0);
 	assert_int_equal(heap_stats(h)->bytes_allocated, 1100);
 	peak = heap_stats(h)->peak_bytes;
@@ -383,8 +406,8 @@ static void test_freed_at_once(void **state)
 	uint64_t lost;
 
 	(void)state;
-	assert_int_equal(peak_of_pairs(EPS + 1), 1100);
-	assert_int_equal(peak_of_pairs(EPS), 1000);
+	assert_int_equal(peak_of_pairs(EPS + 1, 0), 1100);
+	assert_int_equal(peak_of_pairs(EPS, 0), 1000);
 	R = setup();
 	h = heap_new();
 	st = stacks_new();
@@ -446,6 +469,43 @@ static void test_freed_at_once_split(void **state)
 	assert_int_equal(heap_stats(h)->peak_bytes, 20);
 	assert_null(heap_lookup(h, 0xb000));
 	assert_null(heap_lookup(h, 0xc000));
+	finish(R, h, st);
+}
+
+/*
+ * A free that amended its block's allocation record (rechook.h,
+ * REC_OPEN_HDR) is that lane's next record, as if it had one: run with
+ * the allocation within EPS, at its own time beyond; at its own time
+ * too where another lane's records of the block come between (it was
+ * sent away, freed, made again and handed back); an open record not
+ * amended is an allocation alone; a free's time before its allocation's
+ * is raised to it.
+ */
+static void test_amended(void **state)
+{
+	struct recorder *R;
+	struct heap *h;
+	struct stacks *st;
+	uint64_t lost, t0 = 1000000;
+
+	(void)state;
+	assert_int_equal(peak_of_pairs(EPS + 1, 1), 1100);
+	assert_int_equal(peak_of_pairs(EPS, 1), 1000);
+
+	R = setup2();
+	h = heap_new();
+	st = stacks_new();
+	put_open_at(R, 1, t0 + 10, 5, 0, 0xa000, 100, 0x1000, t0 + 40);
+	put_free_at(R, 0, t0 + 20, 6, 0xa000);
+	put_alloc_at(R, 0, t0 + 30, 7, 0, 0xa000, 100, 0x1000, NULL, 0);
+	put_open_at(R, 1, t0 + 50, 5, 0, 0xb000, 80, 0x1000, 0);
+	put_open_at(R, 1, t0 + 60, 5, 0, 0xc000, 40, 0x1000, t0 + 55);
+	assert_int_equal(rec_drain_quiet(R, h, NULL, st, &lost), 5);
+	expect_counts(h, 4, 3, 0, 80);
+	assert_null(heap_lookup(h, 0xa000));
+	assert_int_equal(heap_lookup(h, 0xb000)->size, 80);
+	assert_null(heap_lookup(h, 0xc000));
+	assert_int_equal(heap_stats(h)->peak_bytes, 120);
 	finish(R, h, st);
 }
 
@@ -620,6 +680,7 @@ int main(void)
 		cmocka_unit_test(test_lanes_order),
 		cmocka_unit_test(test_freed_at_once),
 		cmocka_unit_test(test_freed_at_once_split),
+		cmocka_unit_test(test_amended),
 		cmocka_unit_test(test_time_zero),
 		cmocka_unit_test(test_lanes_bound),
 		cmocka_unit_test(test_lost_checked),

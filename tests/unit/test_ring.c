@@ -16,33 +16,7 @@
 #include <unistd.h>
 
 #include "recorder/ring.h"
-
-static struct ring *ring_new(unsigned log2)
-{
-	void *m = mmap(NULL, ring_mem_size(log2), PROT_READ | PROT_WRITE,
-		       MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-
-	assert_true(m != MAP_FAILED);
-	assert_int_equal(ring_init(m, log2), 0);
-	return m;
-}
-
-static void ring_free(struct ring *r)
-{
-	munmap(r, ring_mem_size(r->size_log2));
-}
-
-/* Every data byte is zero again (all consumed). */
-static void assert_ring_clean(struct ring *r)
-{
-	const unsigned char *d = (const unsigned char *)r + RING_DATA_OFF;
-	size_t i, size = (size_t)1 << r->size_log2;
-
-	for (i = 0; i < size; i++)
-		if (d[i])
-			fail_msg("data byte %zu is %#x after everything was consumed", i, d[i]);
-	assert_true(r->head == r->tail);
-}
+#include "ringtest.h"
 
 /* The words of record SEQ of producer ID: a checkable pattern. */
 static uint64_t pattern(unsigned id, uint64_t seq, unsigned i)

@@ -320,7 +320,7 @@ emit_fast(const struct rec_conf *cf, unsigned type, const struct rec_call *c,
 	struct ring_res res;
 	struct ring *r;
 	uint64_t hash, t, g, sp, fp;
-	unsigned max;
+	unsigned max, open;
 	int alone;
 
 	if (!e || !objs || !cf->scache || cf->depth <= 1)
@@ -352,11 +352,50 @@ emit_fast(const struct rec_conf *cf, unsigned type, const struct rec_call *c,
 	__atomic_store_n(&sc->gen, g + 2, __ATOMIC_RELEASE);
 	r = lane_of(cf, c, &alone);
 	t = record_time(cf);
-	if (ring_reserve_w(r, type, 0, n + 3, &res, alone, waited) == 0) {
+	/* in its own lane, an allocation's record stays open for its free
+	 * (rechook.h, REC_OPEN_HDR) */
+	open = alone && type == REC_ALLOC;
+	if (ring_reserve_w(r, type, 0, n + 3 + open, &res, alone, waited) == 0) {
 		put_head(r, &res, c, e->tid, t, w, n, hash, 1);
-		ring_commit(r, &res);
+		if (open) {
+			ring_commit_open(r, &res);
+			((struct rec_thread *)(uintptr_t)e)->open_end =
+				res.pos + REC_OPEN_LEN;
+		} else {
+			ring_commit(r, &res);
+		}
 	}
 	return 1;
+}
+
+/*
+ * A free whose block the thread's last record allocated, that record
+ * still open in the thread's lane (not taken yet): the free's time put
+ * in it (ring_amend) instead of a record (a busy program's usual pair:
+ * half its records).  1 if so.
+ */
+static int free_amends(const struct rec_conf *cf, const struct rec_call *c)
+{
+	const struct rec_thread *e = entry_of(c);
+	uint64_t end, pos;
+	struct ring *r;
+	int alone;
+
+	if (!e || !c->arg[0])
+		return 0;
+	end = __atomic_load_n(&e->open_end, __ATOMIC_RELAXED);
+	if (!end)
+		return 0;
+	r = lane_of(cf, c, &alone);
+	/* nothing reserved since (the lane's head is this thread's) */
+	if (!alone || __atomic_load_n(&r->head, __ATOMIC_RELAXED) != end)
+		return 0;
+	pos = end - REC_OPEN_LEN;
+	if (__atomic_load_n(ring_word(r, pos), __ATOMIC_RELAXED) != REC_OPEN_HDR ||
+	    __atomic_load_n(ring_word(r, pos + REC_OPEN_ADDR), __ATOMIC_RELAXED) !=
+	    c->arg[0])
+		return 0;
+	return ring_amend(r, pos, REC_OPEN_HDR, record_time(cf)) == 0;
 }
 
 /*
@@ -551,9 +590,10 @@ void hook_enter(struct rec_call *c)
 	/* a free is recorded whole now: the stub calls no hook_leave */
 	c->record = kind == REC_FN_FREE ? REC_RECORD_DONE : REC_RECORD_LEAVE;
 	/* tail calls: emit's frame in hook_enter's place */
-	if (kind == REC_FN_FREE)
-		emit(cf, REC_FREE, c, c->arg, 1);
-	else if (kind == REC_FN_REALLOC || kind == REC_FN_REALLOCARRAY)
+	if (kind == REC_FN_FREE) {
+		if (!free_amends(cf, c))
+			emit(cf, REC_FREE, c, c->arg, 1);
+	} else if (kind == REC_FN_REALLOC || kind == REC_FN_REALLOCARRAY)
 		emit(cf, REC_REALLOC_BEGIN, c, c->arg, 1);
 }
 
