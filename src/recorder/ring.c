@@ -211,7 +211,7 @@ int ring_consume(struct ring_reader *rd, ring_fn fn, void *ctx, unsigned max)
 	ring_heartbeat(rd);
 	while ((unsigned)n < max && !stop) {
 		h = __atomic_load_n(word(rd, rd->tail), __ATOMIC_ACQUIRE);
-		if (RING_HDR_STATE(h) != RING_COMMITTED && take_open(rd, &h) <= 0)
+		if (RING_HDR_STATE(h) != RING_COMMITTED && !take_open(rd, &h))
 			break;
 		len = RING_HDR_LEN(h);
 		if (!valid_len(rd, len)) {
