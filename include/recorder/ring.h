@@ -33,12 +33,13 @@
  *
  * An open record (ring_commit_open) is a committed one whose last word
  * its producer may still set, once, while the consumer has not taken it:
- * ring_amend() CASes the header OPEN -> AMENDING, stores the word, then
- * the header AMENDED (release); the consumer takes an OPEN record by
- * CASing its header to 0 first.  Whichever CAS comes first wins: an
+ * ring_amend_begin() CASes the header OPEN -> AMENDING, ring_amend_end()
+ * stores the word, then the header AMENDED (release), or
+ * ring_amend_cancel() puts OPEN back; the consumer takes an OPEN record
+ * by CASing its header to 0 first.  Whichever CAS comes first wins: an
  * amendment that lost wrote nothing, and its producer records what it
  * meant another way.  AMENDING is a hole to the consumer (it waits;
- * ring_skip gives it up as a WRITING record).  One locked instruction on
+ * ring_skip gives the amendment up, the record OPEN again).  One locked instruction on
  * either side, on a line each has just written (what an amendment saves
  * is a record: a reservation and its lines).
  *
@@ -300,22 +301,45 @@ static inline void ring_commit_open(struct ring *r, const struct ring_res *res)
 }
 
 /*
- * The open record at POS whose header is HDR (its OPEN value): its last
- * word := V, if the consumer has not taken the record.  0 if amended,
- * -1 if not (taken, amended already, or HDR is not the header there):
- * nothing written.  Only by the record's producer.
+ * The open record at POS whose header is HDR (its OPEN value) taken for
+ * an amendment, if the consumer has not taken it: 0, the header AMENDING
+ * (the consumer waits there) until ring_amend_end() or
+ * ring_amend_cancel(); -1 if not (taken, amended already, or HDR is not
+ * the header there): nothing written.  Only by the record's producer,
+ * which may check what it must between the two (a signal handler of its
+ * thread may have produced meanwhile).
  */
+static inline int ring_amend_begin(struct ring *r, uint64_t pos, uint64_t hdr)
+{
+	return __atomic_compare_exchange_n(ring_word(r, pos), &hdr,
+					   RING_HDR_WITH(hdr, RING_AMENDING), 0,
+					   __ATOMIC_ACQUIRE, __ATOMIC_RELAXED) ? 0 : -1;
+}
+
+/* ring_amend_begin()'s record: its last word := V, AMENDED (release). */
+static inline void ring_amend_end(struct ring *r, uint64_t pos, uint64_t hdr,
+				  uint64_t v)
+{
+	__atomic_store_n(ring_word(r, pos + RING_HDR_LEN(hdr) - 8), v,
+			 __ATOMIC_RELAXED);
+	__atomic_store_n(ring_word(r, pos), RING_HDR_WITH(hdr, RING_AMENDED),
+			 __ATOMIC_RELEASE);
+}
+
+/* ring_amend_begin()'s record OPEN again, not amended. */
+static inline void ring_amend_cancel(struct ring *r, uint64_t pos, uint64_t hdr)
+{
+	__atomic_store_n(ring_word(r, pos), hdr, __ATOMIC_RELEASE);
+}
+
+/* The open record at POS (header HDR) amended with V at once: 0, or -1
+ * as ring_amend_begin(). */
 static inline int ring_amend(struct ring *r, uint64_t pos, uint64_t hdr,
 			     uint64_t v)
 {
-	uint64_t *h = ring_word(r, pos);
-
-	if (!__atomic_compare_exchange_n(h, &hdr, RING_HDR_WITH(hdr, RING_AMENDING),
-					 0, __ATOMIC_ACQUIRE, __ATOMIC_RELAXED))
+	if (ring_amend_begin(r, pos, hdr) < 0)
 		return -1;
-	__atomic_store_n(ring_word(r, pos + RING_HDR_LEN(hdr) - 8), v,
-			 __ATOMIC_RELAXED);
-	__atomic_store_n(h, RING_HDR_WITH(hdr, RING_AMENDED), __ATOMIC_RELEASE);
+	ring_amend_end(r, pos, hdr, v);
 	return 0;
 }
 
@@ -383,9 +407,11 @@ int ring_consume(struct ring_reader *rd, ring_fn fn, void *ctx, unsigned max);
 /*
  * Give up the hole at tail: a WRITING record (all its bytes), or one
  * 8-byte word of a reservation whose header was never written (a hole
- * of N words takes N calls; head - tail bounds them).  Returns the bytes
- * skipped; 0 if there is no hole at tail (a committed record, or nothing
- * reserved); -1 for a corrupt header (ring_why()).  Only when no producer can be inside that reservation.
+ * of N words takes N calls; head - tail bounds them), or the amendment
+ * of an AMENDING record (OPEN again: it is taken without it; its length
+ * returned).  Returns the bytes skipped; 0 if there is no hole at tail
+ * (a committed record, or nothing reserved); -1 for a corrupt header
+ * (ring_why()).  Only when no producer can be inside that reservation.
  */
 int ring_skip(struct ring_reader *rd);
 

@@ -268,8 +268,17 @@ int ring_skip(struct ring_reader *rd)
 	case RING_OPEN:
 	case RING_AMENDED:
 		return 0;
-	case RING_WRITING:
 	case RING_AMENDING:
+		/* the allocation stays, its free's amendment is given up
+		 * (the block is live until that free runs) */
+		len = RING_HDR_LEN(h);
+		if (!valid_len(rd, len))
+			return bad_header(rd, h);
+		if (!__atomic_compare_exchange_n(w, &h, RING_HDR_WITH(h, RING_OPEN), 0,
+						 __ATOMIC_ACQUIRE, __ATOMIC_ACQUIRE))
+			return 0;
+		return (int)len;
+	case RING_WRITING:
 		len = RING_HDR_LEN(h);
 		if (!valid_len(rd, len))
 			return bad_header(rd, h);

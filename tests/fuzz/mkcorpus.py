@@ -76,13 +76,13 @@ def ring_inputs():
         alloc(0x20000, 10), 1
     # an allocation amended by its free (rechook.h, REC_OPEN_HDR; the
     # free's time last, after the pcs), one open and not amended, one
-    # being amended (a hole given up), an open record of another type
+    # being amended (its amendment given up: taken alone), an open record of another type
     # and one with no word for the amendment (both bad)
     base = [ft(fn(KIND_MALLOC, AF_MALLOC)), 1, 0x10000, 100, 0, 0x5678, 0x400100]
     yield "hand-amended", rec(REC_ALLOC, base + [5], npcs=1, state=AMENDED), 1
     yield "hand-open", rec(REC_ALLOC, base + [0], npcs=1, state=OPEN), 1
     yield "hand-amending-hole", rec(REC_ALLOC, base + [0], npcs=1, state=AMENDING) + \
-        alloc(0x20000, 10), 1
+        alloc(0x20000, 10), 2
     yield "hand-open-free", rec(REC_FREE, [ft(fn(4, 4)), 1, 0x10000, 0], state=OPEN), 1001
     yield "hand-open-no-word", rec(REC_ALLOC, base, npcs=1, state=OPEN), 1001
     # 5,000 reallocs begun, none ended: 4,096 kept, 904 counted bad

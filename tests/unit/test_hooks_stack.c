@@ -589,6 +589,18 @@ static void *amend_q;
 static struct ring *amend_lane;
 static struct ring_reader *amend_rd;
 
+/* G: the open record of the block at P not amended, another record,
+ * P's free. */
+static void expect_unamended(const struct got *g, const void *p)
+{
+	assert_int_equal(g->n, 3);
+	assert_int_equal(g->r[0].w[2], (uint64_t)(uintptr_t)p);
+	assert_int_equal(g->r[0].open, 1);
+	assert_int_equal(g->r[0].amended, 0);
+	assert_int_equal(g->r[2].type, REC_FREE);
+	assert_int_equal(g->r[2].w[2], (uint64_t)(uintptr_t)p);
+}
+
 /* test_amend's step I after its malloc of P (residue: D) */
 static NOINLINE void amend_step(int i, void *p, uint64_t d,
 				const struct rec_thread *e)
@@ -656,15 +668,22 @@ static NOINLINE void amend_step(int i, void *p, uint64_t d,
 		t_free(p);
 		t_free(amend_q);
 		drain_ring(amend_rd, &g);
-		assert_int_equal(g.n, 3);
-		assert_int_equal(g.r[0].w[2], (uint64_t)(uintptr_t)amend_q);
-		assert_int_equal(g.r[0].open, 1);
-		assert_int_equal(g.r[0].amended, 0);
+		expect_unamended(&g, amend_q);
 		assert_int_equal(g.r[1].w[2], (uint64_t)(uintptr_t)p);
 		assert_int_equal(g.r[1].amended, 1);
-		assert_int_equal(g.r[2].type, REC_FREE);
-		assert_int_equal(g.r[2].w[2], (uint64_t)(uintptr_t)amend_q);
 		break;
+	case 6: {
+		/* a record made in the lane after p's (as a signal handler
+		 * would, inside the free's hook): p's free a record */
+		uint64_t w = 99;
+
+		assert_int_equal(ring_produce(amend_lane, 99, 0, &w, 1), 0);
+		t_free(p);
+		drain_ring(amend_rd, &g);
+		expect_unamended(&g, p);
+		assert_int_equal(g.r[1].type, 99);
+		break;
+	}
 	}
 }
 
@@ -673,8 +692,9 @@ static NOINLINE void amend_step(int i, void *p, uint64_t d,
  * cache, interned, is committed open, and the thread's free of that
  * block, its next call, amends it (no record; its time in the last word,
  * after the malloc's), scrubbed as deep as a free's class and no deeper;
- * a record taken before its free, one with a record after it, or a walk's,
- * gets a free record as before.  Nothing goes to the shared ring.
+ * a record taken before its free, one with a record after it (another
+ * block's, or one a signal handler made), or a walk's, gets a free
+ * record as before.  Nothing goes to the shared ring.
  */
 static void test_amend(void **state)
 {
@@ -695,7 +715,7 @@ static void test_amend(void **state)
 	conf.lane_stride = ring_mem_size(RING_LOG2);
 	__atomic_store_n(&conf.nlanes, 2, __ATOMIC_RELEASE);
 	/* every malloc from one site: a way is a whole stack */
-	for (i = 0; i < 6; i++) {
+	for (i = 0; i < 7; i++) {
 		d = residue(&p, i == 2);
 		amend_step(i, p, d, e);
 	}

@@ -94,21 +94,32 @@ static void put_alloc_at(struct recorder *R, unsigned l, uint64_t t,
 
 /* put_alloc_at's record (no pcs) committed open (rechook.h,
  * REC_OPEN_HDR), then amended with the free's time TF unless 0. */
-static void put_open_at(struct recorder *R, unsigned l, uint64_t t,
-			uint64_t tid, unsigned fn, uint64_t addr,
-			uint64_t size, uint64_t hash, uint64_t tf)
+static void put_open_pcs_at(struct recorder *R, unsigned l, uint64_t t,
+			    uint64_t tid, unsigned fn, uint64_t addr,
+			    uint64_t size, uint64_t hash, const uint64_t *pcs,
+			    unsigned npcs, uint64_t tf)
 {
 	uint64_t w[6] = { fns[fn].fn | tid << 32, t, addr, size, 1, hash };
 	struct ring *r = rec_lane(R, l);
 	struct ring_res res = { 0, 0 };
 	unsigned i;
 
-	assert_int_equal(ring_reserve(r, REC_ALLOC, 0, 7, &res), 0);
+	assert_int_equal(ring_reserve(r, REC_ALLOC, npcs, 7 + npcs, &res), 0);
 	for (i = 0; i < 6; i++)
 		ring_put(r, &res, i, w[i]);
+	for (i = 0; i < npcs; i++)
+		ring_put(r, &res, 6 + i, pcs[i]);
 	ring_commit_open(r, &res);
 	if (tf)
-		assert_int_equal(ring_amend(r, res.pos, REC_OPEN_HDR, tf), 0);
+		assert_int_equal(ring_amend(r, res.pos, RING_HDR_WITH(res.hdr, RING_OPEN),
+					    tf), 0);
+}
+
+static void put_open_at(struct recorder *R, unsigned l, uint64_t t,
+			uint64_t tid, unsigned fn, uint64_t addr,
+			uint64_t size, uint64_t hash, uint64_t tf)
+{
+	put_open_pcs_at(R, l, t, tid, fn, addr, size, hash, NULL, 0, tf);
 }
 
 static void put_free_at(struct recorder *R, unsigned l, uint64_t t,
@@ -483,9 +494,11 @@ static void test_freed_at_once_split(void **state)
  */
 static void test_amended(void **state)
 {
+	static const uint64_t pcs[2] = { 0x401a00, 0x401b00 };
 	struct recorder *R;
 	struct heap *h;
 	struct stacks *st;
+	const uint64_t *got;
 	uint64_t lost, t0 = 1000000;
 
 	(void)state;
@@ -506,6 +519,23 @@ static void test_amended(void **state)
 	assert_int_equal(heap_lookup(h, 0xb000)->size, 80);
 	assert_null(heap_lookup(h, 0xc000));
 	assert_int_equal(heap_stats(h)->peak_bytes, 120);
+	finish(R, h, st);
+
+	/* an open record with its stack's pcs (not interned yet): the
+	 * amendment after them */
+	R = setup2();
+	h = heap_new();
+	st = stacks_new();
+	put_open_pcs_at(R, 1, t0 + 10, 5, 0, 0xd000, 60, 0x2000, pcs, 2, 0);
+	put_open_pcs_at(R, 1, t0 + 20, 5, 0, 0xe000, 70, 0x2000, pcs, 2, t0 + 30);
+	assert_int_equal(rec_drain_quiet(R, h, NULL, st, &lost), 2);
+	expect_counts(h, 2, 1, 0, 60);
+	assert_int_equal(rec_bad(R), 0);
+	assert_int_equal(stack_at(h, st, 0xd000, &got), 3);
+	assert_int_equal(got[0], F_MALLOC);
+	assert_int_equal(got[1], pcs[0]);
+	assert_int_equal(got[2], pcs[1]);
+	assert_null(heap_lookup(h, 0xe000));
 	finish(R, h, st);
 }
 

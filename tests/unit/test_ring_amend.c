@@ -15,6 +15,7 @@
 #include <cmocka.h>
 
 #include <pthread.h>
+#include <sched.h>
 #include <sys/mman.h>
 
 #include "recorder/ring.h"
@@ -107,8 +108,10 @@ static void test_amend_or_not(void **state)
 
 /*
  * An amendment being written (its producer stopped between its CAS and
- * its last store) is a hole: the consumer waits there, takes the record
- * once it is AMENDED, and ring_skip gives it up like a WRITING one.
+ * its last store) is a hole: the consumer waits there and takes the
+ * record once it is AMENDED; ring_skip gives the amendment up, not the
+ * record (its allocation is live until the free it stood for runs); one
+ * cancelled leaves the record open.
  */
 static void test_amending_is_hole(void **state)
 {
@@ -129,13 +132,33 @@ static void test_amending_is_hole(void **state)
 	assert_int_equal(g.w[0][2], 99);
 	assert_ring_clean(r);
 
+	/* given up: the record taken without its amendment */
 	pos = produce_open(r, 5, w, 2, &hdr);
-	*ring_word(r, pos) = RING_HDR_WITH(hdr, RING_AMENDING);
+	assert_int_equal(ring_amend_begin(r, pos, hdr), 0);
 	assert_int_equal(ring_produce(r, 6, 0, w, 1), 0);
 	assert_int_equal(ring_consume(rd, keep, &g, 10), 0);
 	assert_int_equal(ring_skip(rd), 32);
+	assert_int_equal(ring_skip(rd), 0);
+	assert_int_equal(ring_consume(rd, keep, &g, 10), 2);
+	assert_int_equal(g.rec[1].type, 5);
+	assert_int_equal(g.rec[1].open, 1);
+	assert_int_equal(g.rec[1].amended, 0);
+	assert_int_equal(g.w[1][0], 21);
+	assert_int_equal(g.w[1][2], 0);
+	assert_int_equal(g.rec[2].type, 6);
+	assert_ring_clean(r);
+
+	/* begun and cancelled (its producer's check failed): OPEN again,
+	 * a hole meanwhile, then amended after all */
+	pos = produce_open(r, 5, w, 2, &hdr);
+	assert_int_equal(ring_amend_begin(r, pos, hdr), 0);
+	assert_int_equal(ring_amend_begin(r, pos, hdr), -1);
+	assert_int_equal(ring_consume(rd, keep, &g, 10), 0);
+	ring_amend_cancel(r, pos, hdr);
+	assert_int_equal(ring_amend(r, pos, hdr, 7), 0);
 	assert_int_equal(ring_consume(rd, keep, &g, 10), 1);
-	assert_int_equal(g.rec[1].type, 6);
+	assert_int_equal(g.rec[3].amended, 1);
+	assert_int_equal(g.w[3][2], 7);
 	assert_ring_clean(r);
 	ring_reader_delete(rd);
 	ring_free(r);
@@ -176,12 +199,12 @@ static void *stress_producer(void *arg)
 			continue;
 		for (spin = 0; spin < (seq * 7919) % 512; spin++)
 			;
-		/* one in 256 waits until the record is taken: that way
+		/* one in 1,024 waits until the record is taken: that way
 		 * happens whatever the scheduler does */
-		if (seq % 512 == 0) {
+		if (seq % 2048 == 0) {
 			s->forced++;
 			while (__atomic_load_n(ring_word(s->r, pos), __ATOMIC_ACQUIRE) == hdr)
-				;
+				sched_yield();
 		}
 		if (ring_amend(s->r, pos, hdr, seq | 1ull << 63) == 0)
 			continue;
@@ -236,9 +259,14 @@ static void test_amend_race(void **state)
 	s.r = ring_new(16);
 	s.rd = ring_reader_new(s.r, ring_mem_size(16));
 	assert_int_equal(pthread_create(&th, NULL, stress_producer, &s), 0);
-	while (!__atomic_load_n(&s.done, __ATOMIC_ACQUIRE))
-		if (ring_consume(s.rd, stress_rec, &s, 64) < 0)
+	while (!__atomic_load_n(&s.done, __ATOMIC_ACQUIRE)) {
+		int got = ring_consume(s.rd, stress_rec, &s, 64);
+
+		if (got < 0)
 			fail_msg("consumer: %s", ring_why(s.rd));
+		if (!got)
+			sched_yield();
+	}
 	pthread_join(th, NULL);
 	while (ring_consume(s.rd, stress_rec, &s, 64) > 0)
 		;
@@ -250,7 +278,7 @@ static void test_amend_race(void **state)
 	/* both ways happened, the late ones not only where forced */
 	assert_true(s.amended > 0);
 	assert_true(s.late >= s.forced);
-	assert_int_equal(s.forced, STRESS_N / 512 + (STRESS_N % 512 != 0));
+	assert_int_equal(s.forced, STRESS_N / 2048 + (STRESS_N % 2048 != 0));
 	print_message("amended %llu, taken first %llu (%llu of them made to)\n",
 		      (unsigned long long)s.amended, (unsigned long long)s.late,
 		      (unsigned long long)s.forced);

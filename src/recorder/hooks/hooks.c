@@ -371,13 +371,13 @@ emit_fast(const struct rec_conf *cf, unsigned type, const struct rec_call *c,
 /*
  * A free whose block the thread's last record allocated, that record
  * still open in the thread's lane (not taken yet): the free's time put
- * in it (ring_amend) instead of a record (a busy program's usual pair:
- * half its records).  1 if so.
+ * in it (ring_amend_begin, _end) instead of a record (a busy program's
+ * usual pair: half its records).  1 if so.
  */
 static int free_amends(const struct rec_conf *cf, const struct rec_call *c)
 {
 	const struct rec_thread *e = entry_of(c);
-	uint64_t end, pos;
+	uint64_t end, pos, t;
 	struct ring *r;
 	int alone;
 
@@ -391,11 +391,23 @@ static int free_amends(const struct rec_conf *cf, const struct rec_call *c)
 	if (!alone || __atomic_load_n(&r->head, __ATOMIC_RELAXED) != end)
 		return 0;
 	pos = end - REC_OPEN_LEN;
-	if (__atomic_load_n(ring_word(r, pos), __ATOMIC_RELAXED) != REC_OPEN_HDR ||
-	    __atomic_load_n(ring_word(r, pos + REC_OPEN_ADDR), __ATOMIC_RELAXED) !=
-	    c->arg[0])
+	if (__atomic_load_n(ring_word(r, pos), __ATOMIC_RELAXED) != REC_OPEN_HDR)
 		return 0;
-	return ring_amend(r, pos, REC_OPEN_HDR, record_time(cf)) == 0;
+	/* the time before the amendment, as a record's before its
+	 * reservation */
+	t = record_time(cf);
+	if (ring_amend_begin(r, pos, REC_OPEN_HDR) < 0)
+		return 0;
+	/* checked with the record held: a signal handler may have made
+	 * records (a lap of them: another open record there) since */
+	if (__atomic_load_n(&r->head, __ATOMIC_RELAXED) != end ||
+	    __atomic_load_n(ring_word(r, pos + REC_OPEN_ADDR), __ATOMIC_RELAXED) !=
+	    c->arg[0]) {
+		ring_amend_cancel(r, pos, REC_OPEN_HDR);
+		return 0;
+	}
+	ring_amend_end(r, pos, REC_OPEN_HDR, t);
+	return 1;
 }
 
 /*
