@@ -15,6 +15,13 @@
  * as libdw finds it); x86-64 only (libdw resolves no function
  * descriptor there).  test_symbols compares both on every symbol's
  * bounds of real objects.
+ *
+ * From a module's ADDRSYM_INDEX_AFTER-th lookup on, the sized symbols
+ * that hold an address are found through an index by start (its entries
+ * sorted, each with the furthest end up to it) instead of a pass over
+ * the whole table; they alone decide the answer where there are any
+ * (the rules above among them, in table order).  An address that no
+ * sized symbol holds is searched as before.
  */
 #ifndef PTLEAK_ADDRSYM_H
 #define PTLEAK_ADDRSYM_H
@@ -34,14 +41,24 @@ struct addrsym_entry {
 	GElf_Sym sym;
 };
 
+/* lookups of a module before its index is built (a pass over a table
+ * costs less than sorting it, for a few lookups) */
+#define ADDRSYM_INDEX_AFTER	8
+
 struct addrsym {
 	Dwfl_Module *mod;
 	struct addrsym_entry *e;
 	size_t n;
 	size_t first_global;	/* e[0, first_global): local symbols */
+	/* the index: e's positions by value (then position), and the
+	 * furthest value + size among by[0..i] */
+	uint32_t *by;
+	uint64_t *end;
+	size_t lookups;
 	int none;		/* no table: every lookup finds nothing */
 	int libdw;		/* every lookup left to libdw (ET_REL, too big) */
 	size_t fallbacks;	/* lookups left to libdw (tests) */
+	size_t indexed;		/* lookups the index named (tests) */
 };
 
 /* MOD's table into T (mod, e, n...); a module without one has none. */

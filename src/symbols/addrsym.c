@@ -64,6 +64,8 @@ void addrsym_init(struct addrsym *t, Dwfl_Module *mod)
 void addrsym_free(struct addrsym *t)
 {
 	free(t->e);
+	free(t->by);
+	free(t->end);
 	memset(t, 0, sizeof(*t));
 }
 
@@ -128,6 +130,140 @@ static void search_range(struct search *st, const struct addrsym_entry *e,
 			try_entry(st, &e[i]);
 }
 
+static const struct addrsym_entry *sort_base;
+
+static int cmp_by_value(const void *x, const void *y)
+{
+	uint32_t a = *(const uint32_t *)x, b = *(const uint32_t *)y;
+	uint64_t va = sort_base[a].value, vb = sort_base[b].value;
+
+	return va < vb ? -1 : va > vb ? 1 : a < b ? -1 : a > b;
+}
+
+/* T's index (addrsym.h); without memory, none (the passes stay). */
+static void build_index(struct addrsym *t)
+{
+	uint64_t far = 0, e;
+	size_t i;
+
+	t->by = malloc(t->n * sizeof(*t->by));
+	t->end = malloc(t->n * sizeof(*t->end));
+	if (!t->by || !t->end) {
+		free(t->by);
+		free(t->end);
+		t->by = NULL;
+		t->end = NULL;
+		return;
+	}
+	for (i = 0; i < t->n; i++)
+		t->by[i] = (uint32_t)i;
+	sort_base = t->e;
+	qsort(t->by, t->n, sizeof(*t->by), cmp_by_value);
+	for (i = 0; i < t->n; i++) {
+		e = t->e[t->by[i]].value + t->e[t->by[i]].sym.st_size;
+		if (e > far)
+			far = e;
+		t->end[i] = far;
+	}
+}
+
+/* the most sized symbols holding one address a lookup gathers (more:
+ * the passes, as before) */
+#define HOLDERS 64
+
+/*
+ * The positions of the sized symbols holding ADDR, ascending, into H:
+ * those at [LO, HI) of the table only.  Their number; -1 if more than
+ * HOLDERS.
+ */
+static int holders(const struct addrsym *t, uint64_t addr, size_t lo,
+		   size_t hi, uint32_t *h)
+{
+	size_t a = 0, b = t->n, i;
+	int n = 0, k;
+	uint32_t x;
+
+	/* the first by value past ADDR */
+	while (a < b) {
+		size_t m = a + (b - a) / 2;
+
+		if (t->e[t->by[m]].value <= addr)
+			a = m + 1;
+		else
+			b = m;
+	}
+	for (i = a; i-- > 0 && t->end[i] > addr;) {
+		const struct addrsym_entry *e = &t->e[t->by[i]];
+
+		if (t->by[i] < lo || t->by[i] >= hi || !e->sym.st_size ||
+		    addr - e->value >= e->sym.st_size)
+			continue;
+		if (n == HOLDERS)
+			return -1;
+		/* insertion: ascending positions */
+		x = t->by[i];
+		for (k = n++; k > 0 && h[k - 1] > x; k--)
+			h[k] = h[k - 1];
+		h[k] = x;
+	}
+	return n;
+}
+
+/* A sized global symbol at [LO, HI) holds ADDR: *ST's closest as the
+ * pass over [LO, HI) would make it (the holders alone decide it).  1;
+ * 0 if none holds it; -1 if too many do (the pass then). */
+static int closest_holder(const struct addrsym *t, struct search *st,
+			  size_t lo, size_t hi)
+{
+	uint32_t h[HOLDERS];
+	int n = holders(t, st->addr, lo, hi, h), i;
+
+	for (i = 0; i < n; i++)
+		try_entry(st, &t->e[h[i]]);
+	return n < 0 ? -1 : n > 0;
+}
+
+/* A sizeless global symbol starts at ADDR. */
+static int sizeless_global_at(const struct addrsym *t, uint64_t addr)
+{
+	size_t a = 0, b = t->n;
+
+	while (a < b) {
+		size_t m = a + (b - a) / 2;
+
+		if (t->e[t->by[m]].value < addr)
+			a = m + 1;
+		else
+			b = m;
+	}
+	for (; a < t->n && t->e[t->by[a]].value == addr; a++)
+		if (!t->e[t->by[a]].sym.st_size && t->by[a] >= t->first_global)
+			return 1;
+	return 0;
+}
+
+/*
+ * The index's answer for ADDR into *ST: 1 if it decided (st->closest
+ * the answer, or NULL and st->sizeless to leave it to libdw), 0 if the
+ * passes must (no sized symbol holds it, or too many do).  Where no
+ * sized global holds ADDR the pass over the globals cannot have seen a
+ * closest, and its min_label is at most ADDR: it stops before the local
+ * symbols exactly where a sizeless global starts at ADDR.
+ */
+static int by_index(struct addrsym *t, struct search *st)
+{
+	int got = closest_holder(t, st, t->first_global, t->n);
+
+	if (!got && sizeless_global_at(t, st->addr)) {
+		st->sizeless = 1;	/* libdw's, as the pass leaves it */
+		return 1;
+	}
+	if (!got)
+		got = closest_holder(t, st, 0, t->first_global);
+	t->indexed += got > 0;
+	return got > 0;
+}
+
 const char *addrsym_find(struct addrsym *t, uint64_t addr, GElf_Off *off,
 			 GElf_Sym *sym)
 {
@@ -141,11 +277,19 @@ const char *addrsym_find(struct addrsym *t, uint64_t addr, GElf_Off *off,
 		 * depend on it */
 		memset(&st, 0, sizeof(st));
 		st.addr = addr;
-		search_range(&st, t->e + t->first_global, t->n - t->first_global);
-		/* the local symbols are searched unless a sizeless global
-		 * one at the address is in the address's section */
-		if (!st.closest && !st.sizeless_at)
-			search_range(&st, t->e, t->first_global);
+		if (++t->lookups == ADDRSYM_INDEX_AFTER && t->n)
+			build_index(t);
+		if (!t->by || !by_index(t, &st)) {
+			memset(&st, 0, sizeof(st));
+			st.addr = addr;
+			search_range(&st, t->e + t->first_global,
+				     t->n - t->first_global);
+			/* the local symbols are searched unless a sizeless
+			 * global one at the address is in the address's
+			 * section */
+			if (!st.closest && !st.sizeless_at)
+				search_range(&st, t->e, t->first_global);
+		}
 		if (st.closest) {
 			*off = addr - st.closest->value;
 			*sym = st.closest->sym;

@@ -26,6 +26,8 @@
 
 struct tally {
 	unsigned long lookups, fallbacks, named, modules;
+	unsigned long held;	/* named by a sized symbol holding the address */
+	unsigned long indexed;	/* struct addrsym's */
 };
 
 static void same(struct addrsym *t, uint64_t addr, struct tally *n)
@@ -45,6 +47,7 @@ static void same(struct addrsym *t, uint64_t addr, struct tally *n)
 	if (!a)
 		return;
 	n->named++;
+	n->held += sa.st_size && oa < sa.st_size;
 	assert_int_equal(oa, ob);
 	assert_memory_equal(&sa, &sb, sizeof(sa));
 }
@@ -77,6 +80,7 @@ static void module_tried(Dwfl_Module *mod, struct tally *n)
 	if (n->lookups > before)
 		n->modules++;
 	n->fallbacks += t.fallbacks;
+	n->indexed += t.indexed;
 	addrsym_free(&t);
 }
 
@@ -110,7 +114,7 @@ static void test_as_libdw(void **state)
 	static const char *const files[] = {
 		"/usr/bin/perl", "/usr/lib/x86_64-linux-gnu/libstdc++.so.6",
 	};
-	struct tally n = { 0, 0, 0, 0 };
+	struct tally n = { 0, 0, 0, 0, 0, 0 };
 	Dwfl *d = dwfl_begin(&proc_cb);
 	unsigned i;
 
@@ -128,11 +132,17 @@ static void test_as_libdw(void **state)
 	assert_int_equal(dwfl_report_end(d, NULL, NULL), 0);
 	dwfl_getmodules(d, each_module, &n, 0);
 	dwfl_end(d);
-	printf("# %lu lookups in %lu modules, %lu named, %lu left to libdw\n",
-	       n.lookups, n.modules, n.named, n.fallbacks);
+	printf("# %lu lookups in %lu modules, %lu named, %lu left to libdw, "
+	       "%lu by the index\n", n.lookups, n.modules, n.named, n.fallbacks,
+	       n.indexed);
 	/* libc, ld.so, cmocka, libdw, libelf, the test: the real thing */
 	assert_true(n.modules >= 6);
 	assert_true(n.named > n.lookups / 2);
+	/* the index names every address a sized symbol holds, but a
+	 * module's first few */
+	assert_true(n.indexed <= n.held);
+	assert_true(n.indexed + ADDRSYM_INDEX_AFTER * n.modules >= n.held);
+	assert_true(n.indexed > n.held / 2);
 	/* the copy answers; libdw where no sized symbol holds the address
 	 * and a sizeless one could (gaps between functions: a third of
 	 * the addresses tried are start - 1 or end) */
@@ -152,7 +162,7 @@ static void test_every_case(void **state)
 
 	(void)state;
 	for (i = 0; i < 2; i++) {
-		struct tally n = { 0, 0, 0, 0 };
+		struct tally n = { 0, 0, 0, 0, 0, 0 };
 		ssize_t len = readlink("/proc/self/exe", path, sizeof(path) - 64);
 		Dwfl *d = dwfl_begin(&offline_cb);
 		Dwfl_Module *mod;
@@ -176,8 +186,15 @@ static void test_every_case(void **state)
 		assert_int_equal(t.first_global, i ? 0 : 6);
 		for (a = lo; a < hi + 16; a++)
 			same(&t, a, &n);
-		printf("# %s: %lu addresses, %lu named, %lu left to libdw\n",
-		       names[i], n.lookups, n.named, (unsigned long)t.fallbacks);
+		printf("# %s: %lu addresses, %lu named, %lu left to libdw, "
+		       "%lu by the index\n", names[i], n.lookups, n.named,
+		       (unsigned long)t.fallbacks, (unsigned long)t.indexed);
+		/* every one a sized symbol holds found through the index,
+		 * but the first lookups' (it is built at the
+		 * ADDRSYM_INDEX_AFTER-th) */
+		assert_true(t.indexed <= n.held);
+		assert_true(t.indexed + ADDRSYM_INDEX_AFTER >= n.held);
+		assert_true(t.indexed > 0);
 		/* the labels' gaps only: as_label_first's 2 bytes, the 7
 		 * after as_f1, as_label_mid's 4, the 16 after as_over2,
 		 * as_data_label's 8 and the rest of the data's page... */
