@@ -130,12 +130,11 @@ static void search_range(struct search *st, const struct addrsym_entry *e,
 			try_entry(st, &e[i]);
 }
 
-static const struct addrsym_entry *sort_base;
-
-static int cmp_by_value(const void *x, const void *y)
+static int cmp_by_value(const void *x, const void *y, void *ctx)
 {
+	const struct addrsym_entry *e = ctx;
 	uint32_t a = *(const uint32_t *)x, b = *(const uint32_t *)y;
-	uint64_t va = sort_base[a].value, vb = sort_base[b].value;
+	uint64_t va = e[a].value, vb = e[b].value;
 
 	return va < vb ? -1 : va > vb ? 1 : a < b ? -1 : a > b;
 }
@@ -157,8 +156,7 @@ static void build_index(struct addrsym *t)
 	}
 	for (i = 0; i < t->n; i++)
 		t->by[i] = (uint32_t)i;
-	sort_base = t->e;
-	qsort(t->by, t->n, sizeof(*t->by), cmp_by_value);
+	qsort_r(t->by, t->n, sizeof(*t->by), cmp_by_value, t->e);
 	for (i = 0; i < t->n; i++) {
 		e = t->e[t->by[i]].value + t->e[t->by[i]].sym.st_size;
 		if (e > far)
