@@ -368,6 +368,16 @@ emit_fast(const struct rec_conf *cf, unsigned type, const struct rec_call *c,
 	return 1;
 }
 
+/* Nothing reserved in lane R since its head was END (the thread's own),
+ * and the record at POS is of the block at ADDR. */
+static inline int unmoved(struct ring *r, uint64_t end, uint64_t pos,
+			  uint64_t addr)
+{
+	return __atomic_load_n(&r->head, __ATOMIC_RELAXED) == end &&
+	       __atomic_load_n(ring_word(r, pos + REC_OPEN_ADDR),
+			       __ATOMIC_RELAXED) == addr;
+}
+
 /*
  * A free whose block the thread's last record allocated, that record
  * still open in the thread's lane (not taken yet): the free's time put
@@ -387,22 +397,19 @@ static int free_amends(const struct rec_conf *cf, const struct rec_call *c)
 	if (!end)
 		return 0;
 	r = lane_of(cf, c, &alone);
-	/* nothing reserved since (the lane's head is this thread's) */
-	if (!alone || __atomic_load_n(&r->head, __ATOMIC_RELAXED) != end)
-		return 0;
 	pos = end - REC_OPEN_LEN;
-	if (__atomic_load_n(ring_word(r, pos), __ATOMIC_RELAXED) != REC_OPEN_HDR)
+	/* no locked instruction for a free of another block (perl's) */
+	if (!alone || !unmoved(r, end, pos, c->arg[0]) ||
+	    __atomic_load_n(ring_word(r, pos), __ATOMIC_RELAXED) != REC_OPEN_HDR)
 		return 0;
 	/* the time before the amendment, as a record's before its
 	 * reservation */
 	t = record_time(cf);
 	if (ring_amend_begin(r, pos, REC_OPEN_HDR) < 0)
 		return 0;
-	/* checked with the record held: a signal handler may have made
+	/* again with the record held: a signal handler may have made
 	 * records (a lap of them: another open record there) since */
-	if (__atomic_load_n(&r->head, __ATOMIC_RELAXED) != end ||
-	    __atomic_load_n(ring_word(r, pos + REC_OPEN_ADDR), __ATOMIC_RELAXED) !=
-	    c->arg[0]) {
+	if (!unmoved(r, end, pos, c->arg[0])) {
 		ring_amend_cancel(r, pos, REC_OPEN_HDR);
 		return 0;
 	}
