@@ -238,13 +238,6 @@ static int take(void *ctx, const struct ring_rec *rec)
 		o->a[OP_SIZE] = kind == REC_FN_CALLOC ? product(w[3], w[4], &overflow) :
 				kind == REC_FN_MEMALIGN ? w[4] : w[3];
 		o->stack = rec_stack_of(R, d->st, f, w[5], w + nw, rec->npcs);
-		if (rec->amended) {
-			R->amended++;
-			heap_prefetch(d->h, w[2]);
-			q->n++;
-			take_amended(q, rec, w[2], o->tid, o->fn);
-			return q->n + 2 > QCAP;
-		}
 		break;
 	case REC_REALLOC_END:
 		if (nw < 7)
@@ -291,8 +284,14 @@ static int take(void *ctx, const struct ring_rec *rec)
 	}
 	if (rec->type != REC_FD_OPEN && rec->type != REC_FD_CLOSE)
 		heap_prefetch(d->h, o->a[OP_OLD] ? o->a[OP_OLD] : o->a[OP_ADDR]);
+	q->n++;
+	/* an ALLOC's: checked above */
+	if (rec->amended) {
+		R->amended++;
+		take_amended(q, rec, o->a[OP_ADDR], o->tid, o->fn);
+	}
 	/* full (a record makes two ops at most): stop taking */
-	return ++q->n + 2 > QCAP;
+	return q->n + 2 > QCAP;
 }
 
 static struct rec_queues *queues(struct recorder *R)

@@ -189,14 +189,11 @@ void ring_heartbeat(struct ring_reader *rd)
  */
 static int take_open(struct ring_reader *rd, uint64_t *h)
 {
-	uint64_t *w = word(rd, rd->tail);
-
 	if (RING_HDR_STATE(*h) == RING_OPEN &&
-	    !__atomic_compare_exchange_n(w, h, 0, 0, __ATOMIC_ACQUIRE,
-					 __ATOMIC_ACQUIRE) &&
-	    RING_HDR_STATE(*h) != RING_AMENDED)
-		return 0;
-	return RING_HDR_STATE(*h) == RING_OPEN || RING_HDR_STATE(*h) == RING_AMENDED;
+	    __atomic_compare_exchange_n(word(rd, rd->tail), h, 0, 0,
+					__ATOMIC_ACQUIRE, __ATOMIC_ACQUIRE))
+		return 1;
+	return RING_HDR_STATE(*h) == RING_AMENDED;
 }
 
 int ring_consume(struct ring_reader *rd, ring_fn fn, void *ctx, unsigned max)
@@ -269,20 +266,17 @@ int ring_skip(struct ring_reader *rd)
 	case RING_AMENDED:
 		return 0;
 	case RING_AMENDING:
-		/* the allocation stays, its free's amendment is given up
-		 * (the block is live until that free runs) */
-		len = RING_HDR_LEN(h);
-		if (!valid_len(rd, len))
-			return bad_header(rd, h);
-		if (!__atomic_compare_exchange_n(w, &h, RING_HDR_WITH(h, RING_OPEN), 0,
-						 __ATOMIC_ACQUIRE, __ATOMIC_ACQUIRE))
-			return 0;
-		return (int)len;
 	case RING_WRITING:
 		len = RING_HDR_LEN(h);
 		if (!valid_len(rd, len))
 			return bad_header(rd, h);
-		break;
+		if (RING_HDR_STATE(h) == RING_WRITING)
+			break;
+		/* the allocation stays, its free's amendment is given up
+		 * (the block is live until that free runs) */
+		return __atomic_compare_exchange_n(w, &h, RING_HDR_WITH(h, RING_OPEN), 0,
+						   __ATOMIC_ACQUIRE, __ATOMIC_ACQUIRE) ?
+		       (int)len : 0;
 	case RING_FREE:
 		if (h)
 			return bad_header(rd, h);
