@@ -165,6 +165,22 @@ static void build_index(struct addrsym *t)
 	}
 }
 
+/* The first place in the index whose symbol starts past V (t->n: none). */
+static size_t first_above(const struct addrsym *t, uint64_t v)
+{
+	size_t a = 0, b = t->n;
+
+	while (a < b) {
+		size_t m = a + (b - a) / 2;
+
+		if (t->e[t->by[m]].value <= v)
+			a = m + 1;
+		else
+			b = m;
+	}
+	return a;
+}
+
 /* the most sized symbols holding one address a lookup gathers (more:
  * the passes, as before) */
 #define HOLDERS 64
@@ -177,20 +193,11 @@ static void build_index(struct addrsym *t)
 static int holders(const struct addrsym *t, uint64_t addr, size_t lo,
 		   size_t hi, uint32_t *h)
 {
-	size_t a = 0, b = t->n, i;
+	size_t i;
 	int n = 0, k;
 	uint32_t x;
 
-	/* the first by value past ADDR */
-	while (a < b) {
-		size_t m = a + (b - a) / 2;
-
-		if (t->e[t->by[m]].value <= addr)
-			a = m + 1;
-		else
-			b = m;
-	}
-	for (i = a; i-- > 0 && t->end[i] > addr;) {
+	for (i = first_above(t, addr); i-- > 0 && t->end[i] > addr;) {
 		const struct addrsym_entry *e = &t->e[t->by[i]];
 
 		if (t->by[i] < lo || t->by[i] >= hi || !e->sym.st_size ||
@@ -207,7 +214,7 @@ static int holders(const struct addrsym *t, uint64_t addr, size_t lo,
 	return n;
 }
 
-/* A sized global symbol at [LO, HI) holds ADDR: *ST's closest as the
+/* A sized symbol at [LO, HI) of the table holds ADDR: *ST's closest as the
  * pass over [LO, HI) would make it (the holders alone decide it).  1;
  * 0 if none holds it; -1 if too many do (the pass then). */
 static int closest_holder(const struct addrsym *t, struct search *st,
@@ -224,16 +231,8 @@ static int closest_holder(const struct addrsym *t, struct search *st,
 /* A sizeless global symbol starts at ADDR. */
 static int sizeless_global_at(const struct addrsym *t, uint64_t addr)
 {
-	size_t a = 0, b = t->n;
+	size_t a = addr ? first_above(t, addr - 1) : 0;
 
-	while (a < b) {
-		size_t m = a + (b - a) / 2;
-
-		if (t->e[t->by[m]].value < addr)
-			a = m + 1;
-		else
-			b = m;
-	}
 	for (; a < t->n && t->e[t->by[a]].value == addr; a++)
 		if (!t->e[t->by[a]].sym.st_size && t->by[a] >= t->first_global)
 			return 1;
