@@ -55,6 +55,20 @@ static int keep(void *ctx, const struct ring_rec *rec)
 	return 0;
 }
 
+/* RD's one record now, an open one of two words, into G's slot I:
+ * amended if AMENDED (its last word LAST, else 0).  The ring all zero
+ * after. */
+static void take_one_open(struct ring *r, struct ring_reader *rd,
+			  struct got *g, unsigned i, unsigned amended,
+			  uint64_t last)
+{
+	assert_int_equal(ring_consume(rd, keep, g, 10), 1);
+	assert_int_equal(g->rec[i].open, 1);
+	assert_int_equal(g->rec[i].amended, amended);
+	assert_int_equal(g->w[i][2], last);
+	assert_ring_clean(r);
+}
+
 /*
  * Amended before it is taken: the record arrives open and amended, its
  * last word the amendment's; a second amendment fails.  Taken first: the
@@ -88,20 +102,14 @@ static void test_amend_or_not(void **state)
 	assert_ring_clean(r);
 
 	pos = produce_open(r, 7, w, 2, &hdr);
-	assert_int_equal(ring_consume(rd, keep, &g, 10), 1);
+	take_one_open(r, rd, &g, 2, 0, 0);
 	assert_int_equal(g.rec[2].type, 7);
-	assert_int_equal(g.rec[2].open, 1);
-	assert_int_equal(g.rec[2].amended, 0);
-	assert_int_equal(g.w[2][2], 0);
 	assert_int_equal(ring_amend(r, pos, hdr, 0x9abc), -1);
 	assert_ring_clean(r);
 	/* the header given is not the one there: nothing written */
 	pos = produce_open(r, 7, w, 2, &hdr);
 	assert_int_equal(ring_amend(r, pos, RING_HDR_WITH(hdr, RING_COMMITTED), 1), -1);
-	assert_int_equal(ring_consume(rd, keep, &g, 10), 1);
-	assert_int_equal(g.rec[3].amended, 0);
-	assert_int_equal(g.w[3][2], 0);
-	assert_ring_clean(r);
+	take_one_open(r, rd, &g, 3, 0, 0);
 	ring_reader_delete(rd);
 	ring_free(r);
 }
@@ -117,20 +125,15 @@ static void test_amending_is_hole(void **state)
 {
 	struct ring *r = ring_new(10);
 	struct ring_reader *rd = ring_reader_new(r, ring_mem_size(10));
-	uint64_t w[2] = { 21, 22 }, hdr, pos, *h;
+	uint64_t w[2] = { 21, 22 }, hdr, pos;
 	struct got g = { 0 };
 
 	(void)state;
 	pos = produce_open(r, 5, w, 2, &hdr);
-	h = ring_word(r, pos);
-	*h = RING_HDR_WITH(hdr, RING_AMENDING);
+	assert_int_equal(ring_amend_begin(r, pos, hdr), 0);
 	assert_int_equal(ring_consume(rd, keep, &g, 10), 0);
-	*ring_word(r, pos + 24) = 99;
-	*h = RING_HDR_WITH(hdr, RING_AMENDED);
-	assert_int_equal(ring_consume(rd, keep, &g, 10), 1);
-	assert_int_equal(g.rec[0].amended, 1);
-	assert_int_equal(g.w[0][2], 99);
-	assert_ring_clean(r);
+	ring_amend_end(r, pos, hdr, 99);
+	take_one_open(r, rd, &g, 0, 1, 99);
 
 	/* given up: the record taken without its amendment */
 	pos = produce_open(r, 5, w, 2, &hdr);
@@ -156,10 +159,7 @@ static void test_amending_is_hole(void **state)
 	assert_int_equal(ring_consume(rd, keep, &g, 10), 0);
 	ring_amend_cancel(r, pos, hdr);
 	assert_int_equal(ring_amend(r, pos, hdr, 7), 0);
-	assert_int_equal(ring_consume(rd, keep, &g, 10), 1);
-	assert_int_equal(g.rec[3].amended, 1);
-	assert_int_equal(g.w[3][2], 7);
-	assert_ring_clean(r);
+	take_one_open(r, rd, &g, 3, 1, 7);
 	ring_reader_delete(rd);
 	ring_free(r);
 }
