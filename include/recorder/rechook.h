@@ -317,11 +317,14 @@ struct rec_conf {
 	const struct rec_objs *objs;	/* NULL: no tables, no walk */
 	struct rec_thread *threads;	/* NULL: none */
 	uint64_t threads_mask;
-	/* stack hashes ptleak has seen (written by ptleak only): open
-	 * addressing, linear probing from hash & stackset_mask, 0 free;
-	 * the hooks probe at most REC_STACKSET_PROBES entries */
-	const uint64_t *stackset;
-	uint64_t stackset_mask;
+	/* stack hashes ptleak has seen (written by ptleak only), as one
+	 * word (rec_stackset_word): the table's address, and the log2 of
+	 * its entries in the top byte; 0: none.  One word because ptleak
+	 * grows the set by publishing a bigger table elsewhere: a hook
+	 * never pairs a table with another's size.  Open addressing,
+	 * linear probing from hash & (entries - 1), 0 free; the hooks probe
+	 * at most REC_STACKSET_PROBES entries */
+	uint64_t stackset;
 	/* optional (NULL: none): the unwind rules the hooks looked up, by
 	 * pc, pccache_mask + 1 entries zeroed by ptleak and written by the
 	 * hooks of every thread (struct rec_pccache) */
@@ -506,6 +509,18 @@ struct rec_scache {
 };
 
 #define REC_STACKSET_PROBES	8
+
+/* conf.stackset for a table of 2^LOG2 hashes at address ADDR, and back. */
+static inline uint64_t rec_stackset_word(uint64_t addr, unsigned log2)
+{
+	return addr | (uint64_t)log2 << 56;
+}
+
+static inline const uint64_t *rec_stackset_table(uint64_t word, uint64_t *mask)
+{
+	*mask = (1ull << (word >> 56 & 63)) - 1;
+	return (const uint64_t *)(uintptr_t)(word & ((1ull << 56) - 1));
+}
 /*
  * The second nesting rule: a call whose stub frame lies less than this
  * below its thread's recorded call in progress (struct rec_thread.outer)

@@ -3,11 +3,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 
 #include "base/debug.h"
 #include "base/util.h"
 
-int debug_events, debug_stops, debug_stats, debug_die_on_report;
+int debug_events, debug_stops, debug_stats, debug_times, debug_die_on_report;
 int debug_snapshot_check, debug_snapshot_perturb;
 
 void debug_init(void)
@@ -17,6 +18,7 @@ void debug_init(void)
 	debug_events = v && strstr(v, "events");
 	debug_stops = v && strstr(v, "stops");
 	debug_stats = v && strstr(v, "stats");
+	debug_times = debug_stats || (v && strstr(v, "times"));
 	debug_die_on_report = v && strstr(v, "die-on-report");
 	debug_snapshot_check = v && strstr(v, "snapshot-check");
 	debug_snapshot_perturb = v && strstr(v, "snapshot-perturb");
@@ -25,11 +27,14 @@ void debug_init(void)
 void debug_time(const char *what)
 {
 	static uint64_t t0;
+	struct rusage ru;
 
-	if (!debug_stats)
+	if (!debug_times)
 		return;
 	if (!t0)
 		t0 = now_ns();
-	fprintf(stderr, "ptleak-debug: time %.1f ms: %s\n",
-		(double)(now_ns() - t0) / 1e6, what);
+	if (getrusage(RUSAGE_SELF, &ru))
+		ru.ru_minflt = -1;
+	fprintf(stderr, "ptleak-debug: time %.1f ms: %s (%ld page faults)\n",
+		(double)(now_ns() - t0) / 1e6, what, ru.ru_minflt);
 }

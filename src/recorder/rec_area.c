@@ -38,6 +38,7 @@ struct recorder *rec_new(pid_t pid, unsigned depth)
 	R->memfd = -1;
 	R->area_fd = -1;
 	R->walked = stacks_new();
+	R->ss_log2 = STACKSET_LOG_MIN;
 	R->nlanes = 1;
 	R->slow_drain = getenv("PTLEAK_DEBUG") &&
 			strstr(getenv("PTLEAK_DEBUG"), "slow-drain");
@@ -66,6 +67,7 @@ void rec_delete(struct recorder *R)
 	free(R->fns);
 	free(R->tslots);
 	free(R->walked_of.e);
+	free(R->ss_hashes);
 	free(R->stack_of.e);
 	free(R->reallocs);
 	free(R->marks);
@@ -311,8 +313,9 @@ int rec_inject(struct recorder *R, pid_t tid, uint64_t near_lo,
 		R->conf->pid = (uint64_t)own_pid(R->pid);
 	R->conf->threads = (struct rec_thread *)(R->area_t + AREA_THREADS);
 	R->conf->threads_mask = NTHREADS - 1;
-	R->conf->stackset = (const uint64_t *)(R->area_t + AREA_STACKSET);
-	R->conf->stackset_mask = NSTACKSET - 1;
+	R->conf->stackset = rec_stackset_word(R->area_t + AREA_STACKSET +
+					      STACKSET_OFF(R->ss_log2),
+					      R->ss_log2);
 	R->conf->pccache = (struct rec_pccache *)(R->area_t + AREA_PCCACHE);
 	R->conf->pccache_mask = NPCCACHE - 1;
 	R->conf->hijacks = (const struct rec_hijack *)(R->area_t + AREA_HIJACK);

@@ -676,5 +676,8 @@ void rec_debug_ring(const struct recorder *R)
 		"allocations amended by their free (a record for both)\n",
 		(unsigned long long)(R->queues ? R->queues->run : 0),
 		(unsigned long long)R->amended);
+	fprintf(stderr, "ptleak-debug: stack set: %llu of %llu entries, %zu "
+		"hashes given\n", (unsigned long long)R->ss_count,
+		1ull << R->ss_log2, R->ss_n);
 	rec_debug_scache(R);
 }

@@ -43,8 +43,14 @@ _Static_assert(RING_DATA_OFF + (1ull << RING_LOG2) <= AREA_THREADS - AREA_RING,
 	       "the ring overlaps the thread table");
 #define NTHREADS	16384ull		/* 512 KiB */
 #define AREA_STACKSET	(AREA_THREADS + NTHREADS * sizeof(struct rec_thread))
-#define NSTACKSET	(1ull << 17)		/* 1 MiB */
-#define AREA_PCCACHE	(AREA_STACKSET + NSTACKSET * 8)
+/* the stack set's tables, 2^12 to 2^17 hashes (32 KiB to 1 MiB), one
+ * after the other: it starts small, each hash at a random place (1 MiB
+ * from the start cost sqlite3 ~170 shmem faults and 1.5 ms for 318
+ * stacks), and doubles at half full (rec_stacks.c) */
+#define STACKSET_LOG_MIN	12u
+#define STACKSET_LOG_MAX	17u
+#define STACKSET_OFF(log2)	(8 * ((1ull << (log2)) - (1ull << STACKSET_LOG_MIN)))
+#define AREA_PCCACHE	(AREA_STACKSET + STACKSET_OFF(STACKSET_LOG_MAX + 1))
 #define NPCCACHE	(1ull << 14)		/* 256 KiB */
 #define AREA_HIJACK	(AREA_PCCACHE + NPCCACHE * sizeof(struct rec_pccache))
 #define NHIJACK		4096ull			/* 64 KiB */
@@ -153,6 +159,13 @@ struct recorder {
 	/* drain: stack hash -> walked pcs (interned in walked) */
 	struct stacks *walked;
 	struct idmap walked_of;
+	/* the stack set: its table's log2 (STACKSET_LOG_MIN..), its
+	 * hashes, and every hash put there (ptleak's copy: a bigger table
+	 * is filled from it, not from the target's memory) */
+	unsigned ss_log2;
+	uint64_t ss_count;
+	uint64_t *ss_hashes;
+	size_t ss_n, ss_cap;
 	/* (walked id, fn) -> the stack id of ptleak's stacks */
 	struct idmap stack_of;
 	/* the last stack ids by (record hash, fn): both maps' answer,

@@ -62,25 +62,66 @@ static void idmap_put(struct idmap *m, uint64_t key, uint32_t id)
 	m->count++;
 }
 
+/* HASH put in the table SET of MASK + 1 entries: 1, or 0 if it was
+ * there, -1 if its chain is full (that stack keeps coming whole). */
+static int set_put(uint64_t *set, uint64_t mask, uint64_t hash)
+{
+	uint64_t i, n, v;
+
+	for (i = hash & mask, n = 0; n < REC_STACKSET_PROBES && n <= mask;
+	     i = (i + 1) & mask, n++) {
+		v = __atomic_load_n(&set[i], __ATOMIC_RELAXED);
+		if (v == hash)
+			return 0;
+		if (!v) {
+			__atomic_store_n(&set[i], hash, __ATOMIC_RELEASE);
+			return 1;
+		}
+	}
+	return -1;
+}
+
+/* The stack set twice as big: the next table filled from ptleak's copy
+ * of its hashes, then published (the hooks load the word with its
+ * size; those on the old table meanwhile find what it had). */
+static void stackset_grow(struct recorder *R)
+{
+	unsigned log2 = R->ss_log2 + 1;
+	uint64_t *set = (uint64_t *)(R->area + AREA_STACKSET + STACKSET_OFF(log2));
+	uint64_t mask = (1ull << log2) - 1;
+	size_t i;
+
+	R->ss_count = 0;
+	for (i = 0; i < R->ss_n; i++)
+		if (set_put(set, mask, R->ss_hashes[i]) > 0)
+			R->ss_count++;
+	R->ss_log2 = log2;
+	__atomic_store_n(&R->conf->stackset,
+			 rec_stackset_word(R->area_t + AREA_STACKSET +
+					   STACKSET_OFF(log2), log2),
+			 __ATOMIC_RELEASE);
+}
+
 /* The hooks may send only the hash of this stack from now on. */
 static void stackset_add(struct recorder *R, uint64_t hash)
 {
-	uint64_t *set = (uint64_t *)(R->area + AREA_STACKSET), i, n;
+	uint64_t *set = (uint64_t *)(R->area + AREA_STACKSET +
+				     STACKSET_OFF(R->ss_log2));
+	int r = set_put(set, (1ull << R->ss_log2) - 1, hash);
 
-	for (i = hash & (NSTACKSET - 1), n = 0; n < REC_STACKSET_PROBES;
-	     i = (i + 1) & (NSTACKSET - 1), n++) {
-		uint64_t v = __atomic_load_n(&set[i], __ATOMIC_RELAXED);
-
-		if (v == hash)
-			return;
-		if (!v) {
-			__atomic_store_n(&set[i], hash, __ATOMIC_RELEASE);
-			return;
-		}
+	if (!r)
+		return;
+	/* kept even when its chain is full: a bigger table may take it */
+	if (R->ss_n == R->ss_cap) {
+		R->ss_cap = R->ss_cap ? 2 * R->ss_cap : 256;
+		R->ss_hashes = xrealloc(R->ss_hashes,
+					R->ss_cap * sizeof(*R->ss_hashes));
 	}
-	/* that chain is full: this stack keeps coming whole */
+	R->ss_hashes[R->ss_n++] = hash;
+	if (r > 0 && ++R->ss_count * 2 > 1ull << R->ss_log2 &&
+	    R->ss_log2 < STACKSET_LOG_MAX)
+		stackset_grow(R);
 }
-
 
 /*
  * The stack of a record: HASH, and the NPCS pcs at PCS when it came

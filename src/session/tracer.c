@@ -393,16 +393,18 @@ int tracer_run(const struct options *o)
 
 		if (!getrusage(RUSAGE_SELF, &ru))
 			fprintf(stderr, "ptleak-debug: ptleak's peak RSS: %ld KiB, "
-				"CPU %.3f s user %.3f s system\n", ru.ru_maxrss,
+				"CPU %.3f s user %.3f s system, %ld page faults\n", ru.ru_maxrss,
 				ru.ru_utime.tv_sec + ru.ru_utime.tv_usec / 1e6,
-				ru.ru_stime.tv_sec + ru.ru_stime.tv_usec / 1e6);
+				ru.ru_stime.tv_sec + ru.ru_stime.tv_usec / 1e6,
+				ru.ru_minflt);
 		/* the largest of its children: report children (snapshot.c)
 		 * share its tables' pages, the guardian is small */
 		if (!getrusage(RUSAGE_CHILDREN, &ru))
 			fprintf(stderr, "ptleak-debug: its children's peak RSS: %ld KiB, "
-				"CPU %.4f s user %.4f s system\n", ru.ru_maxrss,
+				"CPU %.4f s user %.4f s system, %ld page faults\n", ru.ru_maxrss,
 				ru.ru_utime.tv_sec + ru.ru_utime.tv_usec / 1e6,
-				ru.ru_stime.tv_sec + ru.ru_stime.tv_usec / 1e6);
+				ru.ru_stime.tv_sec + ru.ru_stime.tv_usec / 1e6,
+				ru.ru_minflt);
 	}
 	return ret;
 }

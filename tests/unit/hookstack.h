@@ -364,8 +364,8 @@ static inline int setup(void **state)
 	conf.main_tid = (uint64_t)gettid();
 	conf.threads = threads;
 	conf.threads_mask = NTHREADS - 1;
-	conf.stackset = stackset;
-	conf.stackset_mask = ARRAY_LEN(stackset) - 1;
+	conf.stackset = rec_stackset_word((uintptr_t)stackset,
+					  __builtin_ctz(ARRAY_LEN(stackset)));
 	if (!getenv("NO_PCCACHE")) {
 		conf.pccache = pccache;
 		conf.pccache_mask = ARRAY_LEN(pccache) - 1;

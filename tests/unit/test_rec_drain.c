@@ -237,6 +237,108 @@ static void test_stack_memo(void **state)
 	done(R);
 }
 
+/* 1 if HASH is in the stack set published as WORD, as a hook looks
+ * (hooks.c interned): within REC_STACKSET_PROBES entries of its slot. */
+static int in_set(uint64_t word, uint64_t hash)
+{
+	uint64_t mask, i;
+	const uint64_t *set = rec_stackset_table(word, &mask);
+
+	for (i = 0; i < REC_STACKSET_PROBES; i++) {
+		if (set[(hash + i) & mask] == hash)
+			return 1;
+		if (!set[(hash + i) & mask])
+			return 0;
+	}
+	return 0;
+}
+
+/* The I-th of test_stackset_grows' hashes: distinct slots mod 2^14. */
+static uint64_t grow_hash(uint64_t i)
+{
+	return (i + 1) * 0x9e3779b97f4a7c15ull;
+}
+
+/*
+ * The stack set starts at 2^12 hashes and doubles at half full: 2^13 at
+ * the 2,049th stack, 2^14 at the 4,097th.  Nine hashes of one slot
+ * first: the ninth finds its chain full in the 2^12 table and is put in
+ * the 2^13 one.  Each table is filled before it is published, and one
+ * replaced keeps what it had (a hook may still be on it); a hash alone
+ * after it all maps to its stack.
+ */
+static void test_stackset_grows(void **state)
+{
+	struct recorder *R = setup();
+	struct heap *h = heap_new();
+	struct stacks *st = stacks_new();
+	const uint64_t *p;
+	uint64_t lost, w12, w13, w, pc, i, same[9];
+	long got = 0;
+
+	(void)state;
+	R->area_t = (uintptr_t)R->area;
+	R->conf->stackset = rec_stackset_word(R->area_t + AREA_STACKSET,
+					      STACKSET_LOG_MIN);
+	w12 = R->conf->stackset;
+	w13 = rec_stackset_word(R->area_t + AREA_STACKSET + STACKSET_OFF(13), 13);
+	for (i = 0; i < 9; i++) {
+		same[i] = 0x777 + (i << 12) + (0xabcull << 40);
+		pc = 0x403000 + 16 * i;
+		put_alloc(R, 0, 0x20000000 + 32 * i, 16, same[i], &pc, 1);
+	}
+	got += rec_drain(R, h, NULL, st, &lost);
+	assert_int_equal(R->conf->stackset, w12);
+	for (i = 0; i < 8; i++)
+		assert_true(in_set(w12, same[i]));
+	assert_false(in_set(w12, same[8]));
+	for (i = 0; i < 5000; i++) {
+		pc = 0x402000 + 16 * i;
+		put_alloc(R, 0, 0x10000000 + 32 * i, 16, grow_hash(i), &pc, 1);
+		if (i % 1000 == 999)
+			got += rec_drain(R, h, NULL, st, &lost);
+		/* 8 + 2,041 = 2,049 in it: the 2^13 table */
+		if (i == 2040) {
+			got += rec_drain(R, h, NULL, st, &lost);
+			assert_int_equal(R->conf->stackset, w13);
+		}
+	}
+	got += rec_drain(R, h, NULL, st, &lost);
+	assert_int_equal(got, 5009);
+	assert_int_equal(lost, 0);
+	w = R->conf->stackset;
+	assert_int_equal(w, rec_stackset_word(R->area_t + AREA_STACKSET +
+					      STACKSET_OFF(14), 14));
+	assert_int_equal(R->ss_n, 5009);
+	assert_int_equal(R->ss_count, 5009);
+	for (i = 0; i < 5000; i++)
+		assert_true(in_set(w, grow_hash(i)));
+	for (i = 0; i < 9; i++) {
+		assert_true(in_set(w, same[i]));
+		assert_true(in_set(w13, same[i]));
+	}
+	/* the tables replaced: what each had when it was */
+	for (i = 0; i <= 2040; i++)
+		assert_true(in_set(w12, grow_hash(i)));
+	assert_false(in_set(w12, grow_hash(2041)));
+	/* 9 + 4,088 = 4,097 */
+	for (i = 0; i <= 4087; i++)
+		assert_true(in_set(w13, grow_hash(i)));
+	assert_false(in_set(w13, grow_hash(4088)));
+	/* hashes alone: their stacks */
+	put_alloc(R, 0, 0x30000000, 16, grow_hash(4321), NULL, 0);
+	put_alloc(R, 0, 0x30000010, 16, same[8], NULL, 0);
+	assert_int_equal(rec_drain(R, h, NULL, st, &lost), 2);
+	assert_int_equal(stack_at(h, st, 0x30000000, &p), 2);
+	assert_int_equal(p[0], F_MALLOC);
+	assert_int_equal(p[1], 0x402000 + 16 * 4321);
+	assert_int_equal(stack_at(h, st, 0x30000010, &p), 2);
+	assert_int_equal(p[1], 0x403000 + 16 * 8);
+	stacks_delete(st);
+	heap_delete(h);
+	done(R);
+}
+
 /* 60,000 blocks (2^17 index slots from 49,153 on), then in batches the
  * even ones freed and 10,000 new ones made between them: the figures
  * and every block exact. */
@@ -706,6 +808,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_stack_memo),
 		cmocka_unit_test(test_big_table),
+		cmocka_unit_test(test_stackset_grows),
 		cmocka_unit_test(test_fill_pace),
 		cmocka_unit_test(test_lanes_order),
 		cmocka_unit_test(test_freed_at_once),

@@ -139,8 +139,8 @@ static __attribute__((noinline)) uint64_t tid_of(const struct rec_conf *cf,
 /* 1 if ptleak has the stack of hash H already. */
 static int interned(const struct rec_conf *cf, uint64_t h)
 {
-	const uint64_t *set = cf->stackset;
-	uint64_t mask = cf->stackset_mask, v;
+	uint64_t word = __atomic_load_n(&cf->stackset, __ATOMIC_ACQUIRE), mask, v;
+	const uint64_t *set = rec_stackset_table(word, &mask);
 	unsigned i;
 
 	if (!set)
