@@ -237,7 +237,6 @@ int rec_inject(struct recorder *R, pid_t tid, uint64_t near_lo,
 {
 	uint64_t a[6], fd, addr, name;
 	struct code_page *pg;
-	unsigned i;
 	char path[64];
 	void *mem;
 	int lfd;
@@ -296,13 +295,9 @@ int rec_inject(struct recorder *R, pid_t tid, uint64_t near_lo,
 	ring_init(R->area + AREA_RING, RING_LOG2);
 	R->rd[0] = ring_reader_new(R->area + AREA_RING, ring_mem_size(RING_LOG2));
 	R->conf->ring = (struct ring *)(R->area_t + AREA_RING);
-	R->nlanes = lanes_usable() ? REC_NLANES : 1;
-	for (i = 1; i < R->nlanes; i++) {
-		ring_init(R->area + AREA_LANES + (i - 1) * LANE_STRIDE, RING_LOG2);
-		R->rd[i] = ring_reader_new(R->area + AREA_LANES +
-					   (i - 1) * LANE_STRIDE,
-					   ring_mem_size(RING_LOG2));
-	}
+	/* the lanes made as threads come (rec_objs.c lane_pick): 16 rings'
+	 * headers, each a page, cost a single thread 0.3 ms */
+	R->lanes_max = lanes_usable() ? REC_NLANES : 1;
 	R->conf->lanes = R->area_t + AREA_LANES;
 	R->conf->lane_stride = LANE_STRIDE;
 	R->conf->nlanes = R->nlanes;

@@ -244,11 +244,13 @@ static void lane_drop(struct recorder *R, struct rec_thread *e)
 	__atomic_store_n(&e->lane, 0, __ATOMIC_RELAXED);
 }
 
-/* The lane for a new thread: a free one (the lowest), 0 (the shared
- * ring) if there is none: a lane has one producer, which reserves
- * without a locked instruction. */
+/* The lane for a new thread: a free one (the lowest; made now if it is
+ * the next), 0 (the shared ring) if there is none or the rings are
+ * disabled: a lane has one producer, which reserves without a locked
+ * instruction. */
 static uint64_t lane_pick(struct recorder *R)
 {
+	struct ring *r;
 	unsigned l;
 
 	for (l = 1; l < R->nlanes; l++)
@@ -256,7 +258,18 @@ static uint64_t lane_pick(struct recorder *R)
 			R->lane_users[l] = 1;
 			return l;
 		}
-	return 0;
+	if (l >= R->lanes_max ||
+	    !__atomic_load_n(&rec_lane(R, 0)->enabled, __ATOMIC_ACQUIRE))
+		return 0;
+	r = rec_lane(R, l);
+	if (ring_init(r, RING_LOG2) ||
+	    !(R->rd[l] = ring_reader_new(r, ring_mem_size(RING_LOG2))))
+		return 0;
+	R->lane_users[l] = 1;
+	R->nlanes = l + 1;
+	/* before the thread's entry names it */
+	__atomic_store_n(&R->conf->nlanes, R->nlanes, __ATOMIC_RELEASE);
+	return l;
 }
 
 void rec_need_times(struct recorder *R)

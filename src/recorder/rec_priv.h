@@ -121,10 +121,11 @@ struct recorder {
 	uint64_t area_t;		/* the target's */
 	uint64_t arena_used;
 	struct rec_conf *conf;		/* in ptleak's mapping */
-	/* the lanes' readers: rd[0] the shared ring's; nlanes in use (1: no
-	 * lanes, the TSC not usable or PTLEAK_DEBUG=no-lanes) */
+	/* the lanes' readers: rd[0] the shared ring's; nlanes made so far
+	 * (the lowest ones), lanes_max (1: no lanes, the TSC not usable or
+	 * PTLEAK_DEBUG=no-lanes) */
 	struct ring_reader *rd[REC_NLANES];
-	unsigned nlanes;
+	unsigned nlanes, lanes_max;	/* made so far, at most */
 	unsigned lane_users[REC_NLANES];	/* thread entries per lane */
 	struct rec_queues *queues;	/* rec_drain.c's (NULL: none yet),
 					 * freed by rec_delete */
