@@ -107,3 +107,50 @@ heap_case("h_stackcache_cxx", in_use=(88845, 17), totals=(23, 6, 89637), peak=No
     Rec("handler", 2409, 3, "malloc", REACH,
         [T("in_handler()", "scx_handler"), T("main", "scx_main_handler")], exact=True),
 ])
+
+
+@case("stackset_grows", engines=True)
+def t_stackset_grows():
+    """h_many_stacks: 4,096 stacks, each reached three times, every block
+    kept: each is one loss record of 3 blocks of 16 + V bytes whose frames
+    are V's sites, exactly (leaf, the bottom call, four sites by V's octal
+    digits from the deepest, main).  Under the recorder the stack set has
+    grown past its first table (PTLEAK_DEBUG=stats; 2^13 or 2^14 hashes:
+    a hash whose 8 probes find no room is not counted, and the hashes
+    move with the addresses), so the hashes sent alone after a growth
+    map to these same stacks."""
+    name = "h_many_stacks"
+    ck = Check()
+    env = dict(target_env(), PTLEAK_DEBUG="stats")
+    r = ptleak([need_target(name)], env=env)
+    rep = need_json(r)
+    ck.eq("exit status", r.rc, 0)
+    ck.eq("output", r.stdout, "12288 blocks\n")
+    site = [line(name, "ms_%d" % d) for d in range(8)]
+    want = {}
+    for v in range(4096):
+        want[v] = [("leaf", line(name, "ms_leaf")), ("level", line(name, "ms_bottom"))] + \
+            [("level", site[(v >> (3 * k)) & 7]) for k in (3, 2, 1, 0)] + \
+            [("main", line(name, "ms_main"))]
+    seen = set()
+    for rec in rep["heap"]["records"]:
+        if not rec["stack"] or rec["stack"][0]["function"] != "leaf":
+            continue
+        v = rec["bytes"] // 3 - 16
+        got = [(f["function"], f["line"]) for f in rec["stack"]]
+        if v in seen or v not in want or rec["blocks"] != 3 or \
+                rec["bytes"] != 3 * (16 + v) or got != want[v]:
+            ck.eq("the record of %d bytes" % rec["bytes"],
+                  (rec["blocks"], got), (3, want.get(v)))
+            continue
+        seen.add(v)
+    ck.eq("stacks of leaf's blocks", len(seen), 4096)
+    if ENGINE == "recorder":
+        m = re.search(r"ptleak-debug: stack set: (\d+) of (\d+) entries, (\d+) hashes given",
+                      r.stderr)
+        ck.true("the stack set's stats line", m is not None)
+        if m:
+            ck.true("the stack set's size: %s (2^13 or 2^14)" % m.group(2),
+                    int(m.group(2)) in (1 << 13, 1 << 14))
+            ck.true("hashes given: %s (4,097 at least)" % m.group(3), int(m.group(3)) >= 4097)
+    ck.done()
