@@ -539,6 +539,7 @@ void rec_disable(struct recorder *R)
 
 	if (!R || !R->area)
 		return;
+	R->disabled = 1;
 	for (l = 0; l < R->nlanes; l++)
 		__atomic_store_n(&rec_lane(R, l)->enabled, 0, __ATOMIC_SEQ_CST);
 }

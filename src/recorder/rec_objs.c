@@ -258,8 +258,8 @@ static uint64_t lane_pick(struct recorder *R)
 			R->lane_users[l] = 1;
 			return l;
 		}
-	if (l >= R->lanes_max ||
-	    !__atomic_load_n(&rec_lane(R, 0)->enabled, __ATOMIC_ACQUIRE))
+	/* ptleak's own flag, not the ring's (the target may write that) */
+	if (l >= R->lanes_max || R->disabled)
 		return 0;
 	r = rec_lane(R, l);
 	if (ring_init(r, RING_LOG2) ||

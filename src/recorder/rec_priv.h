@@ -130,6 +130,7 @@ struct recorder {
 	struct rec_queues *queues;	/* rec_drain.c's (NULL: none yet),
 					 * freed by rec_delete */
 	int broken;			/* a corrupt ring: no more draining */
+	int disabled;			/* rec_disable: no lane made now */
 	/* the conf's counts, ptleak's copies: the target can write the
 	 * conf's, never used to index anything on ptleak's side */
 	unsigned nranges, nstubs;

@@ -339,6 +339,70 @@ static void test_stackset_grows(void **state)
 	done(R);
 }
 
+/* The thread entry of TCB (rec_thread_set's, found the way it does). */
+static const struct rec_thread *entry_at(struct recorder *R, uint64_t tcb)
+{
+	const struct rec_thread *T = (const struct rec_thread *)(R->area + AREA_THREADS);
+	uint64_t i;
+
+	for (i = rec_thread_slot(tcb, NTHREADS - 1); T[i].tcb; i = (i + 1) & (NTHREADS - 1))
+		if (T[i].tcb == tcb)
+			return &T[i];
+	return NULL;
+}
+
+/*
+ * Lanes are made as threads take them: none but the shared ring at
+ * first, the next one for a thread that finds no made lane free (its
+ * header written, its reader made, conf.nlanes published), a made one
+ * again once its thread is gone, the shared ring past lanes_max; after
+ * rec_disable no lane is made (the ring's enabled word is the target's
+ * to write: ptleak's own flag says it).
+ */
+static void test_lanes_made(void **state)
+{
+	struct recorder *R = setup();
+	int local;
+	uint64_t sp = (uintptr_t)&local;
+
+	(void)state;
+	R->lanes_max = 4;
+	assert_int_equal(R->nlanes, 1);
+	assert_int_equal(rec_thread_set(R, 101, 0x7000, sp), 0);
+	assert_int_equal(entry_at(R, 0x7000)->lane, 1);
+	assert_int_equal(R->nlanes, 2);
+	assert_int_equal(R->conf->nlanes, 2);
+	assert_non_null(R->rd[1]);
+	assert_int_equal(rec_lane(R, 1)->enabled, 1);
+	assert_int_equal(rec_lane(R, 2)->magic, 0);	/* not made */
+	assert_int_equal(rec_thread_set(R, 102, 0x8000, sp), 0);
+	assert_int_equal(rec_thread_set(R, 103, 0x9000, sp), 0);
+	assert_int_equal(entry_at(R, 0x8000)->lane, 2);
+	assert_int_equal(entry_at(R, 0x9000)->lane, 3);
+	assert_int_equal(R->nlanes, 4);
+	assert_int_equal(R->conf->nlanes, 4);
+	/* past lanes_max: the shared ring */
+	assert_int_equal(rec_thread_set(R, 104, 0xa000, sp), 0);
+	assert_int_equal(entry_at(R, 0xa000)->lane, 0);
+	/* a lane given back is taken again, none made */
+	rec_thread_gone(R, 102);
+	assert_int_equal(rec_thread_set(R, 105, 0xb000, sp), 0);
+	assert_int_equal(entry_at(R, 0xb000)->lane, 2);
+	assert_int_equal(R->nlanes, 4);
+	/* disabled: a made lane free is still given, no new one made */
+	R->lanes_max = 6;
+	rec_thread_gone(R, 103);
+	rec_disable(R);
+	rec_lane(R, 0)->enabled = 1;	/* the target's write */
+	assert_int_equal(rec_thread_set(R, 106, 0xc000, sp), 0);
+	assert_int_equal(entry_at(R, 0xc000)->lane, 3);
+	assert_int_equal(rec_thread_set(R, 107, 0xd000, sp), 0);
+	assert_int_equal(entry_at(R, 0xd000)->lane, 0);
+	assert_int_equal(R->nlanes, 4);
+	assert_int_equal(rec_lane(R, 4)->magic, 0);
+	done(R);
+}
+
 /* 60,000 blocks (2^17 index slots from 49,153 on), then in batches the
  * even ones freed and 10,000 new ones made between them: the figures
  * and every block exact. */
@@ -809,6 +873,7 @@ int main(void)
 		cmocka_unit_test(test_stack_memo),
 		cmocka_unit_test(test_big_table),
 		cmocka_unit_test(test_stackset_grows),
+		cmocka_unit_test(test_lanes_made),
 		cmocka_unit_test(test_fill_pace),
 		cmocka_unit_test(test_lanes_order),
 		cmocka_unit_test(test_freed_at_once),
