@@ -308,9 +308,7 @@ int rec_inject(struct recorder *R, pid_t tid, uint64_t near_lo,
 		R->conf->pid = (uint64_t)own_pid(R->pid);
 	R->conf->threads = (struct rec_thread *)(R->area_t + AREA_THREADS);
 	R->conf->threads_mask = NTHREADS - 1;
-	R->conf->stackset = rec_stackset_word(R->area_t + AREA_STACKSET +
-					      STACKSET_OFF(R->ss_log2),
-					      R->ss_log2);
+	rec_stackset_publish(R);
 	R->conf->pccache = (struct rec_pccache *)(R->area_t + AREA_PCCACHE);
 	R->conf->pccache_mask = NPCCACHE - 1;
 	R->conf->hijacks = (const struct rec_hijack *)(R->area_t + AREA_HIJACK);

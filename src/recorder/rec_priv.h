@@ -197,6 +197,8 @@ uint32_t rec_stack_of(struct recorder *R, struct stacks *st,
 		      const struct rec_fn *f, uint64_t hash, const uint64_t *pcs,
 		      unsigned npcs);
 
+/* conf.stackset := R's current table of the stack set (rec_stacks.c). */
+void rec_stackset_publish(struct recorder *R);
 /* Append LEN bytes to the area's arena: their offset, or 0 if full. */
 uint64_t rec_arena_put(struct recorder *R, const void *data, size_t len);
 /* Copy LEN bytes to target code at ADDR (a code page or a patched

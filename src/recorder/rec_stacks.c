@@ -68,7 +68,7 @@ static int set_put(uint64_t *set, uint64_t mask, uint64_t hash)
 {
 	uint64_t i, n, v;
 
-	for (i = hash & mask, n = 0; n < REC_STACKSET_PROBES && n <= mask;
+	for (i = hash & mask, n = 0; n < REC_STACKSET_PROBES;
 	     i = (i + 1) & mask, n++) {
 		v = __atomic_load_n(&set[i], __ATOMIC_RELAXED);
 		if (v == hash)
@@ -81,42 +81,48 @@ static int set_put(uint64_t *set, uint64_t mask, uint64_t hash)
 	return -1;
 }
 
+/* The stack set's table of 2^LOG2 hashes, in ptleak's mapping. */
+static uint64_t *stackset_at(struct recorder *R, unsigned log2)
+{
+	return (uint64_t *)(R->area + AREA_STACKSET + STACKSET_OFF(log2));
+}
+
+void rec_stackset_publish(struct recorder *R)
+{
+	__atomic_store_n(&R->conf->stackset,
+			 rec_stackset_word(R->area_t + AREA_STACKSET +
+					   STACKSET_OFF(R->ss_log2), R->ss_log2),
+			 __ATOMIC_RELEASE);
+}
+
 /* The stack set twice as big: the next table filled from ptleak's copy
  * of its hashes, then published (the hooks load the word with its
  * size; those on the old table meanwhile find what it had). */
 static void stackset_grow(struct recorder *R)
 {
 	unsigned log2 = R->ss_log2 + 1;
-	uint64_t *set = (uint64_t *)(R->area + AREA_STACKSET + STACKSET_OFF(log2));
-	uint64_t mask = (1ull << log2) - 1;
+	uint64_t *set = stackset_at(R, log2);
 	size_t i;
 
 	R->ss_count = 0;
 	for (i = 0; i < R->ss_n; i++)
-		if (set_put(set, mask, R->ss_hashes[i]) > 0)
+		if (set_put(set, (1ull << log2) - 1, R->ss_hashes[i]) > 0)
 			R->ss_count++;
 	R->ss_log2 = log2;
-	__atomic_store_n(&R->conf->stackset,
-			 rec_stackset_word(R->area_t + AREA_STACKSET +
-					   STACKSET_OFF(log2), log2),
-			 __ATOMIC_RELEASE);
+	rec_stackset_publish(R);
 }
 
 /* The hooks may send only the hash of this stack from now on. */
 static void stackset_add(struct recorder *R, uint64_t hash)
 {
-	uint64_t *set = (uint64_t *)(R->area + AREA_STACKSET +
-				     STACKSET_OFF(R->ss_log2));
-	int r = set_put(set, (1ull << R->ss_log2) - 1, hash);
+	int r = set_put(stackset_at(R, R->ss_log2), (1ull << R->ss_log2) - 1,
+			hash);
 
 	if (!r)
 		return;
 	/* kept even when its chain is full: a bigger table may take it */
-	if (R->ss_n == R->ss_cap) {
-		R->ss_cap = R->ss_cap ? 2 * R->ss_cap : 256;
-		R->ss_hashes = xrealloc(R->ss_hashes,
-					R->ss_cap * sizeof(*R->ss_hashes));
-	}
+	grow_array((void **)&R->ss_hashes, &R->ss_cap, R->ss_n + 1,
+		   sizeof(*R->ss_hashes));
 	R->ss_hashes[R->ss_n++] = hash;
 	if (r > 0 && ++R->ss_count * 2 > 1ull << R->ss_log2 &&
 	    R->ss_log2 < STACKSET_LOG_MAX)

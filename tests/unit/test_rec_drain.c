@@ -278,9 +278,10 @@ static void test_stackset_grows(void **state)
 
 	(void)state;
 	R->area_t = (uintptr_t)R->area;
-	R->conf->stackset = rec_stackset_word(R->area_t + AREA_STACKSET,
-					      STACKSET_LOG_MIN);
+	rec_stackset_publish(R);
 	w12 = R->conf->stackset;
+	assert_int_equal(w12, rec_stackset_word(R->area_t + AREA_STACKSET,
+						STACKSET_LOG_MIN));
 	w13 = rec_stackset_word(R->area_t + AREA_STACKSET + STACKSET_OFF(13), 13);
 	for (i = 0; i < 9; i++) {
 		same[i] = 0x777 + (i << 12) + (0xabcull << 40);
