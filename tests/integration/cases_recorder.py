@@ -329,7 +329,7 @@ def t_sigkill_attached_fds():
                 out.expect("done %d" % i)
         except (Fail, BrokenPipeError) as e:
             # how it died (-N: signal N), for the failure that shows
-            # once in ~15 runs under two hogs (docs/status.md)
+            # once in ~15 runs under two hogs (docs/history.md)
             raise Fail("%s; the program's wait status %s" % (e, p.wait(timeout=10)))
         p.stdin.write(b"quit\n")
         ck.eq("exit status", p.wait(timeout=10), 0)
