@@ -8,8 +8,12 @@
  *   hook_cost MODE DEPTH ROUNDS LINES
  *
  * MODE: patched (the stub and hooks, the thread in the thread table as
- * ptleak enters every thread), main (patched, the thread left out: the
- * main thread's shared stack cache), native (nothing patched).
+ * ptleak enters every thread), lane (patched, the thread in a lane of its
+ * own as ptleak gives each thread one, and each free of the block
+ * allocated LAG pairs before, not the last: perl's calls, its frees
+ * rarely their thread's next call after the malloc), main (patched, the
+ * thread left out: the main thread's shared stack cache), native
+ * (nothing patched), native_lag (nothing patched, frees as in lane).
  * bench/hook_cost counts, with valgrind's lackey, the instructions and
  * stores of each function of the code page (whose address this prints)
  * between two runs of different ROUNDS.  The records are drained every
@@ -20,7 +24,13 @@
 
 #define WORK_BYTES	(64u << 20)
 
+/* lane mode: a free LAG allocations behind */
+#define LAG	8
+
 static volatile uint64_t *work_mem;
+static struct ring *lane_ring;
+static struct ring_reader *lane_rd;
+static void *held[LAG];
 static uint64_t rng = 88172645463325252ull;
 
 /* the program's reads: LINES lines at random */
@@ -44,10 +54,19 @@ NOINLINE void *deep(int n, size_t size)
 	return p;
 }
 
-/* one malloc DEPTH frames down and its free */
-NOINLINE void pair(int depth)
+/* one malloc DEPTH frames down and its free (lane mode: the free of the
+ * block allocated LAG pairs before) */
+NOINLINE void pair(int depth, unsigned long i, int lag)
 {
-	t_free(deep(depth, 24));
+	void *p = deep(depth, 24);
+
+	if (lag) {
+		void *old = held[i % LAG];
+
+		held[i % LAG] = p;
+		p = old;
+	}
+	t_free(p);
 }
 
 /* ptleak's part: each stack taken is interned (its hash in the stack
@@ -85,13 +104,16 @@ int main(int argc, char **argv)
 {
 	unsigned long rounds, i;
 	unsigned lines;
-	int depth, patched;
+	int depth, patched, lane;
+	struct rec_thread *e = NULL;
 
 	if (argc != 5) {
-		fprintf(stderr, "usage: hook_cost patched|main|native DEPTH ROUNDS LINES\n");
+		fprintf(stderr, "usage: hook_cost patched|lane|main|native|native_lag "
+			"DEPTH ROUNDS LINES\n");
 		return 2;
 	}
-	patched = strcmp(argv[1], "native");
+	patched = strncmp(argv[1], "native", 6);
+	lane = !strcmp(argv[1], "lane");
 	depth = atoi(argv[2]);
 	rounds = strtoul(argv[3], NULL, 10);
 	lines = (unsigned)atoi(argv[4]);
@@ -103,16 +125,28 @@ int main(int argc, char **argv)
 		fprintf(stderr, "hook_cost: the blob could not be patched in\n");
 		return 1;
 	}
-	if (patched && !strcmp(argv[1], "patched") && !add_thread(0, 0))
+	if (patched && strcmp(argv[1], "main") && !(e = add_thread(0, 0)))
 		return 1;
+	if (lane && e) {
+		/* lane 1, as rec_objs.c's lane_pick gives a thread its ring */
+		if (ring_map(RING_LOG2, &lane_ring, &lane_rd))
+			return 1;
+		conf.lanes = (uint64_t)(uintptr_t)lane_ring;
+		conf.lane_stride = ring_mem_size(RING_LOG2);
+		conf.nlanes = 2;
+		__atomic_store_n(&e->lane, 1, __ATOMIC_RELEASE);
+	}
 	if (patched)
 		set_box();
 	for (i = 0; i < rounds; i++) {
 		work(lines);
-		pair(depth);
-		if (patched && (i & 255) == 255)
+		pair(depth, i, lane || !strcmp(argv[1], "native_lag"));
+		if (patched && (i & 255) == 255) {
 			while (ring_consume(rd, take, NULL, 1000) > 0)
 				;
+			while (lane && ring_consume(lane_rd, take, NULL, 1000) > 0)
+				;
+		}
 	}
 	if (patched) {
 		unsigned k;
@@ -125,6 +159,10 @@ int main(int argc, char **argv)
 					"cache, %lu of them a way\n",
 					(unsigned long)scache[k].walks,
 					(unsigned long)scache[k].from_way);
+		if (lane) {
+			ring_reader_delete(lane_rd);
+			munmap(lane_ring, ring_mem_size(RING_LOG2));
+		}
 		teardown(NULL);
 	}
 	return 0;
