@@ -31,6 +31,10 @@ static volatile uint64_t *work_mem;
 static struct ring *lane_ring;
 static struct ring_reader *lane_rd;
 static void *held[LAG];
+static unsigned long held_next;
+/* lane mode's frees (set once): in a global, not an argument, so that
+ * no word of the walked frames changes from one pair to the next */
+static int lag;
 static uint64_t rng = 88172645463325252ull;
 
 /* the program's reads: LINES lines at random */
@@ -56,14 +60,14 @@ NOINLINE void *deep(int n, size_t size)
 
 /* one malloc DEPTH frames down and its free (lane mode: the free of the
  * block allocated LAG pairs before) */
-NOINLINE void pair(int depth, unsigned long i, int lag)
+NOINLINE void pair(int depth)
 {
 	void *p = deep(depth, 24);
 
 	if (lag) {
-		void *old = held[i % LAG];
+		void *old = held[held_next % LAG];
 
-		held[i % LAG] = p;
+		held[held_next++ % LAG] = p;
 		p = old;
 	}
 	t_free(p);
@@ -114,6 +118,7 @@ int main(int argc, char **argv)
 	}
 	patched = strncmp(argv[1], "native", 6);
 	lane = !strcmp(argv[1], "lane");
+	lag = lane || !strcmp(argv[1], "native_lag");
 	depth = atoi(argv[2]);
 	rounds = strtoul(argv[3], NULL, 10);
 	lines = (unsigned)atoi(argv[4]);
@@ -140,7 +145,7 @@ int main(int argc, char **argv)
 		set_box();
 	for (i = 0; i < rounds; i++) {
 		work(lines);
-		pair(depth, i, lane || !strcmp(argv[1], "native_lag"));
+		pair(depth);
 		if (patched && (i & 255) == 255) {
 			while (ring_consume(rd, take, NULL, 1000) > 0)
 				;
