@@ -78,13 +78,6 @@ typedef long (*scan_read_fn)(void *ctx, uint64_t addr, void *buf, size_t len);
 typedef uint64_t (*scan_skip_fn)(void *ctx, uint64_t addr, uint64_t len);
 
 /*
- * Optional: the LEN bytes at ADDR (8-byte aligned) where the reader holds
- * them already, 8-byte aligned too (a copy made before the scan), else
- * NULL: the scan takes the words from there instead of reading them.
- */
-typedef const void *(*scan_view_fn)(void *ctx, uint64_t addr, size_t len);
-
-/*
  * The blocks to classify in address order, 4 bytes a block: the heap
  * table's entries (heap_entries) read in place through ORDER, entry
  * indices sorted by address (scan_blocks_of); or, with ORDER NULL, an
@@ -162,7 +155,6 @@ struct scan_input {
 	size_t nvalues;
 	scan_read_fn read;
 	scan_skip_fn skip;	/* may be NULL */
-	scan_view_fn view;	/* may be NULL */
 	void *ctx;
 	/*
 	 * The blocks come from glibc's malloc: a word pointing exactly at the
@@ -183,6 +175,14 @@ struct scan_input {
 	 */
 	int threads;
 	void *ctx_worker;
+	/*
+	 * The most bytes the blocks read ahead may keep (scan_pre.c: the
+	 * blocks of PREREAD_MIN, 0: 1 KiB, to 32 KiB read in address order
+	 * before the rest, their words' answers kept, 4 bytes each); 0: none.
+	 * The results are the same.
+	 */
+	uint64_t preread;
+	uint32_t preread_min;
 };
 
 #define SCAN_THREADS_SPLIT	(-2)
@@ -192,6 +192,7 @@ struct scan_stats {
 	uint64_t unreadable_bytes;	/* root bytes that could not be read */
 	uint64_t worker_bytes;		/* of bytes_scanned, read by the
 					 * second thread */
+	uint64_t preread_blocks;	/* blocks read ahead (preread) */
 };
 
 /* Sort BLOCKS[0..N) by address (stable; radix, qsort if out of memory). */

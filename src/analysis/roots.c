@@ -22,12 +22,12 @@
 #include <unistd.h>
 
 #include "analysis/glibc_heap.h"
+#include "base/debug.h"
 #include "target/maps.h"
 #include "target/memio.h"
 #include "recorder/rechook.h"
 #include "analysis/roots.h"
 #include "base/debug.h"
-#include "mirror.h"
 #include "base/util.h"
 
 /* Ranges this long or longer skip untouched anonymous pages (pagemap). */
@@ -88,7 +88,6 @@ struct proc_mem {
 	/* mappings left out (scan_process's SKIP) */
 	const struct scan_range *skip;
 	size_t nskip;
-	struct mirror mir;	/* the blocks' memory, read before the scan */
 };
 
 /* Position of the first block at or above START. */
@@ -244,13 +243,8 @@ static struct window *window_at(struct reader *rd, uint64_t a)
 static long read_mem(void *ctx, uint64_t addr, void *buf, size_t len)
 {
 	struct reader *rd = ctx;
-	const uint8_t *copy = mirror_at(&rd->m->mir, addr, len);
 	size_t done = 0;
 
-	if (copy) {
-		memcpy(buf, copy, len);
-		return (long)len;
-	}
 	if (len > WIN_SIZE / 2)
 		return read_direct(rd->m, addr, buf, len);
 	while (done < len) {
@@ -533,36 +527,15 @@ static int scan_threads(void)
 	return CPU_COUNT(&cpus) >= 2 ? 2 : 1;
 }
 
-/* The mirror's reads (mirror.h): as the windows' */
-static long mirror_read(void *ctx, uint64_t addr, void *buf, size_t len)
-{
-	return read_direct(ctx, addr, buf, len);
-}
-
-/* The mirror's copy of [ADDR, ADDR + LEN), if it holds it (scan_view_fn). */
-static const void *view_mem(void *ctx, uint64_t addr, size_t len)
-{
-	return mirror_at(&((struct reader *)ctx)->m->mir, addr, len);
-}
-
-static uint64_t mirror_map_end(void *ctx, uint64_t addr)
-{
-	const struct mapping *map = mapping_at(ctx, addr);
-
-	return map ? map->end : 0;
-}
-
 /*
- * The most the mirror takes: PTLEAK_SCAN_MIRROR MiB (0: no mirror, a
- * bench's other figure), else a sixteenth of the memory, 64 MiB at most:
- * blocks reached in address order (scan_direct's lists of 1 KiB blocks)
- * gain nothing from it, the windows serve them, and a copy of 256 MiB
- * cost them ~0.08 s of CPU more (the pages zeroed, the bytes through
- * memory twice); perl's arenas (52 MB) fit.
+ * The most the blocks read ahead keep (scan_input.preread):
+ * PTLEAK_SCAN_PREREAD MiB (0: none, a bench's other figure), else a
+ * sixteenth of the memory, 64 MiB at most (16 M hits: perl's 48 MB of
+ * arenas keep 13 MB).
  */
-static uint64_t mirror_cap(void)
+static uint64_t preread_cap(void)
 {
-	const char *env = getenv("PTLEAK_SCAN_MIRROR");
+	const char *env = getenv("PTLEAK_SCAN_PREREAD");
 	long pages = sysconf(_SC_PHYS_PAGES), psize = sysconf(_SC_PAGESIZE);
 	uint64_t cap = 64ull << 20;
 
@@ -571,18 +544,6 @@ static uint64_t mirror_cap(void)
 	if (pages > 0 && psize > 0 && (uint64_t)pages * (uint64_t)psize / 16 < cap)
 		cap = (uint64_t)pages * (uint64_t)psize / 16;
 	return cap;
-}
-
-static void mirror_blocks(struct proc_mem *m, const struct scan_blocks *b)
-{
-	struct mirror_io io = { mirror_read, mirror_map_end, m, scan_threads() };
-	uint64_t t0 = now_ns();
-
-	mirror_build(&m->mir, b, &io, mirror_cap());
-	if (debug_stats)
-		fprintf(stderr, "ptleak-debug: scan: %zu bytes of blocks read "
-			"before, in %zu spans, in %.1f ms\n", m->mir.bytes,
-			m->mir.n, (double)(now_ns() - t0) / 1e6);
 }
 
 int scan_process(pid_t pid, const struct heap *heap,
@@ -627,7 +588,7 @@ int scan_process(pid_t pid, const struct heap *heap,
 	}
 	in.read = read_mem;
 	in.skip = skip_mem;
-	in.view = view_mem;
+	in.preread = preread_cap();
 	in.glibc_chunks = alloc & ROOTS_GLIBC;
 	m.rd[0].m = m.rd[1].m = &m;
 	in.ctx = &m.rd[0];
@@ -635,7 +596,7 @@ int scan_process(pid_t pid, const struct heap *heap,
 	in.threads = scan_threads();
 	if (getenv("PTLEAK_DEBUG") && strstr(getenv("PTLEAK_DEBUG"), "scan"))
 		debug_roots(&m, &b);
-	mirror_blocks(&m, &b);
+	debug_time("scan: roots found");
 	ret = scan_classify(&in, st);
 out:
 	if (m.pagemap >= 0)
@@ -652,7 +613,6 @@ out:
 		free(m.rd[1].swin[i].data);
 	}
 	free(values);
-	mirror_free(&m.mir);
 	scan_blocks_free(&b);
 	return ret ? -1 : 0;
 }

@@ -84,7 +84,7 @@ enum {
  * the next question to scan_input.skip is due. */
 struct cursor {
 	uint64_t a, e, chk, born_before;
-	uint32_t rid;
+	uint32_t rid, blk;
 	uint8_t definite, root, active;
 };
 
@@ -222,6 +222,7 @@ static int next_range(struct scanner *s, struct cursor *c,
 			c->born_before = roots[*r].born_before;
 			c->root = 1;
 			c->definite = 1;
+			c->blk = PRE_NONE;
 			(*r)++;
 		} else {
 			const struct scan_blocks *b = s->b;
@@ -246,6 +247,7 @@ static int next_range(struct scanner *s, struct cursor *c,
 			c->definite = (*m & M_STATE) != M_POSSIBLE;
 			c->born_before = 0;
 			c->root = 0;
+			c->blk = (uint32_t)i;
 			start = addr_of(s, i);
 			size = size_of(s, i);
 			if (!size)
@@ -292,6 +294,8 @@ static uint64_t cut_unit(struct scanner *s, struct cursor *c)
 	u->rid = c->rid;
 	u->definite = c->definite;
 	u->root = c->root;
+	u->blk = c->blk;
+	u->pre = 0;
 	c->a += len;
 	c->active = c->a < c->e;
 	return len;
@@ -314,7 +318,25 @@ static void apply(struct scanner *s, struct cursor *c, size_t leader)
 		s->st->bytes_scanned += x->got;
 		if (x->lane)
 			s->st->worker_bytes += x->got;
-		for (h = x->h0; h < x->h1; h++) {
+		if (x->pre) {
+			/* a block read ahead: its hits kept (scan_pre.c) */
+			const uint32_t *ph = s->pre.hits;
+
+			for (h = x->h0; h < x->h1; h++) {
+				uint32_t hit = ph[h];
+
+				if (order && h + 2 * 8 < x->h1)
+					__builtin_prefetch(&order[ph[h + 2 * 8] & ~PRE_START]);
+				if (order && h + 8 < x->h1)
+					__builtin_prefetch(&s->mark[order[ph[h + 8] & ~PRE_START]]);
+				if (leader == (size_t)-1)
+					reach_at(s, hit & ~PRE_START, !!(hit & PRE_START),
+						 x->definite);
+				else
+					gather_at(s, hit & ~PRE_START, leader);
+			}
+		}
+		for (h = x->pre ? 0 : x->h0; h < (x->pre ? 0 : x->h1); h++) {
 			uint64_t hit = l->hits[h];
 
 			if (order && h + 2 * 8 < l->nhits)
@@ -350,8 +372,7 @@ static void process(struct scanner *s, size_t leader,
 
 	memset(&c, 0, sizeof(c));
 	for (;;) {
-		uint64_t bytes = 0, job = 0;
-		size_t u;
+		uint64_t bytes = 0;
 
 		s->nunit = 0;
 		while (s->nunit < BATCH_UNITS && bytes < BATCH_BYTES) {
@@ -364,17 +385,7 @@ static void process(struct scanner *s, size_t leader,
 				continue;
 			break;
 		}
-		/* jobs of about JOB_BYTES */
-		s->njob = 0;
-		s->job[0] = 0;
-		for (u = 0; u < s->nunit; u++) {
-			job += s->unit[u].end - s->unit[u].start;
-			if (job >= JOB_BYTES && u + 1 < s->nunit) {
-				s->job[++s->njob] = (uint32_t)(u + 1);
-				job = 0;
-			}
-		}
-		s->job[++s->njob] = (uint32_t)s->nunit;
+		scan_jobs(s);
 		scan_lanes_run(s);
 		apply(s, &c, leader);
 	}
@@ -382,6 +393,7 @@ static void process(struct scanner *s, size_t leader,
 
 static void scanner_free(struct scanner *s)
 {
+	scan_pre_free(s);
 	scan_lanes_free(s);
 	scan_index_free(s);
 	free(s->stack);
@@ -450,6 +462,7 @@ static int classify(struct scanner *s, const struct scan_input *in,
 		goto oom;
 
 	scan_index_build(s);
+	scan_pre_read(s, in->preread, in->preread_min);
 
 	/* Phase 1: registers, roots, then everything they reach. */
 	for (i = 0; i < in->nvalues; i++) {
@@ -505,7 +518,6 @@ int scan_classify(struct scan_input *in, struct scan_stats *st)
 	s.n = s.b->n;
 	s.read = in->read;
 	s.skip = in->skip;
-	s.view = in->view;
 	s.glibc = in->glibc_chunks;
 	s.ctx = in->ctx;
 	s.st = st;

@@ -112,6 +112,8 @@ static int build_regions(struct scanner *s)
 	}
 	if (big)
 		scan_index_sizes(s);
+	s->warm = (uint64_t)nbt * sizeof(*s->bucket) +
+		  (uint64_t)s->n * sizeof(*s->key) * (big ? 2 : 1) > WARM_BYTES;
 	return 0;
 }
 

@@ -11,7 +11,9 @@
  * lookup in two passes, each warming the caches ahead of it), giving
  * hits: the positions of the blocks pointed at or into.  Lanes only read
  * the scanner (blocks, index); marks and the work stack are the main
- * thread's (scan.c applies the hits after the batch).
+ * thread's (scan.c applies the hits after the batch).  A unit of a block
+ * read ahead (scan_pre.c) is not read: its hits are those kept then;
+ * while blocks are read ahead, each job's hits are kept at its end.
  *
  * The worker blocks every signal: ptleak's handlers (and a report
  * child's) run on the main thread only.
@@ -114,9 +116,9 @@ static void answers_keyed(const struct scanner *s, const uint64_t *w,
 			pos[k] = answer(s, x, p, a, len);
 			continue;
 		}
-		if (k + 2 * PF_DIST < m)
+		if (s->warm && k + 2 * PF_DIST < m)
 			__builtin_prefetch(&s->bucket[region_bucket(s, w[k + 2 * PF_DIST])]);
-		if (k + PF_DIST < m) {
+		if (s->warm && k + PF_DIST < m) {
 			size_t j = s->bucket[region_bucket(s, w[k + PF_DIST])];
 
 			__builtin_prefetch(&s->key[j]);
@@ -178,6 +180,8 @@ static void lookup(const struct scanner *s, struct scan_lane *l,
 		struct scan_unit *x = &s->unit[ord[j]];
 		uint64_t bb = x->born_before;
 
+		if (x->pre)
+			continue;	/* its hits taken already */
 		x->h0 = (uint32_t)l->nhits;
 		for (k = x->w0; k < x->w1; k++) {
 			uint64_t v = pos[k];
@@ -292,6 +296,59 @@ static void take_words(const struct scanner *s, struct scan_lane *l,
 	*fill = f;
 }
 
+/* The hits of lane L's job (units ORD[0..N)) kept (scan_pre_read's
+ * pass: the lanes keep them in turn), the lane's list emptied. */
+static void pre_keep(struct scanner *s, struct scan_lane *l,
+		     const uint32_t *ord, size_t n)
+{
+	struct scan_pre *p = &s->pre;
+	size_t j, h, at;
+
+	at = __atomic_fetch_add(&p->nhits, l->nhits, __ATOMIC_RELAXED);
+	for (j = 0; j < n; j++) {
+		const struct scan_unit *x = &s->unit[ord[j]];
+
+		p->at[x->rid] = (uint32_t)(at + x->h0);
+		p->cnt[x->rid] = x->h1 - x->h0;
+		p->got[x->rid] = (uint32_t)x->got;
+	}
+	for (h = 0; h < l->nhits; h++)
+		p->hits[at + h] = (uint32_t)l->hits[h] |
+				  (l->hits[h] & HIT_START ? PRE_START : 0);
+	l->nhits = 0;
+}
+
+/* Unit X (lane LI's): if its block was read ahead (scan_pre.c; X the
+ * whole block), X->pre 1, its got, its hits s->pre.hits[h0, h1) (not
+ * the lane's); else 0. */
+static int pre_take(const struct scanner *s, struct scan_unit *x, int li)
+{
+	const struct scan_pre *p = &s->pre;
+	size_t lo = 0, hi = p->n;
+	uint64_t a, e;
+
+	if (x->blk == PRE_NONE || !p->n)
+		return 0;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (p->pos[mid] < x->blk)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo == p->n || p->pos[lo] != x->blk ||
+	    !pre_eligible(s, x->blk, 0, &a, &e) || x->start != a || x->end != e)
+		return 0;
+	x->got = p->got[lo];
+	x->lane = (uint8_t)li;
+	x->w0 = x->w1 = 0;
+	x->h0 = p->at[lo];
+	x->h1 = p->at[lo] + p->cnt[lo];
+	x->pre = 1;
+	return 1;
+}
+
 /* Job K of the batch on lane LI: its units read (in address order when
  * they come in reverse, neighbours as one span) and looked up. */
 static void run_job(struct scanner *s, int li, size_t k)
@@ -308,18 +365,25 @@ static void run_job(struct scanner *s, int li, size_t k)
 	}
 	for (j = 0; j + 1 < n && desc; j++)
 		desc = unit[u0 + j + 1].start < unit[u0 + j].start;
-	for (j = 0; j < n; j++)
+	for (j = 0; j < n; j++) {
 		ord[j] = (uint32_t)(desc ? u0 + n - 1 - j : u0 + j);
+		/* the blocks read ahead: their hits are kept */
+		pre_take(s, &s->unit[ord[j]], li);
+	}
 	for (j = 0; j < n; j = e) {
 		struct scan_unit *x = &s->unit[ord[j]];
 		uint64_t a = x->start, end = x->end;
 		const uint64_t *src;
 		long got;
 
+		if (x->pre) {
+			e = j + 1;
+			continue;
+		}
 		for (e = j + 1; e < n && x->end - x->start <= JOIN_MAX; e++) {
 			const struct scan_unit *y = &unit[ord[e]];
 
-			if (y->end - y->start > JOIN_MAX || y->start < end ||
+			if (y->pre || y->end - y->start > JOIN_MAX || y->start < end ||
 			    y->start - end > JOIN_GAP || y->end - a > UNIT_MAX)
 				break;
 			end = y->end;
@@ -329,23 +393,15 @@ static void run_job(struct scanner *s, int li, size_t k)
 			first = j;
 			fill = 0;
 		}
-		/* the reader's copy, if it holds the bytes; else a read */
-		src = s->view ? s->view(l->ctx, a, (size_t)(end - a)) : NULL;
-		got = (long)(end - a);
 		if (e == j + 1) {
 			populate(l->buf, &l->populated, fill * 8 + (end - a));
-			if (!src) {
-				got = s->read(l->ctx, a, l->buf + fill, (size_t)(end - a));
-				src = l->buf + fill;
-			}
-			take_words(s, l, x, src, got, &fill, li);
+			got = s->read(l->ctx, a, l->buf + fill, (size_t)(end - a));
+			take_words(s, l, x, l->buf + fill, got, &fill, li);
 			continue;
 		}
-		if (!src) {
-			populate(l->stage, &l->staged, end - a);
-			got = s->read(l->ctx, a, l->stage, (size_t)(end - a));
-			src = l->stage;
-		}
+		populate(l->stage, &l->staged, end - a);
+		got = s->read(l->ctx, a, l->stage, (size_t)(end - a));
+		src = l->stage;
 		for (; j < e; j++) {
 			struct scan_unit *y = &s->unit[ord[j]];
 			uint64_t off = y->start - a;
@@ -363,6 +419,25 @@ static void run_job(struct scanner *s, int li, size_t k)
 		}
 	}
 	lookup(s, l, ord + first, n - first, fill);
+	if (s->pre.pass)
+		pre_keep(s, l, ord, n);
+}
+
+void scan_jobs(struct scanner *s)
+{
+	uint64_t job = 0;
+	size_t u;
+
+	s->njob = 0;
+	s->job[0] = 0;
+	for (u = 0; u < s->nunit; u++) {
+		job += s->unit[u].end - s->unit[u].start;
+		if (job >= JOB_BYTES && u + 1 < s->nunit) {
+			s->job[++s->njob] = (uint32_t)(u + 1);
+			job = 0;
+		}
+	}
+	s->job[++s->njob] = (uint32_t)s->nunit;
 }
 
 /* The next job of batch GEN for the taker (-1: none left). */
@@ -501,7 +576,8 @@ void scan_lanes_run(struct scanner *s)
 
 	s->gen++;
 	if (s->njob < 2 || (s->threads != 2 && s->threads != SCAN_THREADS_SPLIT) ||
-	    (s->threads == 2 && !s->w && s->st->bytes_scanned < WORKER_AFTER) ||
+	    (s->threads == 2 && !s->w &&
+	     s->st->bytes_scanned + s->pre_bytes < WORKER_AFTER) ||
 	    start_worker(s)) {
 		for (k = 0; k < s->njob; k++)
 			run_job(s, 0, k);

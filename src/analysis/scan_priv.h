@@ -29,7 +29,9 @@
 #define JOB_BYTES	(128u << 10)
 #define BATCH_BYTES	(1u << 20)
 #define BATCH_UNITS	8192
-#define BATCH_JOBS	((BATCH_BYTES + UNIT_MAX) / JOB_BYTES + 2)
+/* the blocks read ahead go in batches of PRE_BATCH bytes (scan_pre.c) */
+#define PRE_BATCH	(8u << 20)
+#define BATCH_JOBS	((PRE_BATCH + UNIT_MAX) / JOB_BYTES + 2)
 /* a lane's word buffer: flushed (looked up) when full and at a job's end */
 #define LANE_WORDS	(UNIT_MAX / 8)
 /* a lane's hits in one batch: at most its words */
@@ -65,6 +67,9 @@ struct scan_unit {
 	uint64_t got;		/* out: bytes read from start */
 	uint32_t h0, h1;	/* out: its hits in its lane's list */
 	uint32_t w0, w1;	/* its words in the lane's buffer (inside) */
+	uint32_t blk;		/* the block it is of (PRE_NONE: a root range) */
+	uint8_t pre;		/* out: its hits are the block's read ahead
+				 * (h0, h1: in scan_pre.hits) */
 };
 
 /* A hit: the position of the block a word points at or into, with
@@ -82,6 +87,37 @@ struct scan_lane {
 	uint64_t *hits;		/* LANE_HITS */
 	size_t nhits;
 	unsigned gen;		/* the batch its hits are of */
+};
+
+/*
+ * Blocks read ahead (scan_pre.c): before phase 1, the blocks of PRE_MIN
+ * (scan_input.preread_min) to PRE_MAX bytes are read in address order,
+ * through the lanes as any batch, and their hits kept, 4 bytes each
+ * (the position, PRE_START at the block's first byte), up to
+ * scan_input.preread bytes of them; a unit of such a block then takes
+ * its hits from there instead of reading it (run_job).  In address
+ * order a heap of arenas is read 128 KiB a system call, not a block a
+ * window in the order pointers lead to it, and nothing is copied but
+ * the hits (perl's 48 MB of arenas: 13 MB of hits; a copy of the blocks
+ * cost 52 MB of fresh pages, 10-90 ms of CPU to zero on these VMs).
+ * Every block is read once at least anyway (phase 2 reads the rest): the
+ * reads are the same, in another order.
+ */
+#define PRE_MIN		1024
+#define PRE_MAX		(32u << 10)
+#define PRE_NONE	UINT32_MAX
+#define PRE_START	(1u << 31)
+
+struct scan_pre {
+	uint32_t *pos;		/* the blocks read ahead: positions, ascending */
+	uint32_t *at, *cnt;	/* block i's hits: hits[at[i], at[i] + cnt[i]) */
+	uint32_t *got;		/* its bytes read from its first word */
+	size_t n;		/* blocks read ahead (pos[0..n)) */
+	uint32_t *hits;		/* reserved: cap bytes, populated up to ready */
+	size_t nhits;		/* kept (atomic while the lanes keep them) */
+	size_t cap, ready;
+	int pass;		/* the blocks being read ahead (run_job keeps
+				 * each job's hits) */
 };
 
 struct scan_workers;
@@ -119,10 +155,13 @@ struct scanner {
 	 * not from the blocks' entries */
 	uint32_t *len;
 	struct region *reg;
+	/* the keyed lookup warms the caches ahead (the index is bigger
+	 * than WARM_BYTES: out of the L2 cache; an index that fits it
+	 * costs more warmed, ~10%: the warming's own loads) */
+	int warm;
 	int glibc;		/* see scan_input.glibc_chunks */
 	scan_read_fn read;
 	scan_skip_fn skip;
-	scan_view_fn view;
 	void *ctx;
 	struct scan_stats *st;
 	/* the batch */
@@ -134,6 +173,8 @@ struct scanner {
 	struct scan_lane lane[2];	/* [0] the main thread's, [1] the worker's */
 	int threads;		/* scan_input.threads */
 	struct scan_workers *w;	/* the worker, once started */
+	struct scan_pre pre;
+	uint64_t pre_bytes;	/* read ahead (the worker's start) */
 };
 
 static inline uint64_t addr_of(const struct scanner *s, size_t k)
@@ -218,6 +259,7 @@ static inline size_t locate(const struct scanner *s, uint64_t w)
 	return locate_in(s, w, NULL, NULL);
 }
 
+#define WARM_BYTES	(512u << 10)
 #define LEN_BIG		UINT32_MAX
 #define LEN_MIN_AVG	256
 
@@ -276,7 +318,32 @@ void scan_index_buckets(struct scanner *s);
 void scan_index_sizes(struct scanner *s);
 void scan_index_free(struct scanner *s);
 
+/* Block K's words [*A, *E), as next_range takes them (scan.c), if it is
+ * read ahead: MIN to PRE_MAX bytes, a word at least (scan_pre.c). */
+static inline int pre_eligible(const struct scanner *s, size_t k,
+			       uint64_t min, uint64_t *a, uint64_t *e)
+{
+	uint64_t start = addr_of(s, k), size = size_of(s, k), end;
+
+	if (size < min || size > PRE_MAX || start > UINT64_MAX - 7)
+		return 0;
+	end = size > UINT64_MAX - start ? UINT64_MAX : start + size;
+	*a = (start + 7) & ~7ull;
+	*e = end & ~7ull;
+	return *a < *e;
+}
+
+/* scan_pre.c (its pass through scan_lane.c's lanes, which take the
+ * hits kept) */
+/* The blocks of MIN (0: PRE_MIN) to PRE_MAX bytes read ahead, their hits
+ * kept, up to CAP bytes of them (0: none).  Speed only: without memory,
+ * fewer or none. */
+void scan_pre_read(struct scanner *s, uint64_t cap, uint32_t min);
+void scan_pre_free(struct scanner *s);
+
 /* scan_lane.c */
+/* The batch's units (s->unit[0..nunit)) in jobs of about JOB_BYTES. */
+void scan_jobs(struct scanner *s);
 /* The lanes' buffers (and the worker's context).  0, or -1 (no memory). */
 int scan_lanes_init(struct scanner *s, const struct scan_input *in);
 /* The batch's jobs read and looked up (units' got, lane, h0, h1). */

@@ -409,6 +409,7 @@ int report_make(struct session *S, enum report_reason reason, pid_t via,
 	in.namer_ctx = s;
 	in.show_reachable = S->o->show_reachable;
 	in.supp = S->supp;
+	debug_time("report: drained");
 	if (!in.heap) {
 		/* --fd-only */
 	} else if (S->o->no_scan) {

@@ -3,8 +3,8 @@
  * (scan_input.threads 1, 2 and SCAN_THREADS_SPLIT, where the second
  * thread surely reads every other job), on heaps big enough for batches
  * of several jobs: the same classes and indirect bytes, exact, and the
- * same bytes read, with part of the memory given by a view (a copy made
- * before the scan) or none; the blocks' order (scan_sort_blocks) by the merge of
+ * same bytes read, with the small blocks read ahead (all, some, none:
+ * scan_input.preread); the blocks' order (scan_sort_blocks) by the merge of
  * ascending runs, by the two-pass radix sort of narrowed keys and by the
  * radix sort of whole keys.
  */
@@ -164,22 +164,14 @@ static void check(const struct scan_block *b, const struct layout *l)
 }
 
 /*
- * With VIEWS, scan_input.view gives the ranges of F that start in an
- * even 4 KiB page and hold no unreadable byte (a copy made before the
- * scan, as roots.c's mirror): the rest is read.  Counted as reads.
+ * PRE: the blocks read ahead (scan_input.preread), of 8 bytes to 32 KiB
+ * here (every small block of the heaps): 0 none, 1 all (64 MiB of
+ * hits), 2 those of the first batch (256 KiB of hits: a batch of 8192
+ * blocks of 64 bytes may need all of it, so the second is not read
+ * ahead; the rest read as they come).
  */
-static int views;
-
-static const void *fake_view(void *ctx, uint64_t addr, size_t len)
-{
-	struct fake *f = ctx;
-
-	if (addr < f->base || addr + len > f->base + f->size || (addr >> 12) % 2 ||
-	    (addr < f->bad_hi && addr + len > f->bad_lo))
-		return NULL;
-	f->nreads++;
-	return f->mem + (addr - f->base);
-}
+static int pre;
+#define NPRE	3
 
 /* Classify B (N blocks) over F with THREADS, reading F through two
  * contexts (the worker's counts its reads apart). */
@@ -202,7 +194,8 @@ static void run(struct fake *f, struct scan_block *b, size_t n,
 	in.roots = roots;
 	in.nroots = nroots;
 	in.read = fake_read;
-	in.view = views ? fake_view : NULL;
+	in.preread = pre == 1 ? 64u << 20 : pre == 2 ? 256u << 10 : 0;
+	in.preread_min = pre ? 8 : 0;
 	in.ctx = f;
 	in.threads = threads;
 	in.ctx_worker = &worker;
@@ -226,16 +219,19 @@ static void test_threads_same_classes(void **state)
 	(void)state;
 	assert_non_null(b);
 	f = build(b, &l);
-	for (views = 0; views < 2; views++)
+	for (pre = 0; pre < NPRE; pre++)
 		for (m = 0; m < sizeof(modes) / sizeof(modes[0]); m++) {
 			run(f, b, l.n, &root, 1, modes[m], &st);
 			check(b, &l);
-			if (m == 0 && !views)
+			if (m == 0 && !pre)
 				bytes = st.bytes_scanned;
 			assert_int_equal(st.bytes_scanned, bytes);
+			/* all but ARR, BIG and LA; the first 8192 of SMALL */
+			assert_int_equal(st.preread_blocks, pre == 1 ? l.n - 3 :
+					 pre == 2 ? 8192 : 0);
 			assert_int_equal(st.unreadable_bytes, 0);
 		}
-	views = 0;
+	pre = 0;
 	fake_free(f);
 	free(b);
 }
@@ -269,8 +265,8 @@ static void test_threads_unreadable_root(void **state)
 	put(f, heap + 0x1000, b[2].addr);	/* the second root */
 	f->bad_lo = rs + (300u << 10);
 	f->bad_hi = f->bad_lo + 0x2000;
-	for (m = 0; m < 2 * sizeof(modes) / sizeof(modes[0]); m++) {
-		views = m >= sizeof(modes) / sizeof(modes[0]);
+	for (m = 0; m < NPRE * sizeof(modes) / sizeof(modes[0]); m++) {
+		pre = (int)(m / (sizeof(modes) / sizeof(modes[0])));
 		run(f, b, 3, roots, 2, modes[m % (sizeof(modes) / sizeof(modes[0]))], &st);
 		want(b, 0, SCAN_STILL_REACHABLE, 0);
 		want(b, 1, SCAN_DEFINITELY_LOST, 0);
@@ -280,7 +276,7 @@ static void test_threads_unreadable_root(void **state)
 		 * phase 2) */
 		assert_int_equal(st.bytes_scanned, (300u << 10) + 8 + 3 * 64);
 	}
-	views = 0;
+	pre = 0;
 	fake_free(f);
 }
 
@@ -318,9 +314,13 @@ static void test_threads_span_short(void **state)
 	put(f, b[1 + 150].addr + 8, x);
 	f->bad_lo = b[1 + 100].addr;
 	f->bad_hi = f->bad_lo + 32;
-	for (m = 0; m < sizeof(modes) / sizeof(modes[0]); m++) {
+	for (m = 0; m < NPRE * sizeof(modes) / sizeof(modes[0]); m++) {
+		int t = modes[m % (sizeof(modes) / sizeof(modes[0]))];
+
+		/* read ahead or not, the unreadable block alike */
+		pre = (int)(m / (sizeof(modes) / sizeof(modes[0])));
 		/* one job a batch: the split mode's worker would have none */
-		run(f, b, NB + 3, &root, 1, modes[m] == SCAN_THREADS_SPLIT ? 2 : modes[m], &st);
+		run(f, b, NB + 3, &root, 1, t == SCAN_THREADS_SPLIT ? 2 : t, &st);
 		for (i = 0; i <= NB; i++)
 			want(b, i, SCAN_STILL_REACHABLE, 0);
 		want(b, NB + 1, SCAN_STILL_REACHABLE, 0);
@@ -328,6 +328,7 @@ static void test_threads_span_short(void **state)
 		/* the root, the array, the blocks but the unreadable one, X, Y */
 		assert_int_equal(st.bytes_scanned, 8 + 8 * NB + 32 * (NB - 1) + 64);
 	}
+	pre = 0;
 	fake_free(f);
 }
 
