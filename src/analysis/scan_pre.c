@@ -17,17 +17,14 @@
 #define MADV_POPULATE_WRITE 23
 #endif
 
-/* Room for MORE hits after those kept: 0, or -1 (over the cap).  The
- * pages populated a MiB ahead (a page fault costs up to ~12 us on these
- * VMs, populating ~2.5). */
+/* The pages for MORE hits after those kept populated, a MiB ahead (a
+ * page fault costs up to ~12 us on these VMs, populating ~2.5). */
 #define PRE_AHEAD	(1u << 20)
 
-static int room(struct scan_pre *p, size_t more)
+static void room(struct scan_pre *p, size_t more)
 {
 	size_t need = (p->nhits + more) * sizeof(*p->hits), to;
 
-	if (need > p->cap)
-		return -1;
 	if (need > p->ready) {
 		to = (need + PRE_AHEAD + 4095) & ~(size_t)4095;
 		if (to > p->cap)
@@ -36,7 +33,6 @@ static int room(struct scan_pre *p, size_t more)
 			MADV_POPULATE_WRITE);
 		p->ready = to;
 	}
-	return 0;
 }
 
 void scan_pre_free(struct scanner *s)
@@ -52,23 +48,36 @@ void scan_pre_free(struct scanner *s)
 	memset(p, 0, sizeof(*p));
 }
 
-/* The blocks to read ahead (P->pos), their number; 0 if none or no
- * memory. */
+/* The blocks to read ahead (P->pos) and the reserve for their hits, as
+ * many blocks in address order as CAP holds at worst (every word a hit:
+ * the reserve never runs out); their number, 0 if none or no memory.
+ * What is kept a block besides: its position, hits' offset and count,
+ * bytes read. */
+#define PRE_ENTRY	16
+
 static size_t plan(struct scanner *s, uint64_t cap, uint64_t min)
 {
 	struct scan_pre *p = &s->pre;
-	uint64_t a, e;
-	size_t k, ne = 0;
+	uint64_t a, b, total = 0, words = 0, need;
+	size_t k, e, ne = 0;
 	void *m;
 
-	for (k = 0; k < s->n; k++)
-		ne += pre_eligible(s, k, min, &a, &e);
+	/* offsets of 4-byte hits in 32 bits */
+	if (cap > (uint64_t)UINT32_MAX)
+		cap = UINT32_MAX;
+	for (k = 0; k < s->n; k++) {
+		if (!pre_eligible(s, k, min, &a, &b))
+			continue;
+		need = PRE_ENTRY + (b - a) / 8 * sizeof(*p->hits);
+		if (total + need > cap)
+			break;
+		total += need;
+		words += (b - a) / 8;
+		ne++;
+	}
 	if (!ne)
 		return 0;
-	/* offsets of 4-byte hits in 32 bits */
-	if (cap > (uint64_t)UINT32_MAX * sizeof(*p->hits))
-		cap = (uint64_t)UINT32_MAX * sizeof(*p->hits);
-	p->cap = (size_t)(cap & ~4095ull);
+	p->cap = (size_t)((words * sizeof(*p->hits) + 4095) & ~4095ull);
 	p->pos = malloc(ne * sizeof(*p->pos));
 	p->at = malloc(ne * sizeof(*p->at));
 	p->cnt = malloc(ne * sizeof(*p->cnt));
@@ -84,9 +93,9 @@ static size_t plan(struct scanner *s, uint64_t cap, uint64_t min)
 		return 0;
 	}
 	p->hits = m;
-	for (k = 0, ne = 0; k < s->n; k++)
-		if (pre_eligible(s, k, min, &a, &e))
-			p->pos[ne++] = (uint32_t)k;
+	for (k = 0, e = 0; e < ne; k++)
+		if (pre_eligible(s, k, min, &a, &b))
+			p->pos[e++] = (uint32_t)k;
 	return ne;
 }
 
@@ -105,11 +114,9 @@ void scan_pre_read(struct scanner *s, uint64_t cap, uint32_t min)
 	p->pass = 1;
 	while (e < ne) {
 		uint64_t bytes = 0;
-		size_t first = e;
 
-		/* PRE_BATCH bytes (the pool's room checked a batch at a
-		 * time: its words at most): the lanes meet at its end 8
-		 * times less often than in a scan's batches */
+		/* PRE_BATCH bytes: the lanes meet at its end 8 times less
+		 * often than in a scan's batches */
 		s->nunit = 0;
 		for (; e < ne && s->nunit < BATCH_UNITS && bytes < PRE_BATCH; e++) {
 			struct scan_unit *x = &s->unit[s->nunit++];
@@ -123,10 +130,7 @@ void scan_pre_read(struct scanner *s, uint64_t cap, uint32_t min)
 			x->blk = PRE_NONE;	/* read, not taken from here */
 			bytes += end - a;
 		}
-		if (room(p, (size_t)(bytes / 8))) {
-			e = first;
-			break;
-		}
+		room(p, (size_t)(bytes / 8));
 		/* counted before: a batch of WORKER_AFTER bytes has both
 		 * lanes (scan_lanes_run) */
 		s->pre_bytes += bytes;
@@ -138,8 +142,8 @@ void scan_pre_read(struct scanner *s, uint64_t cap, uint32_t min)
 	s->nunit = 0;
 	s->st->preread_blocks = p->n;
 	if (debug_stats && ne)
-		fprintf(stderr, "ptleak-debug: scan: %zu blocks of %zu read "
-			"ahead (%llu bytes), %zu hits kept, in %.1f ms\n", p->n,
-			ne, (unsigned long long)s->pre_bytes, p->nhits,
+		fprintf(stderr, "ptleak-debug: scan: %zu blocks read ahead "
+			"(%llu bytes), %zu hits kept, in %.1f ms\n", p->n,
+			(unsigned long long)s->pre_bytes, p->nhits,
 			(double)(now_ns() - t0) / 1e6);
 }

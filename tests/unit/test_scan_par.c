@@ -166,9 +166,8 @@ static void check(const struct scan_block *b, const struct layout *l)
 /*
  * PRE: the blocks read ahead (scan_input.preread), of 8 bytes to 32 KiB
  * here (every small block of the heaps): 0 none, 1 all (64 MiB of
- * hits), 2 those of the first batch (256 KiB of hits: a batch of 8192
- * blocks of 64 bytes may need all of it, so the second is not read
- * ahead; the rest read as they come).
+ * hits), 2 the first 5461 (a cap of 256 KiB: a block of SMALL takes
+ * 48 bytes at worst, 16 and 4 a word; the rest read as they come).
  */
 static int pre;
 #define NPRE	3
@@ -226,9 +225,9 @@ static void test_threads_same_classes(void **state)
 			if (m == 0 && !pre)
 				bytes = st.bytes_scanned;
 			assert_int_equal(st.bytes_scanned, bytes);
-			/* all but ARR, BIG and LA; the first 8192 of SMALL */
+			/* all but ARR, BIG and LA; the first 5461 of SMALL */
 			assert_int_equal(st.preread_blocks, pre == 1 ? l.n - 3 :
-					 pre == 2 ? 8192 : 0);
+					 pre == 2 ? (256u << 10) / 48 : 0);
 			assert_int_equal(st.unreadable_bytes, 0);
 		}
 	pre = 0;
