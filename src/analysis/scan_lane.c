@@ -168,6 +168,25 @@ static inline uint64_t settle(const struct scanner *s, uint64_t w, uint64_t v)
 	return (uint64_t)i | (w == addr_of(s, (size_t)i) ? HIT_START : 0);
 }
 
+/*
+ * 1 if hit V came already in this unit, as far as a filter of RECENT
+ * slots (direct-mapped; *SEEN: the unit's slots in use) tells: applied
+ * twice, a hit changes nothing (scan.c: its block's state only goes up,
+ * the unit's rule is one), and a heap of arenas points into the same
+ * blocks again and again (perl's: 57% of its 1.6 M hits, 16 ms of the
+ * main thread's time applying them).
+ */
+static inline int seen_again(struct scan_lane *l, uint64_t *seen, uint64_t v)
+{
+	unsigned q = (unsigned)((v * 0x9E3779B97F4A7C15ull) >> (64 - RECENT_LOG2));
+
+	if ((*seen >> q) & 1 && l->recent[q] == v)
+		return 1;
+	l->recent[q] = v;
+	*seen |= 1ull << q;
+	return 0;
+}
+
 static void lookup(const struct scanner *s, struct scan_lane *l,
 		   const uint32_t *ord, size_t nu, size_t m)
 {
@@ -178,7 +197,7 @@ static void lookup(const struct scanner *s, struct scan_lane *l,
 	answers(s, w, l->pos, m);
 	for (j = 0; j < nu; j++) {
 		struct scan_unit *x = &s->unit[ord[j]];
-		uint64_t bb = x->born_before;
+		uint64_t bb = x->born_before, seen = 0;
 
 		if (x->pre)
 			continue;	/* its hits taken already */
@@ -195,6 +214,8 @@ static void lookup(const struct scanner *s, struct scan_lane *l,
 			if (v & (POS_NONE | POS_ASK) && (v = settle(s, w[k], v)) & POS_NONE)
 				continue;
 			if (bb && born_of(s, (uint32_t)v) >= bb)
+				continue;
+			if (seen_again(l, &seen, v))
 				continue;
 			l->hits[l->nhits++] = v;
 		}

@@ -73,7 +73,9 @@ struct scan_unit {
 };
 
 /* A hit: the position of the block a word points at or into, with
- * HIT_START if at its first byte. */
+ * HIT_START if at its first byte.  A unit's hits come once each, as far
+ * as a filter of 2^RECENT_LOG2 recent ones tells (scan_lane.c). */
+#define RECENT_LOG2	6
 #define HIT_START	(1ull << 32)
 
 struct scan_lane {
@@ -87,6 +89,7 @@ struct scan_lane {
 	uint64_t *hits;		/* LANE_HITS */
 	size_t nhits;
 	unsigned gen;		/* the batch its hits are of */
+	uint64_t recent[1u << RECENT_LOG2];	/* lookup's filter */
 };
 
 /*
