@@ -501,7 +501,7 @@ struct rec_scache {
 	uint64_t way_next;	/* the way a whole walk writes next */
 	uint64_t walks, from_way;	/* walks with the cache, of them ways
 					 * (PTLEAK_DEBUG=stats) */
-	uint64_t pad;
+	uint64_t way_hint;	/* the way last met: looked at first */
 	struct rec_sframe f[REC_SCACHE_FRAMES];
 	/* the walk's scratch: frames walked before one met the cache */
 	struct rec_sframe pend[REC_SCACHE_PENDING];

@@ -140,7 +140,14 @@ _Static_assert(sizeof(struct ring) == RING_DATA_OFF, "ring layout");
 struct ring_res {
 	uint64_t pos;
 	uint64_t hdr;		/* the WRITING header */
+	uint64_t mask;		/* the ring's size less 1 (read once) */
 };
+
+/* Word POS (mod the ring's size, MASK + 1) of ring R. */
+static inline uint64_t *ring_word_m(struct ring *r, uint64_t pos, uint64_t mask)
+{
+	return (uint64_t *)((char *)r + RING_DATA_OFF + (pos & mask));
+}
 
 static inline uint64_t *ring_word(struct ring *r, uint64_t pos)
 {
@@ -238,15 +245,16 @@ static inline int ring_reserve_w(struct ring *r, unsigned type,
 				 struct ring_res *res, int alone, int *waited)
 {
 	uint64_t len = 8 * ((uint64_t)nwords + 1), pos;
+	uint64_t size = (uint64_t)1 << r->size_log2;
 
 	if (!__atomic_load_n(&r->enabled, __ATOMIC_RELAXED) ||
-	    nwords > RING_MAX_WORDS || len > (uint64_t)1 << r->size_log2) {
+	    nwords > RING_MAX_WORDS || len > size) {
 		__atomic_fetch_add(&r->dropped, 1, __ATOMIC_RELAXED);
 		return -1;
 	}
 	pos = alone ? ring_arch_local_add(&r->head, len) :
 	      __atomic_fetch_add(&r->head, len, __ATOMIC_RELAXED);
-	if (!ring_has_room(r, pos + len, __ATOMIC_ACQUIRE)) {
+	if (pos + len - __atomic_load_n(&r->tail, __ATOMIC_ACQUIRE) > size) {
 		if (waited)
 			*waited = 1;
 		if (ring_wait(r, pos + len) < 0)
@@ -254,8 +262,9 @@ static inline int ring_reserve_w(struct ring *r, unsigned type,
 	}
 	res->pos = pos;
 	res->hdr = RING_HDR(len, RING_WRITING, type, npcs);
+	res->mask = size - 1;
 	/* the tail's acquire above orders this after the consumer's zeroing */
-	__atomic_store_n(ring_word(r, pos), res->hdr, __ATOMIC_RELAXED);
+	__atomic_store_n(ring_word_m(r, pos, res->mask), res->hdr, __ATOMIC_RELAXED);
 	return 0;
 lost:
 	/* after the reservation (the consumer checks lost against head) */
@@ -281,14 +290,14 @@ static inline int ring_reserve(struct ring *r, unsigned type, unsigned npcs,
 static inline void ring_put(struct ring *r, const struct ring_res *res,
 			    unsigned i, uint64_t v)
 {
-	__atomic_store_n(ring_word(r, res->pos + 8 * ((uint64_t)i + 1)), v,
-			 __ATOMIC_RELAXED);
+	__atomic_store_n(ring_word_m(r, res->pos + 8 * ((uint64_t)i + 1), res->mask),
+			 v, __ATOMIC_RELAXED);
 }
 
 /* Publish a reserved record (its body's stores before the header's). */
 static inline void ring_commit(struct ring *r, const struct ring_res *res)
 {
-	__atomic_store_n(ring_word(r, res->pos),
+	__atomic_store_n(ring_word_m(r, res->pos, res->mask),
 			 RING_HDR_WITH(res->hdr, RING_COMMITTED), __ATOMIC_RELEASE);
 }
 
@@ -296,7 +305,7 @@ static inline void ring_commit(struct ring *r, const struct ring_res *res)
  * be set by ring_amend() until the consumer takes it. */
 static inline void ring_commit_open(struct ring *r, const struct ring_res *res)
 {
-	__atomic_store_n(ring_word(r, res->pos),
+	__atomic_store_n(ring_word_m(r, res->pos, res->mask),
 			 RING_HDR_WITH(res->hdr, RING_OPEN), __ATOMIC_RELEASE);
 }
 

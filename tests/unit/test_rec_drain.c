@@ -101,7 +101,7 @@ static void put_open_pcs_at(struct recorder *R, unsigned l, uint64_t t,
 {
 	uint64_t w[6] = { fns[fn].fn | tid << 32, t, addr, size, 1, hash };
 	struct ring *r = rec_lane(R, l);
-	struct ring_res res = { 0, 0 };
+	struct ring_res res = { 0, 0, 0 };
 	unsigned i;
 
 	assert_int_equal(ring_reserve(r, REC_ALLOC, npcs, 7 + npcs, &res), 0);
@@ -612,7 +612,7 @@ static void test_freed_at_once_split(void **state)
 	struct recorder *R = setup2();
 	struct heap *h = heap_new();
 	struct stacks *st = stacks_new();
-	struct ring_res res = { 0, 0 };
+	struct ring_res res = { 0, 0, 0 };
 	uint64_t lost, t0 = 1000000;
 
 	(void)state;
@@ -759,7 +759,7 @@ static void test_lanes_bound(void **state)
 	struct recorder *R = setup2();
 	struct heap *h = heap_new();
 	struct stacks *st = stacks_new();
-	struct ring_res res = { 0, 0 };
+	struct ring_res res = { 0, 0, 0 };
 	uint64_t lost, now = ring_arch_tsc();
 
 	(void)state;

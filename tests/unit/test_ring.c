@@ -269,7 +269,7 @@ static void test_signal_inside_production(void **state)
 	struct ring_reader *rd = ring_reader_new(r, ring_mem_size(12));
 	struct sigaction sa = { .sa_handler = produce_in_handler };
 	struct sig_count c = { 0, 0, 0 };
-	struct ring_res res = { 0, 0 };
+	struct ring_res res = { 0, 0, 0 };
 
 	sig_ring = r;
 	handler_runs = 0;
@@ -369,7 +369,7 @@ static void test_skip_writing(void **state)
 	struct ring *r = ring_new(10);
 	struct ring_reader *rd = ring_reader_new(r, ring_mem_size(10));
 	uint64_t w[2] = { 5, 6 };
-	struct ring_res res = { 0, 0 };
+	struct ring_res res = { 0, 0, 0 };
 	unsigned got = 0;
 
 	assert_int_equal(ring_skip(rd), 0);		/* empty: no hole */
@@ -507,7 +507,7 @@ static void test_blocked_at_own_hole(void **state)
 	struct ring *r = ring_new(7);
 	struct beater b = { ring_reader_new(r, ring_mem_size(7)), 0, ~0u, 1, 0 };
 	uint64_t w[3] = { 1, 2, 3 };
-	struct ring_res res = { 0, 0 };
+	struct ring_res res = { 0, 0, 0 };
 	pthread_t th;
 	int i;
 

@@ -182,7 +182,7 @@ put_head(struct ring *r, const struct ring_res *res,
 		     const struct rec_call *c, uint64_t tid, uint64_t t,
 		     const uint64_t *w, unsigned n, uint64_t h, unsigned nh)
 {
-	uint64_t mask = ((uint64_t)1 << r->size_log2) - 1, at = (res->pos + 8) & mask;
+	uint64_t mask = res->mask, at = (res->pos + 8) & mask;
 	uint64_t *p = (uint64_t *)((char *)r + RING_DATA_OFF + at);
 	unsigned i;
 
@@ -210,20 +210,20 @@ static inline uint64_t record_time(const struct rec_conf *cf)
 	return __atomic_load_n(&cf->need_tsc, __ATOMIC_RELAXED) ? ring_arch_tsc() : 0;
 }
 
-/* The record TYPE of call C: fn, tid, time, the N words W.  C's scrub
- * class (rechook.h) := REC_SCRUB_MIN (hook_enter tail-calls it: its frame
- * takes hook_enter's place), REC_SCRUB_WAIT if the ring was full or the
- * thread has no entry (tid_of's frame). */
-static void emit(const struct rec_conf *cf, unsigned type, struct rec_call *c,
-		 const uint64_t *w, unsigned n)
+/* The record TYPE of call C in ring R (ALONE: lane_of's): fn, tid,
+ * time, the N words W.  C's scrub class (rechook.h) := REC_SCRUB_MIN
+ * (hook_enter tail-calls emit and emit_free: their frame takes
+ * hook_enter's place), REC_SCRUB_WAIT if the ring was full or the thread
+ * has no entry (tid_of's frame). */
+static inline __attribute__((always_inline)) void
+emit_in(const struct rec_conf *cf, unsigned type, struct rec_call *c,
+	const uint64_t *w, unsigned n, struct ring *r, int alone)
 {
 	const struct rec_thread *e = entry_of(c);
 	struct ring_res res;
-	struct ring *r;
 	uint64_t t, tid;
-	int alone, waited = 0;
+	int waited = 0;
 
-	r = lane_of(cf, c, &alone);
 	tid = e ? e->tid : tid_of(cf, c);
 	/* the time before the reservation (docs/recorder.md, "Lanes") */
 	t = record_time(cf);
@@ -232,6 +232,25 @@ static void emit(const struct rec_conf *cf, unsigned type, struct rec_call *c,
 		ring_commit(r, &res);
 	}
 	c->scrub = waited || !e ? REC_SCRUB_WAIT : REC_SCRUB_MIN;
+}
+
+static void emit(const struct rec_conf *cf, unsigned type, struct rec_call *c,
+		 const uint64_t *w, unsigned n)
+{
+	struct ring *r;
+	int alone;
+
+	r = lane_of(cf, c, &alone);
+	emit_in(cf, type, c, w, n, r, alone);
+}
+
+/* A free's record, in ring R (free_amends found it: four arguments, a
+ * tail call) */
+static __attribute__((noinline)) void emit_free(const struct rec_conf *cf,
+						struct rec_call *c,
+						struct ring *r, int alone)
+{
+	emit_in(cf, REC_FREE, c, c->arg, 1, r, alone);
 }
 
 /* The allocation record TYPE of call C: fn, tid, time, the N words W,
@@ -321,7 +340,7 @@ emit_fast(const struct rec_conf *cf, unsigned type, const struct rec_call *c,
 	struct ring *r;
 	uint64_t hash, t, g, sp, fp;
 	unsigned max, open;
-	int alone;
+	int alone, i;
 
 	if (!e || !objs || !cf->scache || cf->depth <= 1)
 		return 0;
@@ -338,14 +357,16 @@ emit_fast(const struct rec_conf *cf, unsigned type, const struct rec_call *c,
 		return 0;
 	__atomic_store_n(&sc->gen, g + 1, __ATOMIC_RELAXED);
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
-	if (scache_keyed(cf, st.hi, objs, max, sc))
-		way = way_of(sc, c->ra, sp, fp, &st);
+	if (scache_keyed(cf, st.hi, objs, max, sc) &&
+	    (i = way_of(sc, c->ra, sp, fp, &st)) >= 0)
+		way = &sc->way[i];
 	if (!way || !interned(cf, way->hash)) {
 		__atomic_signal_fence(__ATOMIC_SEQ_CST);
 		__atomic_store_n(&sc->gen, g, __ATOMIC_RELEASE);
 		return 0;
 	}
 	hash = way->hash;
+	sc->way_hint = (uint64_t)i;	/* looked at first next time */
 	sc->walks++;
 	sc->from_way++;
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
@@ -380,23 +401,21 @@ static inline int unmoved(struct ring *r, uint64_t end, uint64_t pos,
 
 /*
  * A free whose block the thread's last record allocated, that record
- * still open in the thread's lane (not taken yet): the free's time put
- * in it (ring_amend_begin, _end) instead of a record (a busy program's
- * usual pair: half its records).  1 if so.
+ * still open in the thread's lane R (ALONE: lane_of's; not taken yet):
+ * the free's time put in it (ring_amend_begin, _end) instead of a
+ * record (a busy program's usual pair: half its records).  1 if so.
  */
-static int free_amends(const struct rec_conf *cf, const struct rec_call *c)
+static int free_amends(const struct rec_conf *cf, const struct rec_call *c,
+		       struct ring *r, int alone)
 {
 	const struct rec_thread *e = entry_of(c);
 	uint64_t end, pos, t;
-	struct ring *r;
-	int alone;
 
 	if (!e || !c->arg[0])
 		return 0;
 	end = __atomic_load_n(&e->open_end, __ATOMIC_RELAXED);
 	if (!end)
 		return 0;
-	r = lane_of(cf, c, &alone);
 	pos = end - REC_OPEN_LEN;
 	/* no locked instruction for a free of another block (perl's) */
 	if (!alone || !unmoved(r, end, pos, c->arg[0]) ||
@@ -610,8 +629,11 @@ void hook_enter(struct rec_call *c)
 	c->record = kind == REC_FN_FREE ? REC_RECORD_DONE : REC_RECORD_LEAVE;
 	/* tail calls: emit's frame in hook_enter's place */
 	if (kind == REC_FN_FREE) {
-		if (!free_amends(cf, c))
-			emit(cf, REC_FREE, c, c->arg, 1);
+		int alone;
+		struct ring *r = lane_of(cf, c, &alone);
+
+		if (!free_amends(cf, c, r, alone))
+			emit_free(cf, c, r, alone);
 	} else if (kind == REC_FN_REALLOC || kind == REC_FN_REALLOCARRAY)
 		emit(cf, REC_REALLOC_BEGIN, c, c->arg, 1);
 }

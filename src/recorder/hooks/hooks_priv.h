@@ -83,17 +83,19 @@ scache_key(const struct rec_conf *cf, uint64_t hi, const struct rec_objs *objs,
 }
 
 /* The way of SC whose walk this is (its first frame PC, SP, FP, its
- * words all holding in ST), NULL if none. */
-static inline const struct rec_sway *way_of(const struct rec_scache *sc,
-					    uint64_t pc, uint64_t sp, uint64_t fp,
-					    const struct unwtab_stack *st)
+ * words all holding in ST): its index, -1 if none; from the way last met
+ * on (sc->way_hint: a loop calls from the same place again; the others
+ * in turn). */
+static inline int way_of(const struct rec_scache *sc, uint64_t pc,
+			 uint64_t sp, uint64_t fp, const struct unwtab_stack *st)
 {
 	const struct rec_sway *w;
 	uint64_t v;
-	unsigned i, k;
+	unsigned i, j, k, h = (unsigned)sc->way_hint;
 
 	for (i = 0; i < REC_SCACHE_WAYS; i++) {
-		w = &sc->way[i];
+		j = (h + i) % REC_SCACHE_WAYS;
+		w = &sc->way[j];
 		if (!w->nwords || w->pc != pc || w->sp != sp ||
 		    (w->fpkey && w->fp != fp) ||
 		    w->nwords > REC_SWAY_WORDS + 1)
@@ -109,9 +111,9 @@ static inline const struct rec_sway *way_of(const struct rec_scache *sc,
 				break;
 		}
 		if (k + 1 == w->nwords)
-			return w;
+			return (int)j;
 	}
-	return NULL;
+	return -1;
 }
 
 /* 1 if SC's key is the one a walk with these would write (scache_key's

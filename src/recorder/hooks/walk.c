@@ -297,9 +297,12 @@ int walk_cached(const struct rec_conf *cf, const struct rec_call *c,
 		kw[i] = v;
 	}
 	if (usable) {
-		const struct rec_sway *way = way_of(sc, f.pc, f.sp, f.fp, &w->st);
+		int at = way_of(sc, f.pc, f.sp, f.fp, &w->st);
 
-		if (way) {
+		if (at >= 0) {
+			const struct rec_sway *way = &sc->way[at];
+
+			sc->way_hint = (uint64_t)at;
 			sc->from_way++;
 			*hash = way->hash;
 			n = way->n;
