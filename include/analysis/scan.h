@@ -177,9 +177,9 @@ struct scan_input {
 	void *ctx_worker;
 	/*
 	 * The most bytes the blocks read ahead may keep (scan_pre.c: the
-	 * blocks of PREREAD_MIN, 0: 1 KiB, to 32 KiB read in address order
-	 * before the rest, their words' answers kept, 4 bytes each); 0: none.
-	 * The results are the same.
+	 * blocks of preread_min bytes, 0: 1 KiB, to 32 KiB read in address
+	 * order before the rest, their hits kept, 4 bytes each, as many as
+	 * the cap holds at worst); 0: none.  The results are the same.
 	 */
 	uint64_t preread;
 	uint32_t preread_min;

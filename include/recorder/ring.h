@@ -151,15 +151,14 @@ static inline uint64_t *ring_word_m(struct ring *r, uint64_t pos, uint64_t mask)
 
 static inline uint64_t *ring_word(struct ring *r, uint64_t pos)
 {
-	uint64_t mask = ((uint64_t)1 << r->size_log2) - 1;
-
-	return (uint64_t *)((char *)r + RING_DATA_OFF + (pos & mask));
+	return ring_word_m(r, pos, ((uint64_t)1 << r->size_log2) - 1);
 }
 
-static inline int ring_has_room(struct ring *r, uint64_t end, int order)
+/* 1 if [.., END) is free in ring R of SIZE bytes (its size_log2's, read
+ * once by the caller). */
+static inline int ring_has_room(struct ring *r, uint64_t end, uint64_t size,
+				int order)
 {
-	uint64_t size = (uint64_t)1 << r->size_log2;
-
 	return end - __atomic_load_n(&r->tail, order) <= size;
 }
 
@@ -190,13 +189,13 @@ static inline int ring_stale(struct ring_watch *w, uint64_t v, uint64_t now,
 static inline int ring_wait(struct ring *r, uint64_t end)
 {
 	struct ring_watch hb, tl;
-	uint64_t now;
+	uint64_t now, size = (uint64_t)1 << r->size_log2;
 	uint32_t seq;
 	int i, ret = 0;
 
 	for (i = 0; i < RING_SPINS; i++) {
 		ring_arch_pause();
-		if (ring_has_room(r, end, __ATOMIC_ACQUIRE))
+		if (ring_has_room(r, end, size, __ATOMIC_ACQUIRE))
 			return 0;
 	}
 	hb.since = tl.since = ring_arch_now_ns();
@@ -207,7 +206,7 @@ static inline int ring_wait(struct ring *r, uint64_t end)
 	__atomic_fetch_add(&r->waiters, 1, __ATOMIC_SEQ_CST);
 	for (;;) {
 		seq = __atomic_load_n(&r->wake_seq, __ATOMIC_ACQUIRE);
-		if (ring_has_room(r, end, __ATOMIC_SEQ_CST))
+		if (ring_has_room(r, end, size, __ATOMIC_SEQ_CST))
 			break;
 		ret = -1;
 		if (!__atomic_load_n(&r->enabled, __ATOMIC_RELAXED))
@@ -254,7 +253,7 @@ static inline int ring_reserve_w(struct ring *r, unsigned type,
 	}
 	pos = alone ? ring_arch_local_add(&r->head, len) :
 	      __atomic_fetch_add(&r->head, len, __ATOMIC_RELAXED);
-	if (pos + len - __atomic_load_n(&r->tail, __ATOMIC_ACQUIRE) > size) {
+	if (!ring_has_room(r, pos + len, size, __ATOMIC_ACQUIRE)) {
 		if (waited)
 			*waited = 1;
 		if (ring_wait(r, pos + len) < 0)

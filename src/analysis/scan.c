@@ -214,7 +214,7 @@ static int next_range(struct scanner *s, struct cursor *c,
 		      const struct scan_range *roots, size_t nroots, size_t *r)
 {
 	for (;;) {
-		uint64_t start, end, size;
+		uint64_t start, end;
 
 		if (*r < nroots) {
 			start = roots[*r].start;
@@ -249,15 +249,12 @@ static int next_range(struct scanner *s, struct cursor *c,
 			c->root = 0;
 			c->blk = (uint32_t)i;
 			start = addr_of(s, i);
-			size = size_of(s, i);
-			if (!size)
+			if (!size_of(s, i))
 				continue;
-			end = size > UINT64_MAX - start ? UINT64_MAX : start + size;
+			end = block_end(s, i);
 		}
-		if (start > UINT64_MAX - 7 || ((start + 7) & ~7ull) >= (end & ~7ull))
+		if (!range_words(start, end, &c->a, &c->e))
 			continue;
-		c->a = (start + 7) & ~7ull;
-		c->e = end & ~7ull;
 		c->chk = c->a;
 		c->rid++;
 		c->active = 1;
@@ -335,18 +332,20 @@ static void apply(struct scanner *s, struct cursor *c, size_t leader)
 				else
 					gather_at(s, hit & ~PRE_START, leader);
 			}
-		}
-		for (h = x->pre ? 0 : x->h0; h < (x->pre ? 0 : x->h1); h++) {
-			uint64_t hit = l->hits[h];
+		} else {
+			for (h = x->h0; h < x->h1; h++) {
+				uint64_t hit = l->hits[h];
 
-			if (order && h + 2 * 8 < l->nhits)
-				__builtin_prefetch(&order[(uint32_t)l->hits[h + 2 * 8]]);
-			if (order && h + 8 < l->nhits)
-				__builtin_prefetch(&s->mark[order[(uint32_t)l->hits[h + 8]]]);
-			if (leader == (size_t)-1)
-				reach_at(s, (uint32_t)hit, !!(hit & HIT_START), x->definite);
-			else
-				gather_at(s, (uint32_t)hit, leader);
+				if (order && h + 2 * 8 < l->nhits)
+					__builtin_prefetch(&order[(uint32_t)l->hits[h + 2 * 8]]);
+				if (order && h + 8 < l->nhits)
+					__builtin_prefetch(&s->mark[order[(uint32_t)l->hits[h + 8]]]);
+				if (leader == (size_t)-1)
+					reach_at(s, (uint32_t)hit, !!(hit & HIT_START),
+						 x->definite);
+				else
+					gather_at(s, (uint32_t)hit, leader);
+			}
 		}
 		if (x->got < x->end - x->start) {
 			if (x->root)

@@ -8,7 +8,8 @@
  * thread instead of making it wait; the main thread waits only for the
  * jobs the worker has started.  A lane reads its units into its buffer,
  * keeps the words inside the heap's span and looks them up (the keyed
- * lookup in two passes, each warming the caches ahead of it), giving
+ * lookup in two passes, each warming the caches ahead of it where the
+ * index is too big for them), giving
  * hits: the positions of the blocks pointed at or into.  Lanes only read
  * the scanner (blocks, index); marks and the work stack are the main
  * thread's (scan.c applies the hits after the batch).  A unit of a block

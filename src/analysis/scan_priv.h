@@ -101,8 +101,8 @@ struct scan_lane {
  * its hits from there instead of reading it (run_job).  In address
  * order a heap of arenas is read 128 KiB a system call, not a block a
  * window in the order pointers lead to it, and nothing is copied but
- * the hits (perl's 48 MB of arenas: 13 MB of hits; a copy of the blocks
- * cost 52 MB of fresh pages, 10-90 ms of CPU to zero on these VMs).
+ * the hits (perl's 48 MB of arenas: 3.5 MB of hits; a copy of the blocks
+ * cost 52 MB of fresh pages, 7-100 ms of CPU to zero on these VMs).
  * Every block is read once at least anyway (phase 2 reads the rest): the
  * reads are the same, in another order.
  */
@@ -321,19 +321,36 @@ void scan_index_buckets(struct scanner *s);
 void scan_index_sizes(struct scanner *s);
 void scan_index_free(struct scanner *s);
 
+/* The words the scan reads of [START, END): the aligned ones, [*A, *E);
+ * 0 if none (lc_scan_memory's rounding). */
+static inline int range_words(uint64_t start, uint64_t end, uint64_t *a,
+			      uint64_t *e)
+{
+	if (start > UINT64_MAX - 7)
+		return 0;
+	*a = (start + 7) & ~7ull;
+	*e = end & ~7ull;
+	return *a < *e;
+}
+
+/* The end of block K: its address plus its size (UINT64_MAX if that
+ * wraps). */
+static inline uint64_t block_end(const struct scanner *s, size_t k)
+{
+	uint64_t start = addr_of(s, k), size = size_of(s, k);
+
+	return size > UINT64_MAX - start ? UINT64_MAX : start + size;
+}
+
 /* Block K's words [*A, *E), as next_range takes them (scan.c), if it is
  * read ahead: MIN to PRE_MAX bytes, a word at least (scan_pre.c). */
 static inline int pre_eligible(const struct scanner *s, size_t k,
 			       uint64_t min, uint64_t *a, uint64_t *e)
 {
-	uint64_t start = addr_of(s, k), size = size_of(s, k), end;
+	uint64_t size = size_of(s, k);
 
-	if (size < min || size > PRE_MAX || start > UINT64_MAX - 7)
-		return 0;
-	end = size > UINT64_MAX - start ? UINT64_MAX : start + size;
-	*a = (start + 7) & ~7ull;
-	*e = end & ~7ull;
-	return *a < *e;
+	return size >= min && size <= PRE_MAX &&
+	       range_words(addr_of(s, k), block_end(s, k), a, e);
 }
 
 /* scan_pre.c (its pass through scan_lane.c's lanes, which take the
