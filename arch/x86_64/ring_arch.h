@@ -12,6 +12,8 @@
  *   uint64_t ring_arch_tsc(void);       a counter that every CPU reads
  *            alike (the TSC: constant and synchronised where the kernel
  *            took it for its clock), no fence
+ *   void     ring_arch_prefetch_w(const void *p);  the line at P
+ *            asked for, to be written (a hint: never faults)
  *   uint64_t ring_arch_local_add(uint64_t *p, uint64_t v);  *P += V,
  *            returns the old *P: one instruction, atomic against this
  *            thread's signal handlers only, not against other CPUs (no
@@ -74,6 +76,14 @@ static inline uint64_t ring_arch_now_ns(void)
 	ring_arch_syscall4(RING_ARCH_SYS_CLOCK_GETTIME,
 			   RING_ARCH_CLOCK_MONOTONIC, (long)&ts, 0, 0);
 	return (uint64_t)ts.sec * 1000000000u + (uint64_t)ts.nsec;
+}
+
+/* prefetchw: the line in the exclusive state, as a store would take it
+ * (prefetcht0's shared copy needs a second request at the store); a NOP
+ * on CPUs without PRFCHW */
+static inline void ring_arch_prefetch_w(const void *p)
+{
+	__asm__ volatile("prefetchw %0" : : "m"(*(const char *)p));
 }
 
 static inline uint64_t ring_arch_local_add(uint64_t *p, uint64_t v)
