@@ -101,7 +101,7 @@ enum ring_state {
  * write (ring_reserve_w): the consumer zeroed it, so it is in the
  * consumer's cache, and a store to it waits for the line to come back;
  * asked for early, sqlite3's CPU under the recorder went from 1.33x to
- * 1.25x (bench: docs/status.md). */
+ * 1.24x (60 rounds; docs/history.md). */
 #define RING_PREFETCH	256u
 
 /* Spins before a full ring's producer sleeps, and each sleep's bound. */

@@ -183,7 +183,7 @@ put_head(struct ring *r, const struct ring_res *res,
 		     const uint64_t *w, unsigned n, uint64_t h, unsigned nh)
 {
 	uint64_t mask = res->mask, at = (res->pos + 8) & mask;
-	uint64_t *p = (uint64_t *)((char *)r + RING_DATA_OFF + at);
+	uint64_t *p = ring_word_m(r, at, mask);
 	unsigned i;
 
 	if (at + 8 * (n + 2 + nh) <= mask + 1) {
